@@ -1,0 +1,274 @@
+//! The crate's error type: opaque, one word wide, queried by predicates.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::protocol::{RpcError, TaskId, error_codes};
+
+/// A boxed error from elsewhere (an input handler, an I/O layer).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// `Result<T, mcp_tasks::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong talking to an MCP server.
+///
+/// `Error` is opaque: ask it what happened with the `is_*` predicates and
+/// the accessors rather than matching on it. A task that *failed* or was
+/// *cancelled* is not an `Error`: it is an [`Outcome`](crate::Outcome).
+///
+/// # Examples
+///
+/// ```
+/// # async fn f(client: mcp_tasks::Client, id: mcp_tasks::protocol::TaskId) {
+/// match client.get_task(&id).await {
+///     Ok(snapshot) => println!("{}", snapshot.status()),
+///     Err(e) if e.is_task_not_found() => println!("the task expired or never existed"),
+///     Err(e) if e.is_timeout() => println!("the server did not answer in time"),
+///     Err(e) => println!("{e}"),
+/// }
+/// # }
+/// ```
+pub struct Error {
+    inner: Box<Inner>,
+}
+
+struct Inner {
+    kind: Kind,
+    method: Option<&'static str>,
+    task_id: Option<TaskId>,
+    source: Option<BoxError>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Kind {
+    #[error("connection to the server failed: {0}")]
+    Transport(String),
+    #[error("the request timed out after {0:?}")]
+    Timeout(Duration),
+    #[error("the wait did not end within {0:?}; the task runs on")]
+    Deadline(Duration),
+    #[error("the server broke the protocol: {0}")]
+    Protocol(String),
+    #[error("the server answered with an error: {0}")]
+    Rpc(RpcError),
+    #[error("the reply to tools/call was lost; the call may or may not have run: {0}")]
+    OutcomeUnknown(String),
+    #[error("an input handler did not answer: {0}")]
+    Input(String),
+    #[error("invalid request: {0}")]
+    Builder(String),
+}
+
+impl Error {
+    pub(crate) fn new(kind: Kind) -> Self {
+        Error {
+            inner: Box::new(Inner {
+                kind,
+                method: None,
+                task_id: None,
+                source: None,
+            }),
+        }
+    }
+
+    pub(crate) fn transport(msg: impl Into<String>) -> Self {
+        Self::new(Kind::Transport(msg.into()))
+    }
+
+    pub(crate) fn protocol(msg: impl Into<String>) -> Self {
+        Self::new(Kind::Protocol(msg.into()))
+    }
+
+    pub(crate) fn rpc(e: RpcError) -> Self {
+        Self::new(Kind::Rpc(e))
+    }
+
+    pub(crate) fn input(msg: impl Into<String>) -> Self {
+        Self::new(Kind::Input(msg.into()))
+    }
+
+    pub(crate) fn builder(msg: impl Into<String>) -> Self {
+        Self::new(Kind::Builder(msg.into()))
+    }
+
+    pub(crate) fn with_method(mut self, method: &'static str) -> Self {
+        self.inner.method.get_or_insert(method);
+        self
+    }
+
+    pub(crate) fn with_task(mut self, id: &TaskId) -> Self {
+        self.inner.task_id.get_or_insert_with(|| id.clone());
+        self
+    }
+
+    pub(crate) fn with_source(mut self, source: impl Into<BoxError>) -> Self {
+        self.inner.source = Some(source.into());
+        self
+    }
+
+    pub(crate) fn kind(&self) -> &Kind {
+        &self.inner.kind
+    }
+
+    /// One request got no answer within its timeout.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self.inner.kind, Kind::Timeout(_))
+    }
+
+    /// A whole wait (many requests) did not end within its deadline.
+    ///
+    /// Waits that time out hand the task back, so nothing is lost; see
+    /// [`Task::finish`](crate::Task::finish).
+    pub fn is_deadline(&self) -> bool {
+        matches!(self.inner.kind, Kind::Deadline(_))
+    }
+
+    /// The connection failed or closed (child exited, socket reset, …).
+    pub fn is_transport(&self) -> bool {
+        matches!(
+            self.inner.kind,
+            Kind::Transport(_) | Kind::OutcomeUnknown(_)
+        )
+    }
+
+    /// The server sent something the protocol does not allow (malformed
+    /// JSON, an unknown `resultType`, a task where none may be).
+    pub fn is_protocol(&self) -> bool {
+        matches!(self.inner.kind, Kind::Protocol(_))
+    }
+
+    /// The server answered with a JSON-RPC error.
+    pub fn is_rpc(&self) -> bool {
+        matches!(self.inner.kind, Kind::Rpc(_))
+    }
+
+    /// The server's JSON-RPC error, when it sent one.
+    pub fn rpc_error(&self) -> Option<&RpcError> {
+        match &self.inner.kind {
+            Kind::Rpc(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The server needs a capability or extension the request did not declare (`-32021`).
+    pub fn is_missing_capability(&self) -> bool {
+        self.rpc_code() == Some(error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY)
+    }
+
+    /// The server does not speak a protocol version the client offered (`-32022`).
+    pub fn is_unsupported_version(&self) -> bool {
+        self.rpc_code() == Some(error_codes::UNSUPPORTED_PROTOCOL_VERSION)
+    }
+
+    /// The task is unknown to the server: it never existed, expired or was
+    /// purged (`-32602` on a `tasks/*` request).
+    pub fn is_task_not_found(&self) -> bool {
+        self.rpc_code() == Some(error_codes::INVALID_PARAMS)
+            && self.inner.method.is_some_and(|m| m.starts_with("tasks/"))
+    }
+
+    /// The reply to a `tools/call` was lost after the request was sent: the
+    /// tool may or may not have run. Never retried automatically.
+    pub fn is_outcome_unknown(&self) -> bool {
+        matches!(self.inner.kind, Kind::OutcomeUnknown(_))
+    }
+
+    /// An input handler failed or gave an answer that does not fit the request.
+    pub fn is_input(&self) -> bool {
+        matches!(self.inner.kind, Kind::Input(_))
+    }
+
+    /// The request could not be built (for example, arguments that do not
+    /// serialize to a JSON object).
+    pub fn is_builder(&self) -> bool {
+        matches!(self.inner.kind, Kind::Builder(_))
+    }
+
+    /// The task this error concerns, when there is one.
+    pub fn task_id(&self) -> Option<&TaskId> {
+        self.inner.task_id.as_ref()
+    }
+
+    /// The wire method of the request that failed, when there is one.
+    pub fn method(&self) -> Option<&'static str> {
+        self.inner.method
+    }
+
+    fn rpc_code(&self) -> Option<i64> {
+        self.rpc_error().map(|e| e.code)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("mcp_tasks::Error");
+        d.field("kind", &self.inner.kind);
+        if let Some(m) = self.inner.method {
+            d.field("method", &m);
+        }
+        if let Some(id) = &self.inner.task_id {
+            d.field("task_id", id);
+        }
+        if let Some(s) = &self.inner.source {
+            d.field("source", s);
+        }
+        d.finish()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(m) = self.inner.method {
+            write!(f, "{m}: ")?;
+        }
+        write!(f, "{}", self.inner.kind)?;
+        if let Some(id) = &self.inner.task_id {
+            write!(f, " (task {id})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.inner
+            .source
+            .as_ref()
+            .map(|e| &**e as &(dyn std::error::Error + 'static))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_is_one_word() {
+        assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
+    }
+
+    #[test]
+    fn error_is_send_sync_static() {
+        fn assert<T: Send + Sync + 'static>() {}
+        assert::<Error>();
+    }
+
+    #[test]
+    fn not_found_needs_a_task_method() {
+        let e = Error::rpc(RpcError::new(-32602, "no such task")).with_method("tasks/get");
+        assert!(e.is_task_not_found() && e.is_rpc());
+        let e = Error::rpc(RpcError::new(-32602, "unknown tool")).with_method("tools/call");
+        assert!(!e.is_task_not_found());
+    }
+
+    #[test]
+    fn display_redacts_the_task_id() {
+        let e = Error::new(Kind::Deadline(Duration::from_secs(1)))
+            .with_method("tasks/get")
+            .with_task(&TaskId::new("secret-token-123"));
+        let text = e.to_string();
+        assert!(text.contains("secr…") && !text.contains("token"), "{text}");
+        assert!(!format!("{e:?}").contains("token"));
+    }
+}

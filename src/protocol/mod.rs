@@ -1,0 +1,44 @@
+//! Wire types of MCP revision 2026-07-28 and its Tasks extension.
+//!
+//! Everything here is plain data with serde implementations: no I/O, no tokio.
+//! Decoding is tolerant where real servers differ (unknown fields are ignored,
+//! `ttlMs: null` is accepted, non-positive poll intervals read as absent,
+//! timestamps stay strings) and strict where the protocol demands it (an
+//! unknown `resultType` or task status is an error).
+//!
+//! Most users never touch these types directly: the [`Client`](crate::Client)
+//! and the task handles build and read them. They are public so that results
+//! can be inspected and so that the low-level verbs can be used by hand.
+
+mod discover;
+mod input;
+mod jsonrpc;
+mod lenient;
+mod meta;
+mod result;
+mod subscriptions;
+mod tasks;
+mod tools;
+
+pub use discover::{DiscoverResult, ServerCapabilities};
+pub use input::{
+    CreateMessageRequest, CreateMessageResult, ElicitAction, ElicitRequest, ElicitResult,
+    InputRequest, InputRequests, InputRequiredResult, InputResponse, InputResponses,
+    ListRootsRequest, ListRootsResult, Root, SamplingMessage,
+};
+pub use jsonrpc::{Message, RequestId, RpcError, error_codes};
+pub use meta::{
+    ClientCapabilities, ElicitationCapability, Implementation, META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO, META_SUBSCRIPTION_ID,
+    PROTOCOL_VERSION, RequestMeta, SamplingCapability, TASKS_EXTENSION,
+};
+pub use result::{CallToolResponse, DecodeError, ResultType};
+pub use subscriptions::{ListenParams, SubscriptionAcknowledged, SubscriptionFilter};
+pub use tasks::{
+    CancelTaskParams, CreateTaskResult, DetailedTask, GetTaskParams, TaskId, TaskPayload,
+    TaskStatus, UpdateTaskParams,
+};
+pub use tools::{
+    CallToolParams, CallToolResult, ContentBlock, ListToolsParams, ListToolsResult,
+    ResourceContents, Tool, ToolAnnotations,
+};

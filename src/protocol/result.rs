@@ -1,0 +1,183 @@
+//! `resultType` dispatch: `complete`, `input_required` or `task`.
+
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use super::{CallToolResult, CreateTaskResult, DetailedTask, InputRequiredResult};
+
+/// Why a message or result could not be decoded.
+#[derive(Debug)]
+pub struct DecodeError {
+    inner: DecodeInner,
+}
+
+#[derive(Debug)]
+enum DecodeInner {
+    Json(serde_json::Error),
+    Invalid(String),
+}
+
+impl DecodeError {
+    pub(crate) fn json(e: serde_json::Error) -> Self {
+        DecodeError {
+            inner: DecodeInner::Json(e),
+        }
+    }
+
+    pub(crate) fn invalid(msg: impl Into<String>) -> Self {
+        DecodeError {
+            inner: DecodeInner::Invalid(msg.into()),
+        }
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.inner {
+            DecodeInner::Json(e) => write!(f, "invalid JSON: {e}"),
+            DecodeInner::Invalid(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.inner {
+            DecodeInner::Json(e) => Some(e),
+            DecodeInner::Invalid(_) => None,
+        }
+    }
+}
+
+/// The kind of a result, from its `resultType` member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ResultType {
+    /// A final result (also when `resultType` is absent, as legacy servers send).
+    Complete,
+    /// The server needs input first (MRTR).
+    InputRequired,
+    /// The call became a task (Tasks extension).
+    Task,
+}
+
+impl ResultType {
+    /// Reads the `resultType` of a JSON result object.
+    ///
+    /// # Errors
+    ///
+    /// Fails on invalid JSON and on a `resultType` this crate does not know.
+    pub fn of(json: &str) -> Result<ResultType, DecodeError> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Probe<'a> {
+            #[serde(default, borrow)]
+            result_type: Option<std::borrow::Cow<'a, str>>,
+        }
+        let probe: Probe<'_> = serde_json::from_str(json).map_err(DecodeError::json)?;
+        match probe.result_type.as_deref() {
+            None | Some("complete") => Ok(ResultType::Complete),
+            Some("input_required") => Ok(ResultType::InputRequired),
+            Some("task") => Ok(ResultType::Task),
+            Some(other) => Err(DecodeError::invalid(format!(
+                "unknown resultType {other:?}"
+            ))),
+        }
+    }
+}
+
+/// What a `tools/call` can answer, discriminated by `resultType`.
+#[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)]
+pub enum CallToolResponse {
+    /// The tool ran and this is its result.
+    Complete(CallToolResult),
+    /// The server needs input before it can go on (retry with answers).
+    InputRequired(InputRequiredResult),
+    /// The call became a task.
+    Task(CreateTaskResult),
+}
+
+fn decode<T: DeserializeOwned>(json: &str) -> Result<T, DecodeError> {
+    serde_json::from_str(json).map_err(DecodeError::json)
+}
+
+impl CallToolResponse {
+    /// Decodes a `tools/call` result.
+    ///
+    /// `tasks_declared` says whether the request declared the Tasks
+    /// extension: without it, `resultType: "task"` is invalid.
+    ///
+    /// # Errors
+    ///
+    /// Fails on invalid JSON, an unknown `resultType`, an undeclared task, or
+    /// a body that does not fit its `resultType`.
+    pub fn decode(json: &str, tasks_declared: bool) -> Result<CallToolResponse, DecodeError> {
+        match ResultType::of(json)? {
+            ResultType::Complete => decode(json).map(CallToolResponse::Complete),
+            ResultType::InputRequired => {
+                let r: InputRequiredResult = decode(json)?;
+                if r.input_requests.is_none() && r.request_state.is_none() {
+                    return Err(DecodeError::invalid(
+                        "an input_required result needs inputRequests or requestState",
+                    ));
+                }
+                Ok(CallToolResponse::InputRequired(r))
+            }
+            ResultType::Task if tasks_declared => decode(json).map(CallToolResponse::Task),
+            ResultType::Task => Err(DecodeError::invalid(
+                "the server returned a task to a request that did not declare the Tasks extension",
+            )),
+        }
+    }
+}
+
+/// Decodes a `tasks/get` result.
+///
+/// `resultType` must be `complete` or absent; `task` is accepted too, since
+/// one of the specification's own examples shows it.
+pub(crate) fn decode_task_snapshot(json: &str) -> Result<DetailedTask, DecodeError> {
+    match ResultType::of(json)? {
+        ResultType::Complete | ResultType::Task => decode(json),
+        ResultType::InputRequired => Err(DecodeError::invalid(
+            "tasks/get answered with resultType input_required",
+        )),
+    }
+}
+
+/// Decodes the empty acknowledgement of `tasks/update` and `tasks/cancel`.
+pub(crate) fn decode_ack(json: &str, method: &str) -> Result<(), DecodeError> {
+    match ResultType::of(json)? {
+        ResultType::Complete => Ok(()),
+        other => Err(DecodeError::invalid(format!(
+            "{method} answered with resultType {other:?}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absent_result_type_is_complete() {
+        assert_eq!(ResultType::of(r#"{"content":[]}"#).unwrap(), ResultType::Complete);
+        assert!(ResultType::of(r#"{"resultType":"later"}"#).is_err());
+    }
+
+    #[test]
+    fn task_needs_the_declaration() {
+        let json = r#"{"resultType":"task","taskId":"t","status":"working","ttlMs":null}"#;
+        assert!(matches!(CallToolResponse::decode(json, true), Ok(CallToolResponse::Task(_))));
+        assert!(CallToolResponse::decode(json, false).is_err());
+    }
+
+    #[test]
+    fn empty_input_required_is_invalid() {
+        assert!(CallToolResponse::decode(r#"{"resultType":"input_required"}"#, true).is_err());
+        let r = CallToolResponse::decode(r#"{"resultType":"input_required","requestState":"s"}"#, true);
+        assert!(matches!(r, Ok(CallToolResponse::InputRequired(_))));
+    }
+}

@@ -1,0 +1,351 @@
+//! Tasks extension types: ids, statuses, creation results and snapshots.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use super::{CallToolResult, InputRequests, InputResponses, RpcError, lenient};
+
+/// A task id: the only handle on a server-side task.
+///
+/// Task ids may act as bearer tokens (anyone holding one may read or cancel
+/// the task), so `Debug` and `Display` show only a short prefix. Use
+/// [`TaskId::expose`] where the full value is needed, and store it as a secret.
+///
+/// Cloning is cheap (the text is shared).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskId(Arc<str>);
+
+impl TaskId {
+    /// Wraps a task id received from elsewhere (a database, a config file).
+    pub fn new(id: impl Into<Arc<str>>) -> Self {
+        TaskId(id.into())
+    }
+
+    /// The full id. Treat it as a secret: do not log it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// A short form safe for logs: the first four characters and an ellipsis.
+    pub fn redacted(&self) -> String {
+        let prefix: String = self.0.chars().take(4).collect();
+        if prefix.len() < self.0.len() {
+            format!("{prefix}…")
+        } else {
+            "…".to_owned()
+        }
+    }
+}
+
+impl fmt::Debug for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TaskId({})", self.redacted())
+    }
+}
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+impl Serialize for TaskId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s.is_empty() {
+            return Err(D::Error::custom("a task id must not be empty"));
+        }
+        Ok(TaskId(s.into()))
+    }
+}
+
+/// Where a task stands on the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TaskStatus {
+    /// In progress.
+    Working,
+    /// Waiting for answers to its `inputRequests`.
+    InputRequired,
+    /// Finished with a result (which may be a tool error).
+    Completed,
+    /// Finished with a JSON-RPC error.
+    Failed,
+    /// Cancelled before it finished.
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// Whether the status is final (`completed`, `failed` or `cancelled`).
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+        )
+    }
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Working => "working",
+            TaskStatus::InputRequired => "input_required",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The flat result of a `tools/call` that became a task (`resultType: "task"`).
+///
+/// It never carries input requests, a result or an error: when its status is
+/// not `working`, read the task with `tasks/get` to learn more.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateTaskResult {
+    /// The new task's id.
+    pub task_id: TaskId,
+    /// Its first status (usually `working`).
+    pub status: TaskStatus,
+    /// Progress or explanation for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    /// Creation time (ISO 8601, kept as sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+    /// Time of the last change (ISO 8601, kept as sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_updated_at: Option<String>,
+    /// Lifetime from creation in milliseconds; `None` means unlimited.
+    #[serde(default, deserialize_with = "lenient::ttl_ms")]
+    pub ttl_ms: Option<u64>,
+    /// Suggested spacing of `tasks/get` calls, in milliseconds.
+    #[serde(
+        default,
+        deserialize_with = "lenient::positive_ms",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub poll_interval_ms: Option<u64>,
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+/// What a task carries in its current status.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum TaskPayload {
+    /// `working`: nothing yet.
+    Working,
+    /// `input_required`: every request still outstanding.
+    InputRequired(InputRequests),
+    /// `completed`: the tool's result.
+    Completed(CallToolResult),
+    /// `failed`: the JSON-RPC error the call would have returned.
+    Failed(RpcError),
+    /// `cancelled`.
+    Cancelled,
+}
+
+impl TaskPayload {
+    /// The status this payload belongs to.
+    pub fn status(&self) -> TaskStatus {
+        match self {
+            TaskPayload::Working => TaskStatus::Working,
+            TaskPayload::InputRequired(_) => TaskStatus::InputRequired,
+            TaskPayload::Completed(_) => TaskStatus::Completed,
+            TaskPayload::Failed(_) => TaskStatus::Failed,
+            TaskPayload::Cancelled => TaskStatus::Cancelled,
+        }
+    }
+}
+
+/// A full snapshot of a task, as `tasks/get` and `notifications/tasks` carry it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DetailedTask {
+    /// The task's id.
+    pub task_id: TaskId,
+    /// Its status and what comes with it.
+    pub payload: TaskPayload,
+    /// Progress or explanation for people.
+    pub status_message: Option<String>,
+    /// Creation time, as sent.
+    pub created_at: Option<String>,
+    /// Time of the last change, as sent.
+    pub last_updated_at: Option<String>,
+    /// Lifetime from creation in milliseconds; `None` means unlimited.
+    pub ttl_ms: Option<u64>,
+    /// Suggested spacing of `tasks/get` calls, in milliseconds.
+    pub poll_interval_ms: Option<u64>,
+}
+
+impl DetailedTask {
+    /// The task's status.
+    pub fn status(&self) -> TaskStatus {
+        self.payload.status()
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawTask {
+    task_id: TaskId,
+    status: TaskStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    status_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    created_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    last_updated_at: Option<String>,
+    #[serde(default, deserialize_with = "lenient::ttl_ms")]
+    ttl_ms: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::positive_ms",
+        skip_serializing_if = "Option::is_none"
+    )]
+    poll_interval_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    input_requests: Option<InputRequests>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    result: Option<CallToolResult>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<RpcError>,
+}
+
+impl<'de> Deserialize<'de> for DetailedTask {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = RawTask::deserialize(d)?;
+        let payload = match raw.status {
+            TaskStatus::Working => TaskPayload::Working,
+            TaskStatus::InputRequired => {
+                TaskPayload::InputRequired(raw.input_requests.unwrap_or_default())
+            }
+            TaskStatus::Completed => TaskPayload::Completed(
+                raw.result
+                    .ok_or_else(|| D::Error::custom("a completed task must carry `result`"))?,
+            ),
+            TaskStatus::Failed => TaskPayload::Failed(
+                raw.error
+                    .ok_or_else(|| D::Error::custom("a failed task must carry `error`"))?,
+            ),
+            TaskStatus::Cancelled => TaskPayload::Cancelled,
+        };
+        Ok(DetailedTask {
+            task_id: raw.task_id,
+            payload,
+            status_message: raw.status_message,
+            created_at: raw.created_at,
+            last_updated_at: raw.last_updated_at,
+            ttl_ms: raw.ttl_ms,
+            poll_interval_ms: raw.poll_interval_ms,
+        })
+    }
+}
+
+impl Serialize for DetailedTask {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (input_requests, result, error) = match &self.payload {
+            TaskPayload::InputRequired(r) => (Some(r.clone()), None, None),
+            TaskPayload::Completed(r) => (None, Some(r.clone()), None),
+            TaskPayload::Failed(e) => (None, None, Some(e.clone())),
+            TaskPayload::Working | TaskPayload::Cancelled => (None, None, None),
+        };
+        RawTask {
+            task_id: self.task_id.clone(),
+            status: self.status(),
+            status_message: self.status_message.clone(),
+            created_at: self.created_at.clone(),
+            last_updated_at: self.last_updated_at.clone(),
+            ttl_ms: self.ttl_ms,
+            poll_interval_ms: self.poll_interval_ms,
+            input_requests,
+            result,
+            error,
+        }
+        .serialize(s)
+    }
+}
+
+/// Params of `tasks/get`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetTaskParams {
+    /// The task to read.
+    pub task_id: TaskId,
+}
+
+/// Params of `tasks/update`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateTaskParams {
+    /// The task to answer.
+    pub task_id: TaskId,
+    /// Answers by request key.
+    pub input_responses: InputResponses,
+}
+
+/// Params of `tasks/cancel`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelTaskParams {
+    /// The task to cancel.
+    pub task_id: TaskId,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn task_id_is_redacted() {
+        let id = TaskId::new("9f4c1e0a-6f53-4b8e");
+        assert_eq!(format!("{id:?}"), "TaskId(9f4c…)");
+        assert_eq!(id.to_string(), "9f4c…");
+        assert_eq!(TaskId::new("abc").to_string(), "…");
+        assert_eq!(id.expose(), "9f4c1e0a-6f53-4b8e");
+    }
+
+    #[test]
+    fn empty_task_id_is_rejected() {
+        assert!(serde_json::from_value::<TaskId>(json!("")).is_err());
+    }
+
+    #[test]
+    fn completed_without_result_is_an_error() {
+        let r = serde_json::from_value::<DetailedTask>(
+            json!({"taskId": "t", "status": "completed", "ttlMs": null}),
+        );
+        assert!(r.unwrap_err().to_string().contains("result"));
+    }
+
+    #[test]
+    fn snapshot_round_trips() {
+        let t: DetailedTask = serde_json::from_value(json!({
+            "taskId": "t1", "status": "failed", "ttlMs": 5, "pollIntervalMs": 0,
+            "error": {"code": -32603, "message": "boom"}
+        }))
+        .unwrap();
+        assert_eq!(t.poll_interval_ms, None);
+        let back: DetailedTask = serde_json::from_value(serde_json::to_value(&t).unwrap()).unwrap();
+        assert_eq!(back, t);
+    }
+}
