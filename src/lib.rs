@@ -8,3 +8,4 @@ mod error;
 pub mod protocol;
 
 pub use error::{BoxError, Error, Result};
+pub mod transport;

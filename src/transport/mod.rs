@@ -1,0 +1,107 @@
+//! How messages reach the server: the [`Transport`] trait and its implementations.
+//!
+//! A transport carries whole JSON-RPC messages, one at a time, in both
+//! directions. [`Transport::connect`] opens it and splits it into a
+//! [`MessageSink`] (client to server) and a [`MessageStream`] (server to
+//! client), which the client drives from two tasks, so neither direction
+//! ever waits on the other.
+//!
+//! | transport | use | feature |
+//! |---|---|---|
+//! | [`Stdio`] | spawn the server as a child process | `stdio` (default) |
+//! | [`LineTransport`] | newline-framed JSON over any `AsyncRead + AsyncWrite` (TCP, Unix sockets) | `stdio` |
+//! | [`memory::pair`] | an in-process pair, for tests and embedded servers | always |
+
+use std::future::Future;
+use std::io;
+
+use crate::protocol::RequestId;
+
+#[cfg(feature = "stdio")]
+mod line;
+pub mod memory;
+#[cfg(feature = "stdio")]
+mod stdio;
+
+#[cfg(feature = "stdio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "stdio")))]
+pub use line::LineTransport;
+#[cfg(feature = "stdio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "stdio")))]
+pub use stdio::{Stderr, Stdio};
+
+/// The largest message accepted by default: 16 MiB.
+pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 16 * 1024 * 1024;
+
+/// Something the client can talk to a server through.
+///
+/// Implement it to carry MCP over a channel this crate does not know; the
+/// three provided transports show the shape.
+pub trait Transport: Send + 'static {
+    /// The sending half.
+    type Sink: MessageSink;
+    /// The receiving half.
+    type Stream: MessageStream;
+
+    /// Opens the transport (spawning a process, say) and splits it in two.
+    fn connect(self) -> impl Future<Output = io::Result<(Self::Sink, Self::Stream)>> + Send;
+}
+
+/// One outgoing JSON-RPC message, serialized, with what a transport may need
+/// to route it (HTTP headers, say) without parsing it again.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Outbound {
+    /// The message as JSON text, without a trailing newline.
+    pub json: String,
+    /// The JSON-RPC method (for requests and notifications).
+    pub method: String,
+    /// The request id (for requests).
+    pub id: Option<RequestId>,
+    /// The routing name: the tool name on `tools/call`, the task id on `tasks/*`.
+    pub name: Option<String>,
+    /// The request id a `notifications/cancelled` refers to.
+    pub cancels: Option<RequestId>,
+}
+
+impl Outbound {
+    /// A message with only its JSON and method.
+    pub fn new(json: String, method: impl Into<String>) -> Self {
+        Outbound {
+            json,
+            method: method.into(),
+            id: None,
+            name: None,
+            cancels: None,
+        }
+    }
+}
+
+/// What a [`MessageStream`] yields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Inbound {
+    /// One message as text.
+    Message(String),
+    /// Bytes that are not a message (not UTF-8, say). The client reports and skips them.
+    Invalid(String),
+}
+
+/// The sending half of a transport.
+pub trait MessageSink: Send + 'static {
+    /// Sends one message.
+    fn send(&mut self, message: Outbound) -> impl Future<Output = io::Result<()>> + Send;
+
+    /// Closes the connection gracefully (for a child process: close its
+    /// stdin, wait, then kill it). Called once, when the client is dropped.
+    fn close(&mut self) -> impl Future<Output = ()> + Send;
+}
+
+/// The receiving half of a transport.
+pub trait MessageStream: Send + 'static {
+    /// The next message; `Ok(None)` when the peer closed the connection.
+    ///
+    /// An `Err` is fatal: the client fails every pending request with it and
+    /// stops reading.
+    fn recv(&mut self) -> impl Future<Output = io::Result<Option<Inbound>>> + Send;
+}
