@@ -58,6 +58,14 @@ pub(crate) enum Kind {
     Input(String),
     #[error("invalid request: {0}")]
     Builder(String),
+    #[error("input is required that no handler answers: {0}")]
+    InputRequired(String),
+    #[error("the task failed: {0}")]
+    TaskFailed(RpcError),
+    #[error("the task was cancelled")]
+    Cancelled,
+    #[error("the task outlived its time to live and was cancelled")]
+    Expired,
 }
 
 impl Error {
@@ -146,7 +154,7 @@ impl Error {
     /// The server's JSON-RPC error, when it sent one.
     pub fn rpc_error(&self) -> Option<&RpcError> {
         match &self.inner.kind {
-            Kind::Rpc(e) => Some(e),
+            Kind::Rpc(e) | Kind::TaskFailed(e) => Some(e),
             _ => None,
         }
     }
@@ -185,6 +193,28 @@ impl Error {
         matches!(self.inner.kind, Kind::Builder(_))
     }
 
+    /// The task needs input that no installed handler can give (or the
+    /// wait was set to manual input). Answer it with
+    /// [`Task::respond`](crate::Task::respond) on the handle the error carries.
+    pub fn is_input_required(&self) -> bool {
+        matches!(self.inner.kind, Kind::InputRequired(_))
+    }
+
+    /// The task ended `failed`; [`Error::rpc_error`] holds its error.
+    pub fn is_task_failed(&self) -> bool {
+        matches!(self.inner.kind, Kind::TaskFailed(_))
+    }
+
+    /// The task ended `cancelled`.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self.inner.kind, Kind::Cancelled)
+    }
+
+    /// The task outlived the lifetime set with `with_ttl`; the client cancelled it.
+    pub fn is_expired(&self) -> bool {
+        matches!(self.inner.kind, Kind::Expired)
+    }
+
     /// The task this error concerns, when there is one.
     pub fn task_id(&self) -> Option<&TaskId> {
         self.inner.task_id.as_ref()
@@ -196,7 +226,10 @@ impl Error {
     }
 
     fn rpc_code(&self) -> Option<i64> {
-        self.rpc_error().map(|e| e.code)
+        match &self.inner.kind {
+            Kind::Rpc(e) => Some(e.code),
+            _ => None,
+        }
     }
 }
 

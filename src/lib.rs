@@ -2,10 +2,106 @@
 #![deny(unused_must_use)]
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
-//! placeholder
+#![doc(test(attr(deny(warnings))))]
+//! A typestate client for long-running MCP tool calls.
+//!
+//! MCP servers can answer a `tools/call` with a durable *task* instead of a
+//! result (the Tasks extension of MCP revision 2026-07-28). `mcp-tasks`
+//! drives such calls from application code: it polls at the server's
+//! interval, answers the server's input requests, cancels, resumes, and
+//! hands back a handle whose type says where the task stands.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> mcp_tasks::Result<()> {
+//! use std::time::Duration;
+//! use mcp_tasks::{Client, TaskState};
+//! # use mcp_tasks::protocol::CallToolResult;
+//! # use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
+//! # let server = TestServer::new().tool(ScriptedTool::task("export", TaskScript::new()
+//! #     .working(Duration::from_millis(5), "exporting")
+//! #     .complete(Duration::from_millis(5), CallToolResult::text("42 rows"))));
+//! # let transport = server.connect();
+//!
+//! let client = Client::connect(transport).await?;
+//! let state = client
+//!     .task()
+//!     .with_ttl(Duration::from_secs(300))
+//!     .call_tool("export", serde_json::json!({ "table": "orders" }))
+//!     .await?;
+//! match state {
+//!     TaskState::Pending(task) => println!("working: {:?}", task.status_message()),
+//!     TaskState::InputRequired(task) => println!("needs: {:?}", task.requests().keys()),
+//!     TaskState::Finished(task) => println!("done: {:?}", task.outcome()),
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! # Tour
+//!
+//! - [`Client`]: connect over a [`transport`] (a child process by
+//!   default), [`discover`](Client::discover), [`list_tools`](Client::list_tools),
+//!   and [`call_tool`](Client::call_tool) for a plain call that just returns
+//!   the result, whatever shape the server answers in.
+//! - [`Client::task`]: the typestate builder. Its handles — [`Task<Pending>`],
+//!   [`Task<InputRequired>`], [`Task<Finished>`] — have only the methods
+//!   valid in their state; see the [`task`] module for the lifecycle and the
+//!   compile-time guarantees.
+//! - [`input`]: handlers that answer elicitation, sampling and roots
+//!   requests, in MRTR rounds and inside tasks alike.
+//! - [`TaskRef`]: persist a task and resume it after a restart.
+//! - [`Error`]: one opaque error with predicates (`is_timeout`,
+//!   `is_deadline`, `is_task_not_found`, `rpc_error`, …). A failed task is
+//!   not an error but an [`Outcome`].
+//!
+//! # Feature flags
+//!
+//! - `stdio` *(enabled by default)*: the [`Stdio`](transport::Stdio) child
+//!   process transport and [`LineTransport`](transport::LineTransport).
+//! - `test-util`: [`testing`], a scripted in-process 2026-07-28 Tasks server
+//!   to test task code against.
+//!
+//! # Cancel safety
+//!
+//! Dropping a request future removes the request from the client's table
+//! and tells the server (`notifications/cancelled`). Dropping a wait
+//! (`finish`, `next`) drops the handle it consumed; the task runs on on the
+//! server, and a [`TaskRef`] taken before resumes it.
+//!
+//! # Stability
+//!
+//! `Display` texts of errors, the default poll interval, floor and timeouts
+//! may change in minor releases.
 
+mod client;
 mod error;
+pub mod input;
 pub mod protocol;
-
-pub use error::{BoxError, Error, Result};
+pub mod task;
+#[cfg(feature = "test-util")]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
+pub mod testing;
 pub mod transport;
+mod wait;
+
+pub use client::{Client, ClientBuilder, client_builder};
+pub use error::{BoxError, Error, Result};
+pub use task::{
+    Finished, InputMode, InputRequired, Outcome, Pending, Snapshot, State, Task, TaskBuilder,
+    TaskError, TaskRef, TaskState,
+};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
+#[allow(dead_code)]
+fn _assert_impls() {
+    fn send_sync_static<T: Send + Sync + 'static>() {}
+    send_sync_static::<Client>();
+    send_sync_static::<Error>();
+    send_sync_static::<Task<Pending>>();
+    send_sync_static::<Task<InputRequired>>();
+    send_sync_static::<Task<Finished>>();
+    send_sync_static::<TaskState>();
+    send_sync_static::<TaskRef>();
+}

@@ -12,10 +12,10 @@
 
 mod discover;
 mod input;
-mod jsonrpc;
+pub(crate) mod jsonrpc;
 mod lenient;
 mod meta;
-mod result;
+pub(crate) mod result;
 mod subscriptions;
 mod tasks;
 mod tools;

@@ -1,0 +1,226 @@
+//! `tools/list`, `tools/call` with the MRTR loop, and the low-level task verbs.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{Client, Declare, decode};
+use crate::error::{Error, Result};
+use crate::protocol::result::{decode_ack, decode_task_snapshot};
+use crate::protocol::{
+    CallToolParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult,
+    DetailedTask, GetTaskParams, InputRequiredResult, InputResponses, ListToolsParams,
+    ListToolsResult, TaskId, Tool,
+};
+
+/// Most pages `list_tools` follows before deciding the server loops.
+const MAX_PAGES: usize = 1000;
+
+/// How a `tools/call` ended once MRTR rounds are done.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Called {
+    Complete(CallToolResult),
+    Task(CreateTaskResult),
+}
+
+impl Client {
+    /// Lists every tool, following `nextCursor` across pages.
+    ///
+    /// # Errors
+    ///
+    /// A request error, a malformed page, or more than 1,000 pages
+    /// ([`Error::is_protocol`]: the server is looping).
+    pub async fn list_tools(&self) -> Result<Vec<Tool>> {
+        let mut tools = Vec::new();
+        let mut params = ListToolsParams::default();
+        for _ in 0..MAX_PAGES {
+            let raw = self
+                .send("tools/list", None, &params, Declare::Core, None)
+                .await?;
+            let page: ListToolsResult = decode(&raw, "tools/list")?;
+            tools.extend(page.tools);
+            match page.next_cursor {
+                Some(c) if params.cursor.as_deref() != Some(c.as_str()) => params.cursor = Some(c),
+                Some(_) => {
+                    return Err(Error::protocol("tools/list returned the same cursor twice")
+                        .with_method("tools/list"));
+                }
+                None => return Ok(tools),
+            }
+        }
+        Err(Error::protocol(format!("tools/list did not end after {MAX_PAGES} pages"))
+            .with_method("tools/list"))
+    }
+
+    /// Calls a tool and returns its result, whatever shape the server
+    /// answers in: at once, after input rounds (answered by the installed
+    /// handlers), or as a task that is then driven to its end with the
+    /// default wait settings.
+    ///
+    /// A tool that reports its own failure (`isError: true`) is an `Ok`
+    /// result. For control over the task (a handle to park, a timeout, a
+    /// TTL, listening), use [`Client::task`].
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::is_builder`]: `arguments` is not a JSON object;
+    /// - [`Error::is_input`]: the server asked for input no handler answers;
+    /// - the task failed ([`Error::rpc_error`]), was cancelled or expired;
+    /// - [`Error::is_outcome_unknown`]: the connection dropped after the
+    ///   call was sent (the tool may have run; it is not retried);
+    /// - any request error.
+    pub async fn call_tool(&self, name: &str, arguments: impl Serialize) -> Result<CallToolResult> {
+        let state = self.task().call_tool(name, arguments).await?;
+        let finished = state.finish().await.map_err(Error::from)?;
+        finished.into_result()
+    }
+
+    /// Sends `tools/call` and answers `input_required` rounds until the
+    /// server completes the call or returns a task.
+    pub(crate) async fn call_rounds(
+        &self,
+        name: &str,
+        arguments: Option<Value>,
+        timeout: Option<Duration>,
+    ) -> Result<Called> {
+        let mut params = CallToolParams {
+            name: name.to_owned(),
+            arguments,
+            input_responses: None,
+            request_state: None,
+        };
+        for _ in 0..=self.max_input_rounds() {
+            let raw = self
+                .send("tools/call", Some(name), &params, Declare::Tasks, timeout)
+                .await?;
+            let response = CallToolResponse::decode(raw.get(), true)
+                .map_err(|e| Error::protocol(e.to_string()).with_method("tools/call"))?;
+            match response {
+                CallToolResponse::Complete(r) => return Ok(Called::Complete(r)),
+                CallToolResponse::Task(t) => return Ok(Called::Task(t)),
+                CallToolResponse::InputRequired(round) => {
+                    let InputRequiredResult {
+                        input_requests,
+                        request_state,
+                    } = round;
+                    let mut responses = InputResponses::new();
+                    for (key, request) in input_requests.iter().flatten() {
+                        if !self.handlers().can_answer(request) {
+                            return Err(Error::new(crate::error::Kind::InputRequired(format!(
+                                "tools/call {name:?} needs input {key:?} ({}) and no handler answers it",
+                                request.method()
+                            )))
+                            .with_method("tools/call"));
+                        }
+                    }
+                    for (key, request) in input_requests.iter().flatten() {
+                        let response = self.handlers().answer(key, request).await?;
+                        responses.insert(key.clone(), response);
+                    }
+                    params.input_responses = (!responses.is_empty()).then_some(responses);
+                    // Echoed exactly as received; absent when the server sent none.
+                    params.request_state = request_state;
+                }
+            }
+        }
+        Err(Error::protocol(format!(
+            "the server still asked for input after {} rounds",
+            self.max_input_rounds()
+        ))
+        .with_method("tools/call"))
+    }
+
+    /// Reads a task once (`tasks/get`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_task_not_found`] for an unknown or expired task; any
+    /// request error; [`Error::is_protocol`] for a malformed snapshot.
+    pub async fn get_task(&self, id: &TaskId) -> Result<DetailedTask> {
+        self.get_task_within(id, None).await
+    }
+
+    pub(crate) async fn get_task_within(
+        &self,
+        id: &TaskId,
+        timeout: Option<Duration>,
+    ) -> Result<DetailedTask> {
+        let params = GetTaskParams { task_id: id.clone() };
+        let raw = self
+            .send("tasks/get", Some(id.expose()), &params, Declare::Tasks, timeout)
+            .await
+            .map_err(|e| e.with_task(id))?;
+        let task = decode_task_snapshot(raw.get()).map_err(|e| {
+            Error::protocol(format!("malformed task snapshot: {e}"))
+                .with_method("tasks/get")
+                .with_task(id)
+        })?;
+        if &task.task_id != id {
+            return Err(Error::protocol("tasks/get answered for another task")
+                .with_method("tasks/get")
+                .with_task(id));
+        }
+        Ok(task)
+    }
+
+    /// Answers a task's input requests (`tasks/update`). Low level: the
+    /// typed handles check keys and never answer one twice.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_task_not_found`], or any request error.
+    pub async fn update_task(&self, id: &TaskId, responses: &InputResponses) -> Result<()> {
+        self.update_task_within(id, responses, None).await
+    }
+
+    pub(crate) async fn update_task_within(
+        &self,
+        id: &TaskId,
+        responses: &InputResponses,
+        timeout: Option<Duration>,
+    ) -> Result<()> {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Params<'a> {
+            task_id: &'a TaskId,
+            input_responses: &'a InputResponses,
+        }
+        let raw = self
+            .send(
+                "tasks/update",
+                Some(id.expose()),
+                &Params {
+                    task_id: id,
+                    input_responses: responses,
+                },
+                Declare::Tasks,
+                timeout,
+            )
+            .await
+            .map_err(|e| e.with_task(id))?;
+        decode_ack(raw.get(), "tasks/update")
+            .map_err(|e| Error::protocol(e.to_string()).with_method("tasks/update").with_task(id))
+    }
+
+    /// Asks the server to cancel a task (`tasks/cancel`). Cooperative: the
+    /// task may still finish otherwise. Low level: see the handles' `cancel`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_task_not_found`], or any request error.
+    pub async fn cancel_task(&self, id: &TaskId) -> Result<()> {
+        self.cancel_task_within(id, None).await
+    }
+
+    pub(crate) async fn cancel_task_within(&self, id: &TaskId, timeout: Option<Duration>) -> Result<()> {
+        let params = CancelTaskParams { task_id: id.clone() };
+        let raw = self
+            .send("tasks/cancel", Some(id.expose()), &params, Declare::Tasks, timeout)
+            .await
+            .map_err(|e| e.with_task(id))?;
+        decode_ack(raw.get(), "tasks/cancel")
+            .map_err(|e| Error::protocol(e.to_string()).with_method("tasks/cancel").with_task(id))
+    }
+}

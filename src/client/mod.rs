@@ -1,0 +1,422 @@
+//! The MCP client: one connection, shared by every clone and task handle.
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use tokio::sync::OnceCell;
+
+use crate::error::{Error, Result};
+use crate::input::InputHandlers;
+use crate::protocol::{ClientCapabilities, DiscoverResult, Implementation, PROTOCOL_VERSION};
+use crate::transport::Transport;
+
+pub(crate) mod call;
+pub(crate) mod rpc;
+
+use rpc::Connection;
+
+/// Protocol versions this client can speak, preferred first.
+const KNOWN_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
+/// The default bound on one request.
+const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default bound on MRTR rounds of one `tools/call`.
+const DEFAULT_MAX_INPUT_ROUNDS: usize = 10;
+
+/// An MCP 2026-07-28 client.
+///
+/// `Client` is cheap to clone: clones share one connection (an `Arc`
+/// inside), so there is no need to wrap it in an `Arc`. Every task handle
+/// holds a clone, which keeps the connection open while the handle lives.
+///
+/// Every request carries the full per-request `_meta` (protocol version,
+/// client info, capabilities derived from the installed
+/// [`InputHandlers`]); task-related requests also declare the Tasks
+/// extension.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> mcp_tasks::Result<()> {
+/// use mcp_tasks::Client;
+/// use mcp_tasks::protocol::CallToolResult;
+/// use mcp_tasks::testing::{ScriptedTool, TestServer};
+///
+/// let server = TestServer::new().tool(ScriptedTool::immediate("ping", CallToolResult::text("pong")));
+/// let client = Client::builder().client_info("docs", "1.0").connect(server.connect()).await?;
+/// let result = client.call_tool("ping", serde_json::json!({})).await?;
+/// assert_eq!(result.joined_text(), "pong");
+/// # Ok(()) }
+/// ```
+///
+/// # Drop behavior
+///
+/// When the last clone (and the last task handle) is dropped, the
+/// connection closes: a stdio child gets its stdin closed and is killed if
+/// it does not exit in time. Tasks on the server run on.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    conn: Connection,
+    info: Implementation,
+    handlers: InputHandlers,
+    capabilities: ClientCapabilities,
+    capabilities_with_tasks: ClientCapabilities,
+    protocol_version: Mutex<Arc<str>>,
+    request_timeout: Duration,
+    max_input_rounds: usize,
+    server_id: Option<String>,
+    discovered: OnceCell<DiscoverResult>,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("client_info", &self.inner.info.name)
+            .field("protocol_version", &self.protocol_version())
+            .field("input_handlers", &self.inner.handlers)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(bon::Builder)]
+#[builder(
+    builder_type(
+        name = ClientBuilder,
+        vis = "pub",
+        doc {
+            /// Configures and connects a [`Client`]. Start with [`Client::builder`],
+            /// finish with [`ClientBuilder::connect`].
+            ///
+            /// Each setter may be called once.
+        }
+    ),
+    start_fn(name = new_builder, vis = ""),
+    finish_fn(name = build_config, vis = ""),
+    state_mod(vis = "pub", doc {
+        /// Type states of [`ClientBuilder`]; you never need to name them.
+    })
+)]
+pub(crate) struct Config {
+    /// The name and version sent as `clientInfo` on every request
+    /// (default: this crate's name and version).
+    #[builder(with = |name: impl Into<String>, version: impl Into<String>| Implementation::new(name, version))]
+    client_info: Option<Implementation>,
+    /// Handlers for the server's input requests. They also decide which
+    /// capabilities the client declares (default: none).
+    input_handlers: Option<InputHandlers>,
+    /// Bound on each request (default 30 s).
+    request_timeout: Option<Duration>,
+    /// The protocol version to send first (default `2026-07-28`). A server
+    /// that answers `-32022` is retried once with a version both speak.
+    #[builder(into)]
+    protocol_version: Option<String>,
+    /// Most MRTR rounds for one `tools/call` before giving up (default 10).
+    max_input_rounds: Option<usize>,
+    /// Names the server for [`TaskRef`](crate::TaskRef)s, so that resuming
+    /// a task against another server is detected (default: the server's
+    /// own name from `server/discover`, when it was called).
+    #[builder(into)]
+    server_id: Option<String>,
+}
+
+impl<S: client_builder::IsComplete> ClientBuilder<S> {
+    /// Opens `transport` and returns the connected client.
+    ///
+    /// No request is sent: 2026-07-28 has no handshake. Call
+    /// [`Client::discover`] to learn what the server supports.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_transport`] when the transport cannot be opened (for
+    /// stdio: the program cannot be started).
+    pub async fn connect<T: Transport>(self, transport: T) -> Result<Client> {
+        let config = self.build_config();
+        let conn = Connection::open(transport).await?;
+        let handlers = config.input_handlers.unwrap_or_default();
+        let capabilities = handlers.capabilities();
+        Ok(Client {
+            inner: Arc::new(Inner {
+                conn,
+                info: config.client_info.unwrap_or_else(|| {
+                    Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
+                }),
+                capabilities_with_tasks: capabilities.clone().with_tasks(),
+                capabilities,
+                handlers,
+                protocol_version: Mutex::new(
+                    config
+                        .protocol_version
+                        .map_or_else(|| Arc::from(PROTOCOL_VERSION), Arc::from),
+                ),
+                request_timeout: config.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT),
+                max_input_rounds: config.max_input_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS),
+                server_id: config.server_id,
+                discovered: OnceCell::new(),
+            }),
+        })
+    }
+}
+
+/// The `_meta` of one request, borrowed from the client.
+#[derive(Serialize)]
+struct MetaRef<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: &'a str,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+    client_capabilities: &'a ClientCapabilities,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo")]
+    client_info: &'a Implementation,
+}
+
+#[derive(Serialize)]
+struct WithMeta<'a, P: Serialize> {
+    #[serde(flatten)]
+    params: &'a P,
+    #[serde(rename = "_meta")]
+    meta: MetaRef<'a>,
+}
+
+/// Whether a request declares the Tasks extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Declare {
+    Core,
+    Tasks,
+}
+
+impl Client {
+    /// Starts configuring a client.
+    pub fn builder() -> ClientBuilder {
+        Config::new_builder()
+    }
+
+    /// Connects with the default settings; see [`Client::builder`] for more.
+    ///
+    /// # Errors
+    ///
+    /// As [`ClientBuilder::connect`].
+    pub async fn connect<T: Transport>(transport: T) -> Result<Client> {
+        Self::builder().connect(transport).await
+    }
+
+    /// The protocol version requests are sent with.
+    pub fn protocol_version(&self) -> Arc<str> {
+        self.inner.protocol_version.lock().unwrap().clone()
+    }
+
+    /// The client's input handlers.
+    pub fn input_handlers(&self) -> &InputHandlers {
+        &self.inner.handlers
+    }
+
+    /// The bound on each request.
+    pub fn request_timeout(&self) -> Duration {
+        self.inner.request_timeout
+    }
+
+    /// What names the server in [`TaskRef`](crate::TaskRef)s: the builder's
+    /// `server_id`, else the server's name from a `server/discover` already made.
+    pub fn server_id(&self) -> Option<&str> {
+        self.inner.server_id.as_deref().or_else(|| {
+            self.inner
+                .discovered
+                .get()
+                .and_then(|d| d.meta.as_ref())
+                .and_then(|m| m.get(crate::protocol::META_SERVER_INFO))
+                .and_then(|i| i.get("name"))
+                .and_then(Value::as_str)
+        })
+    }
+
+    /// Why the connection closed, if it has.
+    pub fn closed_reason(&self) -> Option<String> {
+        self.inner.conn.closed_reason()
+    }
+
+    /// Sends `server/discover` once and caches the answer.
+    ///
+    /// # Errors
+    ///
+    /// A transport, timeout or JSON-RPC error; a failed discover is not cached.
+    pub async fn discover(&self) -> Result<&DiscoverResult> {
+        self.inner
+            .discovered
+            .get_or_try_init(|| async {
+                let raw = self
+                    .send("server/discover", None, &Map::new(), Declare::Tasks, None)
+                    .await?;
+                decode(&raw, "server/discover")
+            })
+            .await
+    }
+
+    /// Whether the server advertises the Tasks extension (sends
+    /// `server/discover` the first time).
+    ///
+    /// A server that does not advertise it may still work: the client
+    /// declares the extension on every task request regardless.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::discover`].
+    pub async fn supports_tasks(&self) -> Result<bool> {
+        Ok(self.discover().await?.capabilities.supports_tasks())
+    }
+
+    /// Sends any request and returns its raw result: the escape hatch for
+    /// methods this crate does not wrap.
+    ///
+    /// `params` must be a JSON object or null. The client adds its `_meta`
+    /// (declaring the Tasks extension on `tools/call`, `tasks/*` and
+    /// `subscriptions/listen`); keys of a `_meta` object in `params` win
+    /// over the client's, so a caller can replace the capabilities.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_builder`] when `params` is not an object; otherwise as
+    /// any request.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value> {
+        let mut params = match params {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            _ => return Err(Error::builder("params must be a JSON object")),
+        };
+        let declare = if is_task_related(method) {
+            Declare::Tasks
+        } else {
+            Declare::Core
+        };
+        let mut meta = serde_json::to_value(self.meta(declare))
+            .map_err(|e| Error::builder(e.to_string()))?;
+        if let (Some(Value::Object(user)), Value::Object(ours)) = (params.remove("_meta"), &mut meta) {
+            ours.extend(user);
+        }
+        params.insert("_meta".into(), meta);
+        let raw = self
+            .inner
+            .conn
+            .request(method, None, &params, self.inner.request_timeout)
+            .await
+            .map_err(|e| match static_method(method) {
+                Some(m) => e.with_method(m),
+                None => e,
+            })?;
+        serde_json::from_str(raw.get()).map_err(|e| Error::protocol(format!("{method}: {e}")))
+    }
+
+    fn meta(&self, declare: Declare) -> OwnedMeta {
+        OwnedMeta {
+            protocol_version: self.protocol_version().to_string(),
+            client_capabilities: match declare {
+                Declare::Core => self.inner.capabilities.clone(),
+                Declare::Tasks => self.inner.capabilities_with_tasks.clone(),
+            },
+            client_info: self.inner.info.clone(),
+        }
+    }
+
+    /// Sends one request with the client's `_meta`, retrying once with
+    /// another protocol version on `-32022`.
+    pub(crate) async fn send<P: Serialize>(
+        &self,
+        method: &'static str,
+        name: Option<&str>,
+        params: &P,
+        declare: Declare,
+        timeout: Option<Duration>,
+    ) -> Result<Box<RawValue>> {
+        let timeout = timeout.unwrap_or(self.inner.request_timeout);
+        let mut renegotiated = false;
+        loop {
+            let version = self.protocol_version();
+            let body = WithMeta {
+                params,
+                meta: MetaRef {
+                    protocol_version: &version,
+                    client_capabilities: match declare {
+                        Declare::Core => &self.inner.capabilities,
+                        Declare::Tasks => &self.inner.capabilities_with_tasks,
+                    },
+                    client_info: &self.inner.info,
+                },
+            };
+            let result = self
+                .inner
+                .conn
+                .request(method, name.map(str::to_owned), &body, timeout)
+                .await;
+            match result {
+                Err(e) if e.is_unsupported_version() && !renegotiated => {
+                    let Some(next) = pick_version(e.rpc_error().and_then(|r| r.data.as_ref()), &version)
+                    else {
+                        return Err(e.with_method(method));
+                    };
+                    tracing::debug!(from = %version, to = next, "renegotiating the protocol version");
+                    *self.inner.protocol_version.lock().unwrap() = Arc::from(next);
+                    renegotiated = true;
+                }
+                other => return other.map_err(|e| e.with_method(method)),
+            }
+        }
+    }
+
+    pub(crate) fn handlers(&self) -> &InputHandlers {
+        &self.inner.handlers
+    }
+
+    pub(crate) fn max_input_rounds(&self) -> usize {
+        self.inner.max_input_rounds
+    }
+
+    pub(crate) fn connection(&self) -> &Connection {
+        &self.inner.conn
+    }
+}
+
+#[derive(Serialize)]
+struct OwnedMeta {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: String,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+    client_capabilities: ClientCapabilities,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo")]
+    client_info: Implementation,
+}
+
+fn is_task_related(method: &str) -> bool {
+    method == "tools/call" || method == "subscriptions/listen" || method.starts_with("tasks/")
+}
+
+fn static_method(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "tools/call" => "tools/call",
+        "tools/list" => "tools/list",
+        "server/discover" => "server/discover",
+        "tasks/get" => "tasks/get",
+        "tasks/update" => "tasks/update",
+        "tasks/cancel" => "tasks/cancel",
+        "subscriptions/listen" => "subscriptions/listen",
+        _ => return None,
+    })
+}
+
+/// Picks a version from `data.supported` of a `-32022` error that this
+/// client speaks and did not just try.
+fn pick_version(data: Option<&Value>, tried: &str) -> Option<&'static str> {
+    let supported = data?.get("supported")?.as_array()?;
+    KNOWN_VERSIONS.iter().copied().find(|v| {
+        *v != tried && supported.iter().any(|s| s.as_str() == Some(v))
+    })
+}
+
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(raw: &RawValue, method: &'static str) -> Result<T> {
+    serde_json::from_str(raw.get())
+        .map_err(|e| Error::protocol(format!("malformed {method} result: {e}")).with_method(method))
+}
+

@@ -1,0 +1,400 @@
+//! The connection: request ids, the pending-request table, notification
+//! routing and timeouts. Two background tasks drive the transport: a writer
+//! that owns the sink and a reader that owns the stream.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::{Error, Kind};
+use crate::protocol::jsonrpc::{OutNotification, OutRequest};
+use crate::protocol::{Message, RequestId, RpcError};
+use crate::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
+
+/// How many outgoing messages may queue before senders wait.
+const OUTGOING_CAPACITY: usize = 256;
+/// How many pushes may wait for a slow subscription consumer; past that the
+/// consumer is told it lagged and re-reads instead of the queue growing.
+pub(crate) const SUBSCRIPTION_CAPACITY: usize = 64;
+
+/// What the reader hands a waiting request.
+enum Reply {
+    Result(Box<RawValue>),
+    Error(RpcError),
+}
+
+/// What a subscription receives.
+#[derive(Debug)]
+pub(crate) enum SubEvent {
+    /// A notification on the stream.
+    Notification {
+        method: String,
+        params: Option<Box<RawValue>>,
+    },
+    /// Some notifications were dropped because the consumer was slow.
+    Lagged,
+}
+
+struct SubEntry {
+    tx: mpsc::Sender<SubEvent>,
+    lagged: Arc<AtomicBool>,
+}
+
+#[derive(Default)]
+struct Tables {
+    pending: HashMap<RequestId, oneshot::Sender<Result<Reply, String>>>,
+    subscriptions: HashMap<RequestId, SubEntry>,
+    /// Why the connection closed, once it has.
+    closed: Option<String>,
+}
+
+pub(crate) struct Shared {
+    tables: Mutex<Tables>,
+    next_id: AtomicI64,
+}
+
+impl Shared {
+    fn close(&self, reason: String) {
+        let mut t = self.tables.lock().unwrap();
+        if t.closed.is_none() {
+            t.closed = Some(reason.clone());
+        }
+        for (_, tx) in t.pending.drain() {
+            let _ = tx.send(Err(reason.clone()));
+        }
+        t.subscriptions.clear();
+    }
+
+    fn dispatch(&self, msg: Message) {
+        match msg {
+            Message::Response { id, result } => self.complete(&id, Reply::Result(result)),
+            Message::Error { id: Some(id), error } => self.complete(&id, Reply::Error(error)),
+            Message::Error { id: None, error } => {
+                tracing::warn!(code = error.code, "the server sent an error without an id: {}", error.message);
+            }
+            Message::Notification { method, params } => self.route(method, params),
+            Message::Request { method, .. } => {
+                tracing::warn!(%method, "ignoring a request from the server (servers never send requests in 2026-07-28)");
+            }
+        }
+    }
+
+    fn complete(&self, id: &RequestId, reply: Reply) {
+        let mut t = self.tables.lock().unwrap();
+        if let Some(tx) = t.pending.remove(id) {
+            let _ = tx.send(Ok(reply));
+        } else if t.subscriptions.remove(id).is_some() {
+            // The server ended a listen stream with a final response: dropping
+            // the sender ends the subscription.
+        } else {
+            tracing::debug!(%id, "a response for no pending request (late or unknown id)");
+        }
+    }
+
+    fn route(&self, method: String, params: Option<Box<RawValue>>) {
+        let sub_id = params.as_deref().and_then(subscription_id_of);
+        let mut t = self.tables.lock().unwrap();
+        if method == "notifications/cancelled" {
+            // On stdio, a server ends a listen stream this way.
+            if let Some(id) = params.as_deref().and_then(cancelled_request_id) {
+                t.subscriptions.remove(&id);
+            }
+            return;
+        }
+        let Some(sub_id) = sub_id else {
+            tracing::debug!(%method, "a notification for no subscription");
+            return;
+        };
+        let Some(entry) = t.subscriptions.get(&sub_id) else {
+            tracing::debug!(%method, %sub_id, "a notification for an unknown subscription");
+            return;
+        };
+        match entry.tx.try_send(SubEvent::Notification { method, params }) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(_)) => entry.lagged.store(true, Ordering::Release),
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                t.subscriptions.remove(&sub_id);
+            }
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn pending_len(&self) -> usize {
+        self.tables.lock().unwrap().pending.len()
+    }
+}
+
+fn subscription_id_of(params: &RawValue) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    struct P {
+        #[serde(rename = "_meta")]
+        meta: Option<M>,
+    }
+    #[derive(serde::Deserialize)]
+    struct M {
+        #[serde(rename = "io.modelcontextprotocol/subscriptionId")]
+        id: Option<RequestId>,
+    }
+    serde_json::from_str::<P>(params.get()).ok()?.meta?.id
+}
+
+fn cancelled_request_id(params: &RawValue) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct P {
+        request_id: RequestId,
+    }
+    serde_json::from_str::<P>(params.get()).ok().map(|p| p.request_id)
+}
+
+/// The client's end of a connection. Dropping the last clone closes it.
+#[derive(Clone)]
+pub(crate) struct Connection {
+    out: mpsc::Sender<Outbound>,
+    shared: Arc<Shared>,
+}
+
+impl Connection {
+    /// Opens the transport and spawns the reader and writer tasks.
+    pub(crate) async fn open<T: Transport>(transport: T) -> Result<Connection, Error> {
+        let (sink, stream) = transport
+            .connect()
+            .await
+            .map_err(|e| Error::transport(e.to_string()).with_source(e))?;
+        let shared = Arc::new(Shared {
+            tables: Mutex::new(Tables::default()),
+            next_id: AtomicI64::new(1),
+        });
+        let (out, rx) = mpsc::channel(OUTGOING_CAPACITY);
+        tokio::spawn(write_loop(sink, rx, shared.clone()));
+        tokio::spawn(read_loop(stream, shared.clone()));
+        Ok(Connection { out, shared })
+    }
+
+    pub(crate) fn next_id(&self) -> RequestId {
+        RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Why the connection closed, if it has.
+    pub(crate) fn closed_reason(&self) -> Option<String> {
+        self.shared.tables.lock().unwrap().closed.clone()
+    }
+
+    /// Sends a request and waits for its result.
+    ///
+    /// Dropping the returned future (or a timeout) removes the request from
+    /// the table and sends `notifications/cancelled`.
+    pub(crate) async fn request<P: Serialize>(
+        &self,
+        method: &str,
+        name: Option<String>,
+        params: P,
+        timeout: Duration,
+    ) -> Result<Box<RawValue>, Error> {
+        let id = self.next_id();
+        let json = serde_json::to_string(&OutRequest {
+            jsonrpc: "2.0",
+            id: &id,
+            method,
+            params,
+        })
+        .map_err(|e| Error::builder(format!("the request does not serialize: {e}")))?;
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut t = self.shared.tables.lock().unwrap();
+            if let Some(reason) = &t.closed {
+                return Err(Error::transport(reason.clone()));
+            }
+            t.pending.insert(id.clone(), tx);
+        }
+        let mut guard = PendingGuard {
+            conn: self,
+            id: Some(id.clone()),
+        };
+        let mut msg = Outbound::new(json, method);
+        msg.id = Some(id);
+        msg.name = name;
+        let lost_outcome = method == "tools/call";
+        if self.out.send(msg).await.is_err() {
+            return Err(Error::transport("the connection is closed"));
+        }
+        let reply = match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(_)) => Err("the connection closed".to_owned()),
+            Err(_) => return Err(Error::new(Kind::Timeout(timeout))),
+        };
+        guard.id = None;
+        match reply {
+            Ok(Reply::Result(raw)) => Ok(raw),
+            Ok(Reply::Error(e)) => Err(Error::rpc(e)),
+            // The request was sent and its reply is lost: a tool may have run.
+            Err(reason) if lost_outcome => Err(Error::new(Kind::OutcomeUnknown(reason))),
+            Err(reason) => Err(Error::transport(reason)),
+        }
+    }
+
+    /// Sends a notification (best effort: waits for queue space, never for the peer).
+    pub(crate) async fn notify<P: Serialize>(&self, method: &'static str, params: P) -> Result<(), Error> {
+        let json = serde_json::to_string(&OutNotification {
+            jsonrpc: "2.0",
+            method,
+            params,
+        })
+        .map_err(|e| Error::builder(e.to_string()))?;
+        self.out
+            .send(Outbound::new(json, method))
+            .await
+            .map_err(|_| Error::transport("the connection is closed"))
+    }
+
+    /// Opens a listen stream: sends the request and routes notifications
+    /// tagged with its id to the returned subscription.
+    pub(crate) async fn subscribe<P: Serialize>(
+        &self,
+        method: &'static str,
+        params: P,
+    ) -> Result<Subscription, Error> {
+        let id = self.next_id();
+        let json = serde_json::to_string(&OutRequest {
+            jsonrpc: "2.0",
+            id: &id,
+            method,
+            params,
+        })
+        .map_err(|e| Error::builder(e.to_string()))?;
+        let (tx, rx) = mpsc::channel(SUBSCRIPTION_CAPACITY);
+        let lagged = Arc::new(AtomicBool::new(false));
+        {
+            let mut t = self.shared.tables.lock().unwrap();
+            if let Some(reason) = &t.closed {
+                return Err(Error::transport(reason.clone()).with_method(method));
+            }
+            t.subscriptions.insert(
+                id.clone(),
+                SubEntry {
+                    tx,
+                    lagged: lagged.clone(),
+                },
+            );
+        }
+        let sub = Subscription {
+            conn: self.clone(),
+            id: id.clone(),
+            rx,
+            lagged,
+        };
+        let mut msg = Outbound::new(json, method);
+        msg.id = Some(id);
+        self.out
+            .send(msg)
+            .await
+            .map_err(|_| Error::transport("the connection is closed").with_method(method))?;
+        Ok(sub)
+    }
+
+    /// Forgets a request and tells the server (stdio: `notifications/cancelled`;
+    /// HTTP transports drop the response stream instead).
+    fn abandon(&self, id: RequestId, is_subscription: bool) {
+        {
+            let mut t = self.shared.tables.lock().unwrap();
+            let known = if is_subscription {
+                t.subscriptions.remove(&id).is_some()
+            } else {
+                t.pending.remove(&id).is_some()
+            };
+            if !known || t.closed.is_some() {
+                return;
+            }
+        }
+        let json = serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": { "requestId": id, "reason": "the client no longer waits for this request" }
+        })
+        .to_string();
+        let mut msg = Outbound::new(json, "notifications/cancelled");
+        msg.cancels = Some(id);
+        if self.out.try_send(msg).is_err() {
+            tracing::debug!("outgoing queue full; the cancellation notice was not sent");
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
+    }
+}
+
+struct PendingGuard<'a> {
+    conn: &'a Connection,
+    id: Option<RequestId>,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.conn.abandon(id, false);
+        }
+    }
+}
+
+/// An open listen stream. Dropping it ends the stream on the server.
+pub(crate) struct Subscription {
+    conn: Connection,
+    id: RequestId,
+    rx: mpsc::Receiver<SubEvent>,
+    lagged: Arc<AtomicBool>,
+}
+
+impl Subscription {
+    /// The next event; `None` when the stream ended (final response, server
+    /// cancel, or closed connection).
+    pub(crate) async fn next(&mut self) -> Option<SubEvent> {
+        if self.lagged.swap(false, Ordering::AcqRel) {
+            return Some(SubEvent::Lagged);
+        }
+        let ev = self.rx.recv().await;
+        if ev.is_some() && self.lagged.swap(false, Ordering::AcqRel) {
+            return Some(SubEvent::Lagged);
+        }
+        ev
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.conn.abandon(self.id.clone(), true);
+    }
+}
+
+async fn write_loop<S: MessageSink>(mut sink: S, mut rx: mpsc::Receiver<Outbound>, shared: Arc<Shared>) {
+    while let Some(msg) = rx.recv().await {
+        if let Err(e) = sink.send(msg).await {
+            shared.close(format!("could not send to the server: {e}"));
+            break;
+        }
+    }
+    sink.close().await;
+}
+
+async fn read_loop<S: MessageStream>(mut stream: S, shared: Arc<Shared>) {
+    let reason = loop {
+        match stream.recv().await {
+            Ok(Some(Inbound::Message(text))) => match Message::from_json(&text) {
+                Ok(msg) => shared.dispatch(msg),
+                Err(e) => tracing::warn!("skipping a malformed message from the server: {e}"),
+            },
+            Ok(Some(Inbound::Invalid(why))) => {
+                tracing::warn!("skipping unreadable input from the server: {why}");
+            }
+            Ok(None) => break "the server closed the connection".to_owned(),
+            Err(e) => break format!("reading from the server failed: {e}"),
+        }
+    };
+    shared.close(reason);
+}

@@ -1,0 +1,231 @@
+//! Answering the server's input requests: elicitation, sampling, roots.
+//!
+//! Install handlers on the client with [`ClientBuilder::input_handlers`](crate::ClientBuilder::input_handlers).
+//! They answer both flows: MRTR rounds of a plain `tools/call`, and tasks in
+//! `input_required`. The handlers you install decide the capabilities the
+//! client declares, so a server never asks for what the client cannot answer.
+//!
+//! Every answer is checked before it is sent ([`validate`]): an elicitation
+//! answer must fit its request (no content on decline, the form's required
+//! fields on accept, no content for URL mode), a sampling answer needs a
+//! role, content and model, and roots must be `file://` URIs.
+//!
+//! The crate never opens a URL itself: URL elicitations are only handed to
+//! the `elicitation_url` handler, and without one they are left unanswered.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::error::{BoxError, Error};
+use crate::protocol::{
+    ClientCapabilities, CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult,
+    ElicitationCapability, InputRequest, InputResponse, ListRootsRequest, ListRootsResult,
+    SamplingCapability,
+};
+
+mod ledger;
+mod validate;
+
+pub use ledger::Ledger;
+pub use validate::validate;
+
+/// A form elicitation, as handed to a form handler.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct FormRequest {
+    /// What to tell the user.
+    pub message: String,
+    /// The flat JSON Schema of the expected answer.
+    pub requested_schema: Value,
+}
+
+/// A URL elicitation, as handed to a URL handler. Show the full URL and ask
+/// for consent before opening it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct UrlRequest {
+    /// What to tell the user.
+    pub message: String,
+    /// The URL the server wants the user to visit.
+    pub url: String,
+}
+
+type HandlerFuture<T> = Pin<Box<dyn Future<Output = Result<T, BoxError>> + Send>>;
+type Handler<Req, Resp> = Arc<dyn Fn(Req) -> HandlerFuture<Resp> + Send + Sync>;
+
+fn erase<Req, Resp, F, Fut>(f: F) -> Handler<Req, Resp>
+where
+    F: Fn(Req) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Resp, BoxError>> + Send + 'static,
+{
+    Arc::new(move |req| Box::pin(f(req)))
+}
+
+/// The client's answers to input requests, one optional handler per kind.
+///
+/// Handlers are async closures returning `Result<Answer, BoxError>`. An
+/// `Err` stops the wait with an error that carries the task handle.
+///
+/// # Examples
+///
+/// ```
+/// use mcp_tasks::input::InputHandlers;
+/// use mcp_tasks::protocol::ElicitResult;
+/// use serde_json::json;
+///
+/// let handlers = InputHandlers::new()
+///     .elicitation_form(|req| async move {
+///         println!("server asks: {}", req.message);
+///         Ok(ElicitResult::accept(json!({ "approved": true })))
+///     });
+/// assert!(handlers.capabilities().elicitation.is_some());
+/// ```
+#[derive(Clone, Default)]
+pub struct InputHandlers {
+    form: Option<Handler<FormRequest, ElicitResult>>,
+    url: Option<Handler<UrlRequest, ElicitResult>>,
+    sampling: Option<Handler<CreateMessageRequest, CreateMessageResult>>,
+    roots: Option<Handler<ListRootsRequest, ListRootsResult>>,
+}
+
+impl fmt::Debug for InputHandlers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InputHandlers")
+            .field("elicitation_form", &self.form.is_some())
+            .field("elicitation_url", &self.url.is_some())
+            .field("sampling", &self.sampling.is_some())
+            .field("roots", &self.roots.is_some())
+            .finish()
+    }
+}
+
+impl InputHandlers {
+    /// No handlers: every input request is left to the caller.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Answers form elicitations (`elicitation/create`, mode `form` or absent).
+    pub fn elicitation_form<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(FormRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, BoxError>> + Send + 'static,
+    {
+        self.form = Some(erase(handler));
+        self
+    }
+
+    /// Answers URL elicitations. The handler decides whether and how the
+    /// user opens the URL; the crate never opens it.
+    pub fn elicitation_url<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(UrlRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, BoxError>> + Send + 'static,
+    {
+        self.url = Some(erase(handler));
+        self
+    }
+
+    /// Answers `sampling/createMessage` with the client's model.
+    pub fn sampling<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(CreateMessageRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, BoxError>> + Send + 'static,
+    {
+        self.sampling = Some(erase(handler));
+        self
+    }
+
+    /// Answers `roots/list`.
+    pub fn roots<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(ListRootsRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ListRootsResult, BoxError>> + Send + 'static,
+    {
+        self.roots = Some(erase(handler));
+        self
+    }
+
+    /// The client capabilities these handlers justify (without extensions).
+    pub fn capabilities(&self) -> ClientCapabilities {
+        let mut caps = ClientCapabilities::default();
+        if self.form.is_some() || self.url.is_some() {
+            caps.elicitation = Some(ElicitationCapability {
+                form: self.form.as_ref().map(|_| Map::new()),
+                url: self.url.as_ref().map(|_| Map::new()),
+            });
+        }
+        if self.sampling.is_some() {
+            caps.sampling = Some(SamplingCapability::default());
+        }
+        if self.roots.is_some() {
+            caps.roots = Some(Map::new());
+        }
+        caps
+    }
+
+    /// Whether a handler is installed for this request's kind.
+    pub fn can_answer(&self, request: &InputRequest) -> bool {
+        match request {
+            InputRequest::Elicitation(ElicitRequest::Form { .. }) => self.form.is_some(),
+            InputRequest::Elicitation(ElicitRequest::Url { .. }) => self.url.is_some(),
+            InputRequest::Sampling(_) => self.sampling.is_some(),
+            InputRequest::Roots(_) => self.roots.is_some(),
+            _ => false,
+        }
+    }
+
+    /// Runs the handler for `request` and validates its answer.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_input`] when no handler fits, the handler fails, or its
+    /// answer does not fit the request.
+    pub async fn answer(&self, key: &str, request: &InputRequest) -> Result<InputResponse, Error> {
+        let failed = |e: BoxError| {
+            Error::input(format!("the handler for input {key:?} failed: {e}")).with_source(e)
+        };
+        let missing = || Error::input(format!("no handler for input {key:?} ({})", request.method()));
+        let response: InputResponse = match request {
+            InputRequest::Elicitation(ElicitRequest::Form {
+                message,
+                requested_schema,
+            }) => {
+                let h = self.form.as_ref().ok_or_else(missing)?;
+                h(FormRequest {
+                    message: message.clone(),
+                    requested_schema: requested_schema.clone(),
+                })
+                .await
+                .map_err(failed)?
+                .into()
+            }
+            InputRequest::Elicitation(ElicitRequest::Url { message, url }) => {
+                let h = self.url.as_ref().ok_or_else(missing)?;
+                h(UrlRequest {
+                    message: message.clone(),
+                    url: url.clone(),
+                })
+                .await
+                .map_err(failed)?
+                .into()
+            }
+            InputRequest::Sampling(r) => {
+                let h = self.sampling.as_ref().ok_or_else(missing)?;
+                h(r.clone()).await.map_err(failed)?.into()
+            }
+            InputRequest::Roots(r) => {
+                let h = self.roots.as_ref().ok_or_else(missing)?;
+                h(r.clone()).await.map_err(failed)?.into()
+            }
+            _ => return Err(missing()),
+        };
+        validate(request, &response)
+            .map_err(|why| Error::input(format!("the answer to input {key:?} is invalid: {why}")))?;
+        Ok(response)
+    }
+}

@@ -1,0 +1,138 @@
+//! `TaskState`: the typed handle whose state is known only after I/O.
+
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+
+use super::handle::TaskError;
+use super::state::{Finished, InputRequired, Pending};
+use super::Task;
+use crate::protocol::{TaskId, TaskStatus};
+
+/// A task handle in whichever state the server's answer put it.
+///
+/// Returned by [`TaskBuilder::call_tool`](crate::TaskBuilder::call_tool),
+/// `refresh`, `next` and `respond`. Match on it, or `.await` it to drive the
+/// task to its end.
+#[must_use = "a task runs on the server until it ends: finish it, cancel it, or keep its reference()"]
+#[derive(Debug)]
+pub enum TaskState {
+    /// Working: wait with `finish()`/`next()`, or `cancel()`.
+    Pending(Task<Pending>),
+    /// Waiting for input: `respond()` with answers, or `finish()` to let the
+    /// client's handlers answer.
+    InputRequired(Task<InputRequired>),
+    /// Ended (or answered at once): read its `outcome()`.
+    Finished(Task<Finished>),
+}
+
+impl TaskState {
+    /// The task's id; `None` for an immediate result.
+    pub fn id(&self) -> Option<&TaskId> {
+        match self {
+            TaskState::Pending(t) => Some(t.id()),
+            TaskState::InputRequired(t) => Some(t.id()),
+            TaskState::Finished(t) => t.id(),
+        }
+    }
+
+    /// The last status the client observed.
+    pub fn status(&self) -> TaskStatus {
+        match self {
+            TaskState::Pending(t) => t.snapshot().status,
+            TaskState::InputRequired(t) => t.snapshot().status,
+            TaskState::Finished(t) => t.snapshot().status,
+        }
+    }
+
+    /// The last status message.
+    pub fn status_message(&self) -> Option<&str> {
+        match self {
+            TaskState::Pending(t) => t.status_message(),
+            TaskState::InputRequired(t) => t.status_message(),
+            TaskState::Finished(t) => t.status_message(),
+        }
+    }
+
+    /// Whether the task has ended.
+    pub fn is_finished(&self) -> bool {
+        matches!(self, TaskState::Finished(_))
+    }
+
+    /// The finished handle, or `self` back.
+    ///
+    /// # Errors
+    ///
+    /// `Err(self)` when the task has not finished.
+    pub fn try_into_finished(self) -> Result<Task<Finished>, TaskState> {
+        match self {
+            TaskState::Finished(t) => Ok(t),
+            other => Err(other),
+        }
+    }
+
+    /// The pending handle, or `self` back.
+    ///
+    /// # Errors
+    ///
+    /// `Err(self)` in any other state.
+    pub fn try_into_pending(self) -> Result<Task<Pending>, TaskState> {
+        match self {
+            TaskState::Pending(t) => Ok(t),
+            other => Err(other),
+        }
+    }
+
+    /// The input-required handle, or `self` back.
+    ///
+    /// # Errors
+    ///
+    /// `Err(self)` in any other state.
+    pub fn try_into_input_required(self) -> Result<Task<InputRequired>, TaskState> {
+        match self {
+            TaskState::InputRequired(t) => Ok(t),
+            other => Err(other),
+        }
+    }
+
+    /// Drives the task to its end, whatever its state; see
+    /// [`Task::<Pending>::finish`]. A finished handle is returned at once.
+    ///
+    /// # Errors
+    ///
+    /// As [`Task::<Pending>::finish`].
+    pub async fn finish(self) -> Result<Task<Finished>, TaskError<TaskState>> {
+        match self {
+            TaskState::Pending(t) => t.finish().await,
+            TaskState::InputRequired(t) => t.finish().await,
+            TaskState::Finished(t) => Ok(t),
+        }
+    }
+}
+
+impl From<Task<Pending>> for TaskState {
+    fn from(t: Task<Pending>) -> Self {
+        TaskState::Pending(t)
+    }
+}
+
+impl From<Task<InputRequired>> for TaskState {
+    fn from(t: Task<InputRequired>) -> Self {
+        TaskState::InputRequired(t)
+    }
+}
+
+impl From<Task<Finished>> for TaskState {
+    fn from(t: Task<Finished>) -> Self {
+        TaskState::Finished(t)
+    }
+}
+
+impl IntoFuture for TaskState {
+    type Output = Result<Task<Finished>, TaskError<TaskState>>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
+
+    /// Same as [`TaskState::finish`].
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.finish())
+    }
+}

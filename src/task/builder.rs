@@ -1,0 +1,241 @@
+//! `client.task() … .call_tool(name, arguments)`: the one way to start a task.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::handle::{Core, Snapshot};
+use super::{Outcome, TaskRef, TaskState};
+use crate::client::call::Called;
+use crate::error::{Error, Result};
+use crate::protocol::TaskStatus;
+use crate::task::machine::Machine;
+use crate::wait::Observed;
+use crate::Client;
+
+/// How a wait treats the server's input requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InputMode {
+    /// Answer with the client's [`InputHandlers`](crate::input::InputHandlers)
+    /// when every outstanding request has a handler; otherwise stop at
+    /// [`Task<InputRequired>`](crate::Task).
+    #[default]
+    Handlers,
+    /// Always stop at `Task<InputRequired>` and let the caller answer with
+    /// [`Task::respond`](crate::Task::respond).
+    Manual,
+}
+
+/// The settings a task handle carries, set once on the builder.
+#[derive(bon::Builder)]
+#[builder(
+    builder_type(
+        name = TaskBuilder,
+        vis = "pub",
+        doc {
+            /// Configures a tool call that may become a task. Made by
+            /// [`Client::task`]; finished by [`TaskBuilder::call_tool`] or
+            /// [`TaskBuilder::resume`].
+            ///
+            /// Each setter may be called at most once (a second call does not
+            /// compile), and every setting travels with the handles the call
+            /// returns.
+            ///
+            /// # Types
+            ///
+            /// The second type parameter records which setters were called;
+            /// you never need to write it.
+        }
+    ),
+    start_fn(name = start, vis = "pub(crate)"),
+    finish_fn(name = settings, vis = ""),
+    state_mod(
+        vis = "pub",
+        doc {
+            /// Type states of [`TaskBuilder`]; you never need to name them.
+        }
+    )
+)]
+pub(crate) struct Settings {
+    #[builder(start_fn)]
+    pub(crate) client: Client,
+    /// A lifetime counted from the task's creation. If the task has not
+    /// finished when it passes, the client sends `tasks/cancel` and the
+    /// outcome is [`Outcome::Expired`].
+    ///
+    /// 2026-07-28 lets only the server set `ttlMs` (the server may delete
+    /// the task when its own TTL passes); this bound is the client's own.
+    #[builder(setters(name = with_ttl, option_fn(vis = "")))]
+    pub(crate) ttl: Option<Duration>,
+    /// Wait by `subscriptions/listen` and `notifications/tasks` pushes
+    /// instead of polling; falls back to polling when the server does not
+    /// accept the task id or the stream ends.
+    #[builder(with = || true, default, setters(option_fn(vis = "")))]
+    pub(crate) listen: bool,
+    /// Spacing of `tasks/get` when the server sends no `pollIntervalMs`
+    /// (default 1 s).
+    #[builder(default = Duration::from_secs(1), setters(option_fn(vis = "")))]
+    pub(crate) poll_interval: Duration,
+    /// Floor on any spacing, the server's included (default 50 ms).
+    #[builder(default = Duration::from_millis(50), setters(option_fn(vis = "")))]
+    pub(crate) min_poll_interval: Duration,
+    /// Bound on each wait (`finish`, `next`), distinct from the bound on
+    /// each request (default 60 s). A wait that reaches it hands the task
+    /// back.
+    #[builder(default = Duration::from_secs(60), setters(option_fn(vis = "")))]
+    pub(crate) timeout: Duration,
+    /// Bound on each request a wait sends (default: the client's).
+    #[builder(setters(option_fn(vis = "")))]
+    pub(crate) request_timeout: Option<Duration>,
+    /// How waits treat input requests (default [`InputMode::Handlers`]).
+    #[builder(default, setters(option_fn(vis = "")))]
+    pub(crate) input: InputMode,
+    /// Dropping an unfinished handle sends `tasks/cancel` (best effort, on
+    /// the current tokio runtime). Without it, dropping a handle only stops
+    /// local waiting.
+    #[builder(with = || true, default, setters(option_fn(vis = "")))]
+    pub(crate) cancel_on_drop: bool,
+}
+
+impl Settings {
+    pub(crate) fn request_timeout(&self) -> Duration {
+        self.request_timeout
+            .unwrap_or_else(|| self.client.request_timeout())
+    }
+}
+
+impl Client {
+    /// Starts configuring a tool call that may become a task.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> mcp_tasks::Result<()> {
+    /// # use std::time::Duration;
+    /// # use mcp_tasks::{Client, TaskState};
+    /// # use mcp_tasks::protocol::CallToolResult;
+    /// # use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
+    /// # let server = TestServer::new().tool(ScriptedTool::task("export",
+    /// #     TaskScript::new().complete(Duration::from_millis(10), CallToolResult::text("done"))));
+    /// # let client = Client::connect(server.connect()).await?;
+    /// let state = client
+    ///     .task()
+    ///     .timeout(Duration::from_secs(120))
+    ///     .call_tool("export", serde_json::json!({ "id": 7 }))
+    ///     .await?;
+    /// let finished = match state {
+    ///     TaskState::Pending(task) => task.finish().await?,
+    ///     TaskState::InputRequired(task) => task.finish().await?,
+    ///     TaskState::Finished(task) => task,
+    /// };
+    /// assert_eq!(finished.outcome().result().unwrap().joined_text(), "done");
+    /// # Ok(()) }
+    /// ```
+    pub fn task(&self) -> TaskBuilder {
+        Settings::start(self.clone())
+    }
+}
+
+impl<S: task_builder::IsComplete> TaskBuilder<S> {
+    /// Calls the tool (`tools/call`, declaring the Tasks extension) and
+    /// returns a handle in the state the server's answer puts it in.
+    ///
+    /// - An immediate result is `TaskState::Finished` with no id.
+    /// - `input_required` rounds (MRTR) are answered with the client's
+    ///   handlers before the server decides.
+    /// - A task is `Pending`; if its first status is not `working`, it is
+    ///   read once (`tasks/get`) right away, since the creation result
+    ///   carries no input requests, result or error.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::is_builder`]: `arguments` is not a JSON object (or null);
+    /// - [`Error::is_input_required`] / [`Error::is_input`]: an MRTR round
+    ///   no handler can answer, or a handler failed;
+    /// - [`Error::is_outcome_unknown`]: the connection dropped after the call
+    ///   was sent;
+    /// - any request error. Once a task exists no error loses it: a failed
+    ///   first read still returns the `Pending` handle.
+    pub async fn call_tool(self, name: &str, arguments: impl Serialize) -> Result<TaskState> {
+        let settings = Arc::new(self.settings());
+        let arguments = match serde_json::to_value(arguments) {
+            Ok(Value::Null) => None,
+            Ok(v @ Value::Object(_)) => Some(v),
+            Ok(_) => return Err(Error::builder("tool arguments must serialize to a JSON object")),
+            Err(e) => return Err(Error::builder(format!("tool arguments do not serialize: {e}"))),
+        };
+        let called = settings
+            .client
+            .call_rounds(name, arguments, Some(settings.request_timeout()))
+            .await?;
+        let created = match called {
+            Called::Complete(result) => {
+                let core = Core::immediate(settings, TaskStatus::Completed);
+                return Ok(core.into_state(Observed::Finished(Outcome::Completed(result))));
+            }
+            Called::Task(created) => created,
+        };
+        let now = Instant::now();
+        let seed = created.status;
+        let mut core = Core {
+            id: Some(created.task_id.clone()),
+            machine: Machine::new(seed),
+            snapshot: Snapshot::from_created(&created),
+            last_read: (seed == TaskStatus::Working).then_some(now),
+            expires_at: settings.ttl.map(|d| now + d),
+            armed: true,
+            listen_failed: false,
+            settings,
+        };
+        tracing::debug!(task = %created.task_id, status = %seed, "tools/call became a task");
+        if seed == TaskStatus::Working {
+            return Ok(core.into_state(Observed::Pending));
+        }
+        let observed = match core.read().await {
+            Ok(Some(observed)) => observed,
+            // Keep the handle; the next wait reads again.
+            Ok(None) | Err(_) => Observed::Pending,
+        };
+        Ok(core.into_state(observed))
+    }
+
+    /// Re-attaches to an existing task with one `tasks/get`.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::is_builder`]: the reference names a different server than
+    ///   this client's [`Client::server_id`];
+    /// - [`Error::is_task_not_found`]: the server does not know the task
+    ///   (expired, purged, or another server's);
+    /// - any request error.
+    pub async fn resume(self, task: &TaskRef) -> Result<TaskState> {
+        let settings = Arc::new(self.settings());
+        if let (Some(theirs), Some(ours)) = (task.server(), settings.client.server_id()) {
+            if theirs != ours {
+                return Err(Error::builder(format!(
+                    "the task belongs to server {theirs:?}, but this client talks to {ours:?}"
+                ))
+                .with_task(task.task_id()));
+            }
+        }
+        let snapshot = settings
+            .client
+            .get_task_within(task.task_id(), Some(settings.request_timeout()))
+            .await?;
+        let now = Instant::now();
+        let mut core = Core {
+            id: Some(task.task_id().clone()),
+            machine: Machine::new(TaskStatus::Working),
+            snapshot: Snapshot::from_detailed(&snapshot),
+            last_read: Some(now),
+            expires_at: settings.ttl.map(|d| now + d),
+            armed: true,
+            listen_failed: false,
+            settings,
+        };
+        let observed = core.apply(snapshot).unwrap_or(Observed::Pending);
+        Ok(core.into_state(observed))
+    }
+}

@@ -1,0 +1,194 @@
+//! The task state machine: which status changes are legal. Pure: no I/O.
+//!
+//! ```text
+//!            ┌────────────── working ◀─────────────┐
+//!  create ──▶│                  │                  │
+//!            │                  ▼                  │
+//!            │           input_required ───────────┘
+//!            ▼                  │
+//!   completed | failed | cancelled   ◀── terminal, sticky
+//! ```
+//!
+//! Legal: `working ⇄ input_required`, and either → any terminal status.
+//! The first *detailed* terminal snapshot (one that carries its result or
+//! error, from a poll or a push) is final; every later snapshot is ignored.
+//! A creation result is not detailed: a terminal status there only says
+//! "read the task", so it does not seal the machine.
+
+use crate::input::Ledger;
+use crate::protocol::TaskStatus;
+
+/// What observing a snapshot did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transition {
+    /// The status changed from `from` to `to`.
+    Moved {
+        /// The status before.
+        from: TaskStatus,
+        /// The status after.
+        to: TaskStatus,
+    },
+    /// The status is unchanged.
+    Same,
+    /// The snapshot breaks the table (or comes after the final one) and was
+    /// ignored.
+    Rejected {
+        /// The status kept.
+        current: TaskStatus,
+        /// The status the snapshot claimed.
+        claimed: TaskStatus,
+    },
+}
+
+/// A task's status as the client has observed it, and the input keys it
+/// has answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Machine {
+    status: TaskStatus,
+    sealed: bool,
+    ledger: Ledger,
+    rejected: u32,
+}
+
+/// Whether `from → to` is a legal change of status.
+pub fn is_legal(from: TaskStatus, to: TaskStatus) -> bool {
+    use TaskStatus::*;
+    match (from, to) {
+        _ if from == to => true,
+        (Working, InputRequired) | (InputRequired, Working) => true,
+        (Working | InputRequired, t) => t.is_terminal(),
+        // Terminal statuses never change.
+        _ => false,
+    }
+}
+
+impl Machine {
+    /// A machine seeded with the status of a creation result (or the first read).
+    pub fn new(seed: TaskStatus) -> Self {
+        Machine {
+            status: seed,
+            sealed: false,
+            ledger: Ledger::new(),
+            rejected: 0,
+        }
+    }
+
+    /// A machine for a task already known to be finished.
+    pub fn finished(status: TaskStatus) -> Self {
+        Machine {
+            sealed: true,
+            ..Machine::new(status)
+        }
+    }
+
+    /// The current status.
+    pub fn status(&self) -> TaskStatus {
+        self.status
+    }
+
+    /// Whether a detailed terminal snapshot has been applied: nothing will
+    /// change any more.
+    pub fn is_final(&self) -> bool {
+        self.sealed
+    }
+
+    /// How many snapshots were rejected.
+    pub fn rejected(&self) -> u32 {
+        self.rejected
+    }
+
+    /// The answered-keys ledger.
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    /// The answered-keys ledger, to record answers.
+    pub fn ledger_mut(&mut self) -> &mut Ledger {
+        &mut self.ledger
+    }
+
+    /// Observes a detailed snapshot's status (from `tasks/get` or a push).
+    pub fn observe(&mut self, claimed: TaskStatus) -> Transition {
+        let from = self.status;
+        if self.sealed {
+            if claimed == from {
+                return Transition::Same;
+            }
+            self.rejected += 1;
+            return Transition::Rejected {
+                current: from,
+                claimed,
+            };
+        }
+        // Unsealed, every change is legal: from `working` or
+        // `input_required` by the table, and from an undetailed terminal
+        // seed because only a read tells how the task stands.
+        debug_assert!(from.is_terminal() || is_legal(from, claimed));
+        self.status = claimed;
+        if claimed.is_terminal() {
+            self.sealed = true;
+        }
+        if from == claimed {
+            Transition::Same
+        } else {
+            Transition::Moved { from, to: claimed }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use TaskStatus::*;
+
+    const ALL: [TaskStatus; 5] = [Working, InputRequired, Completed, Failed, Cancelled];
+
+    #[test]
+    fn the_transition_table() {
+        for from in ALL {
+            for to in ALL {
+                let expected = from == to
+                    || matches!((from, to), (Working, InputRequired) | (InputRequired, Working))
+                    || (!from.is_terminal() && to.is_terminal());
+                assert_eq!(is_legal(from, to), expected, "{from} -> {to}");
+            }
+        }
+    }
+
+    #[test]
+    fn terminal_is_sticky_and_first_wins() {
+        let mut m = Machine::new(Working);
+        assert_eq!(m.observe(Completed), Transition::Moved { from: Working, to: Completed });
+        assert!(m.is_final());
+        assert_eq!(
+            m.observe(Working),
+            Transition::Rejected { current: Completed, claimed: Working }
+        );
+        assert_eq!(
+            m.observe(Failed),
+            Transition::Rejected { current: Completed, claimed: Failed }
+        );
+        assert_eq!(m.status(), Completed);
+        assert_eq!(m.rejected(), 2);
+    }
+
+    #[test]
+    fn an_undetailed_terminal_seed_does_not_seal() {
+        let mut m = Machine::new(Completed);
+        assert!(!m.is_final());
+        assert_eq!(m.observe(Failed), Transition::Moved { from: Completed, to: Failed });
+        assert!(m.is_final());
+        let mut m = Machine::new(Cancelled);
+        assert_eq!(m.observe(Working), Transition::Moved { from: Cancelled, to: Working });
+        assert!(!m.is_final());
+    }
+
+    #[test]
+    fn input_round_trips() {
+        let mut m = Machine::new(Working);
+        assert!(matches!(m.observe(InputRequired), Transition::Moved { .. }));
+        assert_eq!(m.observe(InputRequired), Transition::Same);
+        assert!(matches!(m.observe(Working), Transition::Moved { .. }));
+        assert!(!m.is_final());
+    }
+}

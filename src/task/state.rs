@@ -1,0 +1,45 @@
+//! The states a task handle can be in.
+//
+// Design notes: what the types do not guard.
+// - A `Task<Pending>` may already be finished on the server; the type says
+//   what the client last observed, not what is true now.
+// - Cancellation is cooperative and eventually consistent: after `cancel()`
+//   the task may still complete or fail.
+// - `tasks/update` is eventually consistent too: right after an answer the
+//   server may still report the same `input_required` snapshot. The ledger
+//   hides answered keys, so such a task reads as `Pending`.
+
+use crate::protocol::InputRequests;
+use crate::task::Outcome;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A state of a [`Task`](crate::Task) handle. Sealed: the three states
+/// below are all there is.
+pub trait State: sealed::Sealed + Send + Sync + 'static {}
+
+/// The task is working (or waiting for the server to apply answers).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Pending {}
+
+/// The task waits for answers to these input requests (the unanswered ones).
+#[derive(Debug)]
+pub struct InputRequired {
+    pub(crate) requests: InputRequests,
+}
+
+/// The task has ended; the outcome says how.
+#[derive(Debug)]
+pub struct Finished {
+    pub(crate) outcome: Outcome,
+}
+
+impl sealed::Sealed for Pending {}
+impl sealed::Sealed for InputRequired {}
+impl sealed::Sealed for Finished {}
+impl State for Pending {}
+impl State for InputRequired {}
+impl State for Finished {}

@@ -1,0 +1,125 @@
+//! The poll loop.
+
+use std::time::Duration;
+
+use tokio::time::{Instant, sleep_until};
+
+use crate::error::{Error, Kind, Result};
+use crate::input::InputHandlers;
+use crate::protocol::{InputRequests, InputResponses};
+use crate::task::handle::Core;
+use crate::task::{InputMode, Outcome};
+
+/// The first retry of a failed read comes this long after it.
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+
+/// What a handle knows after a read, before it is typed.
+#[derive(Debug)]
+pub(crate) enum Observed {
+    Pending,
+    InputRequired(InputRequests),
+    Finished(Outcome),
+}
+
+/// When a wait ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Goal {
+    /// At the end of the task, answering input per the input mode.
+    Finish,
+    /// At the next change of status or status message.
+    Change,
+    /// At the end of the task, never answering input (after a cancel).
+    Settle,
+}
+
+/// Waits until `goal`, updating `observed` as snapshots arrive. On `Err`,
+/// `observed` and `core` still describe the task: the caller returns the
+/// handle with the error.
+pub(crate) async fn wait(core: &mut Core, observed: &mut Observed, goal: Goal) -> Result<()> {
+    let started = Instant::now();
+    let deadline = started + core.settings.timeout;
+    let first = (core.snapshot.status, core.snapshot.status_message.clone());
+    let mut retry_at: Option<Instant> = None;
+    let mut backoff = FIRST_BACKOFF;
+    loop {
+        match observed {
+            Observed::Finished(_) => return Ok(()),
+            Observed::InputRequired(_) if goal == Goal::Change => return Ok(()),
+            Observed::InputRequired(requests) if goal == Goal::Finish => {
+                let handlers = core.client().handlers().clone();
+                if core.settings.input == InputMode::Manual
+                    || !requests.values().all(|r| handlers.can_answer(r))
+                {
+                    // Stop here: the caller gets Task<InputRequired>.
+                    return Ok(());
+                }
+                answer(core, &handlers, requests).await?;
+                *observed = Observed::Pending;
+            }
+            Observed::InputRequired(_) | Observed::Pending => {
+                if goal == Goal::Change
+                    && (core.snapshot.status, core.snapshot.status_message.clone()) != first
+                {
+                    return Ok(());
+                }
+            }
+        }
+
+        let now = Instant::now();
+        let next_read = retry_at.take().unwrap_or_else(|| match core.last_read {
+            Some(at) => at + core.interval(),
+            None => now,
+        });
+        let expiry = core.expires_at.filter(|at| *at <= next_read);
+        let wake = expiry.unwrap_or(next_read);
+        if wake > deadline {
+            sleep_until(deadline).await;
+            return Err(Error::new(Kind::Deadline(core.settings.timeout)).with_task(core.task_id()));
+        }
+        sleep_until(wake).await;
+        if expiry.is_some() {
+            core.send_cancel().await?;
+            *observed = Observed::Finished(Outcome::Expired);
+            return Ok(());
+        }
+
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let timeout = core.settings.request_timeout().min(remaining).max(Duration::from_millis(1));
+        match core.read_within(timeout).await {
+            Ok(Some(next)) => {
+                backoff = FIRST_BACKOFF;
+                *observed = next;
+            }
+            Ok(None) => backoff = FIRST_BACKOFF,
+            Err(e) if retryable(core, &e) => {
+                tracing::debug!(task = %core.task_id(), "tasks/get failed, retrying in {backoff:?}: {e}");
+                retry_at = Some(Instant::now() + backoff);
+                backoff = (backoff * 2).min(core.interval().max(FIRST_BACKOFF));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Reads are idempotent: retry timeouts and transport failures, unless the
+/// connection is gone for good.
+fn retryable(core: &Core, e: &Error) -> bool {
+    (e.is_timeout() || e.is_transport()) && core.client().closed_reason().is_none()
+}
+
+/// Answers every request with the handlers (in key order) and sends one
+/// `tasks/update`. Keys are recorded only once the server acknowledged.
+async fn answer(core: &mut Core, handlers: &InputHandlers, requests: &InputRequests) -> Result<()> {
+    let id = core.task_id().clone();
+    let mut responses = InputResponses::new();
+    for (key, request) in requests {
+        let response = handlers.answer(key, request).await.map_err(|e| e.with_task(&id))?;
+        responses.insert(key.clone(), response);
+    }
+    let timeout = core.settings.request_timeout();
+    core.client()
+        .update_task_within(&id, &responses, Some(timeout))
+        .await?;
+    core.machine.ledger_mut().record(&responses);
+    Ok(())
+}
