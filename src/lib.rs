@@ -1,8 +1,13 @@
-#![warn(missing_docs, missing_debug_implementations, unreachable_pub, rust_2018_idioms)]
+#![warn(
+    missing_docs,
+    missing_debug_implementations,
+    unreachable_pub,
+    rust_2018_idioms
+)]
 #![deny(unused_must_use)]
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
-#![doc(test(attr(deny(warnings))))]
+#![doc(test(attr(deny(warnings), allow(dead_code, unused_variables))))]
 //! A typestate client for long-running MCP tool calls.
 //!
 //! MCP servers can answer a `tools/call` with a durable *task* instead of a

@@ -50,8 +50,10 @@ impl Client {
                 None => return Ok(tools),
             }
         }
-        Err(Error::protocol(format!("tools/list did not end after {MAX_PAGES} pages"))
-            .with_method("tools/list"))
+        Err(
+            Error::protocol(format!("tools/list did not end after {MAX_PAGES} pages"))
+                .with_method("tools/list"),
+        )
     }
 
     /// Calls a tool and returns its result, whatever shape the server
@@ -147,9 +149,17 @@ impl Client {
         id: &TaskId,
         timeout: Option<Duration>,
     ) -> Result<DetailedTask> {
-        let params = GetTaskParams { task_id: id.clone() };
+        let params = GetTaskParams {
+            task_id: id.clone(),
+        };
         let raw = self
-            .send("tasks/get", Some(id.expose()), &params, Declare::Tasks, timeout)
+            .send(
+                "tasks/get",
+                Some(id.expose()),
+                &params,
+                Declare::Tasks,
+                timeout,
+            )
             .await
             .map_err(|e| e.with_task(id))?;
         let task = decode_task_snapshot(raw.get()).map_err(|e| {
@@ -200,8 +210,11 @@ impl Client {
             )
             .await
             .map_err(|e| e.with_task(id))?;
-        decode_ack(raw.get(), "tasks/update")
-            .map_err(|e| Error::protocol(e.to_string()).with_method("tasks/update").with_task(id))
+        decode_ack(raw.get(), "tasks/update").map_err(|e| {
+            Error::protocol(e.to_string())
+                .with_method("tasks/update")
+                .with_task(id)
+        })
     }
 
     /// Asks the server to cancel a task (`tasks/cancel`). Cooperative: the
@@ -214,13 +227,28 @@ impl Client {
         self.cancel_task_within(id, None).await
     }
 
-    pub(crate) async fn cancel_task_within(&self, id: &TaskId, timeout: Option<Duration>) -> Result<()> {
-        let params = CancelTaskParams { task_id: id.clone() };
+    pub(crate) async fn cancel_task_within(
+        &self,
+        id: &TaskId,
+        timeout: Option<Duration>,
+    ) -> Result<()> {
+        let params = CancelTaskParams {
+            task_id: id.clone(),
+        };
         let raw = self
-            .send("tasks/cancel", Some(id.expose()), &params, Declare::Tasks, timeout)
+            .send(
+                "tasks/cancel",
+                Some(id.expose()),
+                &params,
+                Declare::Tasks,
+                timeout,
+            )
             .await
             .map_err(|e| e.with_task(id))?;
-        decode_ack(raw.get(), "tasks/cancel")
-            .map_err(|e| Error::protocol(e.to_string()).with_method("tasks/cancel").with_task(id))
+        decode_ack(raw.get(), "tasks/cancel").map_err(|e| {
+            Error::protocol(e.to_string())
+                .with_method("tasks/cancel")
+                .with_task(id)
+        })
     }
 }

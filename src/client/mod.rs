@@ -292,9 +292,11 @@ impl Client {
         } else {
             Declare::Core
         };
-        let mut meta = serde_json::to_value(self.meta(declare))
-            .map_err(|e| Error::builder(e.to_string()))?;
-        if let (Some(Value::Object(user)), Value::Object(ours)) = (params.remove("_meta"), &mut meta) {
+        let mut meta =
+            serde_json::to_value(self.meta(declare)).map_err(|e| Error::builder(e.to_string()))?;
+        if let (Some(Value::Object(user)), Value::Object(ours)) =
+            (params.remove("_meta"), &mut meta)
+        {
             ours.extend(user);
         }
         params.insert("_meta".into(), meta);
@@ -353,7 +355,8 @@ impl Client {
                 .await;
             match result {
                 Err(e) if e.is_unsupported_version() && !renegotiated => {
-                    let Some(next) = pick_version(e.rpc_error().and_then(|r| r.data.as_ref()), &version)
+                    let Some(next) =
+                        pick_version(e.rpc_error().and_then(|r| r.data.as_ref()), &version)
                     else {
                         return Err(e.with_method(method));
                     };
@@ -410,13 +413,16 @@ fn static_method(method: &str) -> Option<&'static str> {
 /// client speaks and did not just try.
 fn pick_version(data: Option<&Value>, tried: &str) -> Option<&'static str> {
     let supported = data?.get("supported")?.as_array()?;
-    KNOWN_VERSIONS.iter().copied().find(|v| {
-        *v != tried && supported.iter().any(|s| s.as_str() == Some(v))
-    })
+    KNOWN_VERSIONS
+        .iter()
+        .copied()
+        .find(|v| *v != tried && supported.iter().any(|s| s.as_str() == Some(v)))
 }
 
-pub(crate) fn decode<T: serde::de::DeserializeOwned>(raw: &RawValue, method: &'static str) -> Result<T> {
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(
+    raw: &RawValue,
+    method: &'static str,
+) -> Result<T> {
     serde_json::from_str(raw.get())
         .map_err(|e| Error::protocol(format!("malformed {method} result: {e}")).with_method(method))
 }
-

@@ -73,9 +73,16 @@ impl Shared {
     fn dispatch(&self, msg: Message) {
         match msg {
             Message::Response { id, result } => self.complete(&id, Reply::Result(result)),
-            Message::Error { id: Some(id), error } => self.complete(&id, Reply::Error(error)),
+            Message::Error {
+                id: Some(id),
+                error,
+            } => self.complete(&id, Reply::Error(error)),
             Message::Error { id: None, error } => {
-                tracing::warn!(code = error.code, "the server sent an error without an id: {}", error.message);
+                tracing::warn!(
+                    code = error.code,
+                    "the server sent an error without an id: {}",
+                    error.message
+                );
             }
             Message::Notification { method, params } => self.route(method, params),
             Message::Request { method, .. } => {
@@ -149,7 +156,9 @@ fn cancelled_request_id(params: &RawValue) -> Option<RequestId> {
     struct P {
         request_id: RequestId,
     }
-    serde_json::from_str::<P>(params.get()).ok().map(|p| p.request_id)
+    serde_json::from_str::<P>(params.get())
+        .ok()
+        .map(|p| p.request_id)
 }
 
 /// The client's end of a connection. Dropping the last clone closes it.
@@ -239,7 +248,11 @@ impl Connection {
     }
 
     /// Sends a notification (best effort: waits for queue space, never for the peer).
-    pub(crate) async fn notify<P: Serialize>(&self, method: &'static str, params: P) -> Result<(), Error> {
+    pub(crate) async fn notify<P: Serialize>(
+        &self,
+        method: &'static str,
+        params: P,
+    ) -> Result<(), Error> {
         let json = serde_json::to_string(&OutNotification {
             jsonrpc: "2.0",
             method,
@@ -372,7 +385,11 @@ impl Drop for Subscription {
     }
 }
 
-async fn write_loop<S: MessageSink>(mut sink: S, mut rx: mpsc::Receiver<Outbound>, shared: Arc<Shared>) {
+async fn write_loop<S: MessageSink>(
+    mut sink: S,
+    mut rx: mpsc::Receiver<Outbound>,
+    shared: Arc<Shared>,
+) {
     while let Some(msg) = rx.recv().await {
         if let Err(e) = sink.send(msg).await {
             shared.close(format!("could not send to the server: {e}"));

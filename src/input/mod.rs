@@ -189,7 +189,12 @@ impl InputHandlers {
         let failed = |e: BoxError| {
             Error::input(format!("the handler for input {key:?} failed: {e}")).with_source(e)
         };
-        let missing = || Error::input(format!("no handler for input {key:?} ({})", request.method()));
+        let missing = || {
+            Error::input(format!(
+                "no handler for input {key:?} ({})",
+                request.method()
+            ))
+        };
         let response: InputResponse = match request {
             InputRequest::Elicitation(ElicitRequest::Form {
                 message,
@@ -224,8 +229,9 @@ impl InputHandlers {
             }
             _ => return Err(missing()),
         };
-        validate(request, &response)
-            .map_err(|why| Error::input(format!("the answer to input {key:?} is invalid: {why}")))?;
+        validate(request, &response).map_err(|why| {
+            Error::input(format!("the answer to input {key:?} is invalid: {why}"))
+        })?;
         Ok(response)
     }
 }

@@ -17,34 +17,39 @@ use crate::protocol::{ElicitAction, ElicitRequest, InputRequest, InputResponse};
 /// - roots: every URI starts with `file://`.
 pub fn validate(request: &InputRequest, response: &InputResponse) -> Result<(), String> {
     match (request, response) {
-        (InputRequest::Elicitation(ElicitRequest::Form { requested_schema, .. }), InputResponse::Elicit(r)) => {
-            match (r.action, &r.content) {
-                (ElicitAction::Accept, content) => {
-                    let empty = serde_json::Map::new();
-                    let content = content.as_ref().unwrap_or(&empty);
-                    for (k, v) in content {
-                        let ok = match v {
-                            Value::String(_) | Value::Number(_) | Value::Bool(_) => true,
-                            Value::Array(items) => items.iter().all(Value::is_string),
-                            _ => false,
-                        };
-                        if !ok {
-                            return Err(format!("field {k:?} is not a string, number, boolean or list of strings"));
-                        }
+        (
+            InputRequest::Elicitation(ElicitRequest::Form {
+                requested_schema, ..
+            }),
+            InputResponse::Elicit(r),
+        ) => match (r.action, &r.content) {
+            (ElicitAction::Accept, content) => {
+                let empty = serde_json::Map::new();
+                let content = content.as_ref().unwrap_or(&empty);
+                for (k, v) in content {
+                    let ok = match v {
+                        Value::String(_) | Value::Number(_) | Value::Bool(_) => true,
+                        Value::Array(items) => items.iter().all(Value::is_string),
+                        _ => false,
+                    };
+                    if !ok {
+                        return Err(format!(
+                            "field {k:?} is not a string, number, boolean or list of strings"
+                        ));
                     }
-                    if let Some(required) = requested_schema.get("required").and_then(Value::as_array) {
-                        for name in required.iter().filter_map(Value::as_str) {
-                            if !content.contains_key(name) {
-                                return Err(format!("required field {name:?} is missing"));
-                            }
-                        }
-                    }
-                    Ok(())
                 }
-                (_, Some(_)) => Err("content is only sent with action accept".into()),
-                (_, None) => Ok(()),
+                if let Some(required) = requested_schema.get("required").and_then(Value::as_array) {
+                    for name in required.iter().filter_map(Value::as_str) {
+                        if !content.contains_key(name) {
+                            return Err(format!("required field {name:?} is missing"));
+                        }
+                    }
+                }
+                Ok(())
             }
-        }
+            (_, Some(_)) => Err("content is only sent with action accept".into()),
+            (_, None) => Ok(()),
+        },
         (InputRequest::Elicitation(ElicitRequest::Url { .. }), InputResponse::Elicit(r)) => {
             if r.content.is_some() {
                 Err("a URL elicitation is answered without content".into())
@@ -65,7 +70,11 @@ pub fn validate(request: &InputRequest, response: &InputResponse) -> Result<(), 
                 Value::Array(items) => !items.is_empty() && items.iter().all(typed),
                 _ => false,
             };
-            if ok { Ok(()) } else { Err("content is not a content block".into()) }
+            if ok {
+                Ok(())
+            } else {
+                Err("content is not a content block".into())
+            }
         }
         (InputRequest::Roots(_), InputResponse::Roots(r)) => {
             match r.roots.iter().find(|root| !root.uri.starts_with("file://")) {
@@ -76,7 +85,10 @@ pub fn validate(request: &InputRequest, response: &InputResponse) -> Result<(), 
         (InputRequest::Other { method, .. }, _) => {
             Err(format!("{method} is not a request this client can answer"))
         }
-        (request, _) => Err(format!("the answer is of the wrong kind for {}", request.method())),
+        (request, _) => Err(format!(
+            "the answer is of the wrong kind for {}",
+            request.method()
+        )),
     }
 }
 
@@ -100,7 +112,10 @@ mod tests {
         assert!(validate(&form(), &ElicitResult::cancel().into()).is_ok());
         let missing = validate(&form(), &ElicitResult::accept(json!({})).into());
         assert!(missing.unwrap_err().contains("\"ok\""));
-        let nested = validate(&form(), &ElicitResult::accept(json!({"ok": {"x": 1}})).into());
+        let nested = validate(
+            &form(),
+            &ElicitResult::accept(json!({"ok": {"x": 1}})).into(),
+        );
         assert!(nested.is_err());
         let mut decline = ElicitResult::decline();
         decline.content = Some(serde_json::Map::new());
@@ -120,7 +135,12 @@ mod tests {
         assert!(validate(&form(), &roots.clone().into()).is_err());
         let req = InputRequest::Roots(Default::default());
         assert!(validate(&req, &roots.into()).is_ok());
-        let bad = ListRootsResult { roots: vec![Root { uri: "/tmp".into(), name: None }] };
+        let bad = ListRootsResult {
+            roots: vec![Root {
+                uri: "/tmp".into(),
+                name: None,
+            }],
+        };
         assert!(validate(&req, &bad.into()).is_err());
     }
 
@@ -138,9 +158,15 @@ mod tests {
             stop_reason: None,
         };
         assert!(validate(&req, &good.clone().into()).is_ok());
-        let no_model = CreateMessageResult { model: String::new(), ..good.clone() };
+        let no_model = CreateMessageResult {
+            model: String::new(),
+            ..good.clone()
+        };
         assert!(validate(&req, &no_model.into()).is_err());
-        let bad_role = CreateMessageResult { role: "system".into(), ..good };
+        let bad_role = CreateMessageResult {
+            role: "system".into(),
+            ..good
+        };
         assert!(validate(&req, &bad_role.into()).is_err());
     }
 }

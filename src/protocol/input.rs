@@ -365,7 +365,9 @@ mod tests {
             "params": {"message": "Name?", "requestedSchema": {"type": "object"}}
         }))
         .unwrap();
-        assert!(matches!(r, InputRequest::Elicitation(ElicitRequest::Form { ref message, .. }) if message == "Name?"));
+        assert!(
+            matches!(r, InputRequest::Elicitation(ElicitRequest::Form { ref message, .. }) if message == "Name?")
+        );
     }
 
     #[test]

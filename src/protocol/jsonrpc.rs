@@ -211,18 +211,6 @@ pub(crate) struct OutNotification<'a, P: Serialize> {
     pub(crate) params: P,
 }
 
-/// A response as written on the wire (used by the test kit's server).
-#[cfg_attr(not(feature = "test-util"), allow(dead_code))]
-#[derive(Serialize)]
-pub(crate) struct OutResponse<'a, R: Serialize> {
-    pub(crate) jsonrpc: &'static str,
-    pub(crate) id: &'a RequestId,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) result: Option<R>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) error: Option<&'a RpcError>,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,14 +218,28 @@ mod tests {
     #[test]
     fn classifies_envelopes() {
         let m = Message::from_json(r#"{"jsonrpc":"2.0","id":3,"result":{"a":1}}"#).unwrap();
-        assert!(matches!(m, Message::Response { id: RequestId::Number(3), .. }));
-        let m = Message::from_json(r#"{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"no"}}"#)
-            .unwrap();
-        assert!(matches!(m, Message::Error { id: Some(RequestId::String(_)), error } if error.code == -32601));
-        let m = Message::from_json(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#)
-            .unwrap();
+        assert!(matches!(
+            m,
+            Message::Response {
+                id: RequestId::Number(3),
+                ..
+            }
+        ));
+        let m = Message::from_json(
+            r#"{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"no"}}"#,
+        )
+        .unwrap();
+        assert!(
+            matches!(m, Message::Error { id: Some(RequestId::String(_)), error } if error.code == -32601)
+        );
+        let m = Message::from_json(
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#,
+        )
+        .unwrap();
         assert!(matches!(m, Message::Error { id: None, .. }));
-        let m = Message::from_json(r#"{"jsonrpc":"2.0","method":"notifications/tasks","params":{}}"#).unwrap();
+        let m =
+            Message::from_json(r#"{"jsonrpc":"2.0","method":"notifications/tasks","params":{}}"#)
+                .unwrap();
         assert!(matches!(m, Message::Notification { .. }));
         assert!(Message::from_json(r#"{"jsonrpc":"2.0","id":1}"#).is_err());
         assert!(Message::from_json("[1,2]").is_err());

@@ -182,7 +182,10 @@ mod tests {
     #[test]
     fn with_tasks_keeps_other_extensions() {
         let mut caps = ClientCapabilities::default();
-        caps.extensions = Some(BTreeMap::from([("x/y".to_owned(), serde_json::json!({"a":1}))]));
+        caps.extensions = Some(BTreeMap::from([(
+            "x/y".to_owned(),
+            serde_json::json!({"a":1}),
+        )]));
         let caps = caps.with_tasks().with_tasks();
         let ext = caps.extensions.as_ref().unwrap();
         assert_eq!(ext.len(), 2);
@@ -193,7 +196,10 @@ mod tests {
     fn empty_elicitation_means_form_only() {
         let e = ElicitationCapability::default();
         assert!(e.supports_form() && !e.supports_url());
-        let e = ElicitationCapability { form: None, url: Some(Map::new()) };
+        let e = ElicitationCapability {
+            form: None,
+            url: Some(Map::new()),
+        };
         assert!(!e.supports_form() && e.supports_url());
     }
 }

@@ -163,21 +163,30 @@ mod tests {
 
     #[test]
     fn absent_result_type_is_complete() {
-        assert_eq!(ResultType::of(r#"{"content":[]}"#).unwrap(), ResultType::Complete);
+        assert_eq!(
+            ResultType::of(r#"{"content":[]}"#).unwrap(),
+            ResultType::Complete
+        );
         assert!(ResultType::of(r#"{"resultType":"later"}"#).is_err());
     }
 
     #[test]
     fn task_needs_the_declaration() {
         let json = r#"{"resultType":"task","taskId":"t","status":"working","ttlMs":null}"#;
-        assert!(matches!(CallToolResponse::decode(json, true), Ok(CallToolResponse::Task(_))));
+        assert!(matches!(
+            CallToolResponse::decode(json, true),
+            Ok(CallToolResponse::Task(_))
+        ));
         assert!(CallToolResponse::decode(json, false).is_err());
     }
 
     #[test]
     fn empty_input_required_is_invalid() {
         assert!(CallToolResponse::decode(r#"{"resultType":"input_required"}"#, true).is_err());
-        let r = CallToolResponse::decode(r#"{"resultType":"input_required","requestState":"s"}"#, true);
+        let r = CallToolResponse::decode(
+            r#"{"resultType":"input_required","requestState":"s"}"#,
+            true,
+        );
         assert!(matches!(r, Ok(CallToolResponse::InputRequired(_))));
     }
 }

@@ -3,9 +3,9 @@
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 
+use super::Task;
 use super::handle::TaskError;
 use super::state::{Finished, InputRequired, Pending};
-use super::Task;
 use crate::protocol::{TaskId, TaskStatus};
 
 /// A task handle in whichever state the server's answer put it.
@@ -13,7 +13,7 @@ use crate::protocol::{TaskId, TaskStatus};
 /// Returned by [`TaskBuilder::call_tool`](crate::TaskBuilder::call_tool),
 /// `refresh`, `next` and `respond`. Match on it, or `.await` it to drive the
 /// task to its end.
-#[must_use = "a task runs on the server until it ends: finish it, cancel it, or keep its reference()"]
+#[must_use = "a task handle is how to act on a task: finish or cancel it, keep its reference(), or read its outcome()"]
 #[derive(Debug)]
 pub enum TaskState {
     /// Working: wait with `finish()`/`next()`, or `cancel()`.

@@ -9,12 +9,12 @@ use tokio::time::Instant;
 
 use super::handle::{Core, Snapshot};
 use super::{Outcome, TaskRef, TaskState};
+use crate::Client;
 use crate::client::call::Called;
 use crate::error::{Error, Result};
 use crate::protocol::TaskStatus;
 use crate::task::machine::Machine;
 use crate::wait::Observed;
-use crate::Client;
 
 /// How a wait treats the server's input requests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -163,8 +163,16 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
         let arguments = match serde_json::to_value(arguments) {
             Ok(Value::Null) => None,
             Ok(v @ Value::Object(_)) => Some(v),
-            Ok(_) => return Err(Error::builder("tool arguments must serialize to a JSON object")),
-            Err(e) => return Err(Error::builder(format!("tool arguments do not serialize: {e}"))),
+            Ok(_) => {
+                return Err(Error::builder(
+                    "tool arguments must serialize to a JSON object",
+                ));
+            }
+            Err(e) => {
+                return Err(Error::builder(format!(
+                    "tool arguments do not serialize: {e}"
+                )));
+            }
         };
         let called = settings
             .client

@@ -14,6 +14,7 @@ use super::builder::Settings;
 use super::machine::{Machine, Transition};
 use super::state::{Finished, InputRequired, Pending, State};
 use super::{Outcome, TaskRef, TaskState};
+use crate::Client;
 use crate::error::{Error, Result};
 use crate::input::validate;
 use crate::protocol::{
@@ -21,7 +22,6 @@ use crate::protocol::{
     TaskPayload, TaskStatus,
 };
 use crate::wait::{self, Goal, Observed};
-use crate::Client;
 
 /// What the client last saw of a task, without its payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,6 +126,7 @@ impl Core {
 
     /// Applies a detailed snapshot. `None` when the machine rejected it.
     pub(crate) fn apply(&mut self, task: DetailedTask) -> Option<Observed> {
+        let was_final = self.machine.is_final();
         match self.machine.observe(task.status()) {
             Transition::Rejected { current, claimed } => {
                 tracing::warn!(
@@ -134,7 +135,8 @@ impl Core {
                 );
                 return None;
             }
-            Transition::Same if self.machine.is_final() => return None,
+            // A repeat of the final snapshot: the first one won.
+            Transition::Same if was_final => return None,
             Transition::Same | Transition::Moved { .. } => {}
         }
         self.snapshot = Snapshot::from_detailed(&task);
@@ -238,7 +240,7 @@ impl Drop for Core {
 /// Dropping a handle stops local waiting only; the task runs on on the
 /// server. With [`TaskBuilder::cancel_on_drop`](crate::TaskBuilder::cancel_on_drop),
 /// dropping an unfinished handle sends `tasks/cancel` in the background.
-#[must_use = "a task runs on the server until it ends: finish it, cancel it, or keep its reference()"]
+#[must_use = "a task handle is how to act on a task: finish or cancel it, keep its reference(), or read its outcome()"]
 pub struct Task<S: State> {
     pub(crate) core: Core,
     pub(crate) state: S,
@@ -376,7 +378,9 @@ async fn cancel_and_settle(core: Core, observed: Observed) -> Finish {
     let (core, observed, r) = drive(core, observed, Goal::Settle).await;
     match r {
         // Gone after an acknowledged cancel: the server dropped it.
-        Err(e) if e.is_task_not_found() => settle(core, Observed::Finished(Outcome::Cancelled), Ok(())),
+        Err(e) if e.is_task_not_found() => {
+            settle(core, Observed::Finished(Outcome::Cancelled), Ok(()))
+        }
         r => settle(core, observed, r),
     }
 }
@@ -406,7 +410,13 @@ impl Task<Pending> {
         match core.read().await {
             Ok(Some(observed)) => Ok(core.into_state(observed)),
             Ok(None) => Ok(core.into_state(Observed::Pending)),
-            Err(e) => Err(TaskError::new(e, Task { core, state: Pending {} })),
+            Err(e) => Err(TaskError::new(
+                e,
+                Task {
+                    core,
+                    state: Pending {},
+                },
+            )),
         }
     }
 
@@ -521,8 +531,18 @@ impl Task<InputRequired> {
         let mut core = self.core;
         let timeout = core.settings.request_timeout();
         let id = core.task_id().clone();
-        if let Err(e) = core.client().update_task_within(&id, &responses, Some(timeout)).await {
-            return Err(TaskError::new(e, Task { core, state: self.state }));
+        if let Err(e) = core
+            .client()
+            .update_task_within(&id, &responses, Some(timeout))
+            .await
+        {
+            return Err(TaskError::new(
+                e,
+                Task {
+                    core,
+                    state: self.state,
+                },
+            ));
         }
         core.machine.ledger_mut().record(&responses);
         let open = core.machine.ledger().unanswered(&self.state.requests);
@@ -543,7 +563,8 @@ impl Task<InputRequired> {
                 .requests
                 .get(key)
                 .ok_or_else(|| format!("input {key:?} is not outstanding"))?;
-            validate(request, response).map_err(|why| format!("the answer to {key:?} is invalid: {why}"))?;
+            validate(request, response)
+                .map_err(|why| format!("the answer to {key:?} is invalid: {why}"))?;
         }
         Ok(())
     }
@@ -558,7 +579,13 @@ impl Task<InputRequired> {
         match core.read().await {
             Ok(Some(observed)) => Ok(core.into_state(observed)),
             Ok(None) => Ok(core.into_state(Observed::InputRequired(self.state.requests))),
-            Err(e) => Err(TaskError::new(e, Task { core, state: self.state })),
+            Err(e) => Err(TaskError::new(
+                e,
+                Task {
+                    core,
+                    state: self.state,
+                },
+            )),
         }
     }
 
@@ -569,8 +596,12 @@ impl Task<InputRequired> {
     ///
     /// As [`Task::<Pending>::finish`].
     pub async fn finish(self) -> Finish {
-        let (core, observed, r) =
-            drive(self.core, Observed::InputRequired(self.state.requests), Goal::Finish).await;
+        let (core, observed, r) = drive(
+            self.core,
+            Observed::InputRequired(self.state.requests),
+            Goal::Finish,
+        )
+        .await;
         settle(core, observed, r)
     }
 
@@ -659,4 +690,3 @@ impl IntoFuture for Task<InputRequired> {
         Box::pin(self.finish())
     }
 }
-

@@ -148,7 +148,10 @@ mod tests {
         for from in ALL {
             for to in ALL {
                 let expected = from == to
-                    || matches!((from, to), (Working, InputRequired) | (InputRequired, Working))
+                    || matches!(
+                        (from, to),
+                        (Working, InputRequired) | (InputRequired, Working)
+                    )
                     || (!from.is_terminal() && to.is_terminal());
                 assert_eq!(is_legal(from, to), expected, "{from} -> {to}");
             }
@@ -158,15 +161,27 @@ mod tests {
     #[test]
     fn terminal_is_sticky_and_first_wins() {
         let mut m = Machine::new(Working);
-        assert_eq!(m.observe(Completed), Transition::Moved { from: Working, to: Completed });
+        assert_eq!(
+            m.observe(Completed),
+            Transition::Moved {
+                from: Working,
+                to: Completed
+            }
+        );
         assert!(m.is_final());
         assert_eq!(
             m.observe(Working),
-            Transition::Rejected { current: Completed, claimed: Working }
+            Transition::Rejected {
+                current: Completed,
+                claimed: Working
+            }
         );
         assert_eq!(
             m.observe(Failed),
-            Transition::Rejected { current: Completed, claimed: Failed }
+            Transition::Rejected {
+                current: Completed,
+                claimed: Failed
+            }
         );
         assert_eq!(m.status(), Completed);
         assert_eq!(m.rejected(), 2);
@@ -176,10 +191,22 @@ mod tests {
     fn an_undetailed_terminal_seed_does_not_seal() {
         let mut m = Machine::new(Completed);
         assert!(!m.is_final());
-        assert_eq!(m.observe(Failed), Transition::Moved { from: Completed, to: Failed });
+        assert_eq!(
+            m.observe(Failed),
+            Transition::Moved {
+                from: Completed,
+                to: Failed
+            }
+        );
         assert!(m.is_final());
         let mut m = Machine::new(Cancelled);
-        assert_eq!(m.observe(Working), Transition::Moved { from: Cancelled, to: Working });
+        assert_eq!(
+            m.observe(Working),
+            Transition::Moved {
+                from: Cancelled,
+                to: Working
+            }
+        );
         assert!(!m.is_final());
     }
 

@@ -1,1 +1,252 @@
-//! stub
+//! A scripted, in-process MCP 2026-07-28 server with the Tasks extension,
+//! for testing code that runs tools and tasks.
+//!
+//! [`TestServer`] speaks the protocol on the wire like a real server: it
+//! answers `server/discover`, pages `tools/list`, runs [`ScriptedTool`]s
+//! (immediate results, multi round-trip input, tasks following a
+//! [`TaskScript`]), serves `tasks/get`, `tasks/update` and `tasks/cancel`,
+//! and pushes `notifications/tasks` on `subscriptions/listen` streams. Every
+//! request it receives is recorded for assertions.
+//!
+//! Everything runs on tokio's clock, so tests can use
+//! `#[tokio::test(start_paused = true)]` and take no real time.
+//!
+//! ```
+//! use std::time::Duration;
+//! use mcp_tasks::protocol::CallToolResult;
+//! use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let server = TestServer::new()
+//!     .tool(ScriptedTool::immediate("echo", CallToolResult::text("hi")))
+//!     .tool(ScriptedTool::task(
+//!         "export",
+//!         TaskScript::new()
+//!             .poll_interval(Duration::from_millis(100))
+//!             .complete(Duration::from_secs(1), CallToolResult::text("exported")),
+//!     ));
+//! let transport = server.connect(); // hand this to the client
+//! # drop(transport);
+//! assert_eq!(server.count("tools/call"), 0);
+//! # }
+//! ```
+//!
+//! Tasks belong to the server, not to a connection: a task created on one
+//! connection can be read from another (as after a reconnect). Listen streams
+//! belong to their connection and end with it.
+
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+
+use tracing::warn;
+
+use crate::protocol::{PROTOCOL_VERSION, TaskId};
+use crate::transport::memory::{self, MemoryTransport};
+use crate::transport::{LineTransport, Transport};
+
+mod record;
+mod script;
+mod serve;
+mod tasks;
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_tasks;
+
+pub use record::RecordedRequest;
+pub use script::{ScriptedTool, TaskScript};
+
+/// The default `tools/list` page size.
+const DEFAULT_PAGE_SIZE: usize = 50;
+
+/// A scripted MCP 2026-07-28 server with the Tasks extension. See the
+/// [module documentation](self).
+///
+/// Configure it with the builder methods before serving; clones share the
+/// recorded requests, the tasks and the subscriptions.
+#[derive(Clone)]
+pub struct TestServer {
+    config: Arc<Config>,
+    shared: Arc<tasks::Shared>,
+}
+
+#[derive(Debug, Clone)]
+struct Config {
+    tools: Vec<ScriptedTool>,
+    page_size: usize,
+    supported_versions: Vec<String>,
+    accept_listen_task_ids: bool,
+    listen_supported: bool,
+}
+
+impl fmt::Debug for TestServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.shared.lock();
+        f.debug_struct("TestServer")
+            .field(
+                "tools",
+                &self
+                    .config
+                    .tools
+                    .iter()
+                    .map(|t| t.name())
+                    .collect::<Vec<_>>(),
+            )
+            .field("tasks", &state.task_ids().len())
+            .field("requests", &state.requests().len())
+            .field("open_subscriptions", &state.open_subscriptions())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for TestServer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TestServer {
+    /// A server with no tools that speaks `2026-07-28`, advertises `tools`
+    /// and the Tasks extension, and names itself `mcp-tasks-test-server`
+    /// with this crate's version.
+    pub fn new() -> Self {
+        TestServer {
+            config: Arc::new(Config {
+                tools: Vec::new(),
+                page_size: DEFAULT_PAGE_SIZE,
+                supported_versions: vec![PROTOCOL_VERSION.to_owned()],
+                accept_listen_task_ids: true,
+                listen_supported: true,
+            }),
+            shared: tasks::Shared::new(),
+        }
+    }
+
+    fn config(&mut self) -> &mut Config {
+        Arc::make_mut(&mut self.config)
+    }
+
+    /// Adds a tool (replacing one of the same name). `tools/list` shows tools
+    /// in the order they were added.
+    pub fn tool(mut self, tool: ScriptedTool) -> Self {
+        let tools = &mut self.config().tools;
+        match tools.iter_mut().find(|t| t.name() == tool.name()) {
+            Some(existing) => *existing = tool,
+            None => tools.push(tool),
+        }
+        self
+    }
+
+    /// How many tools one `tools/list` page holds (default 50; at least 1).
+    /// The cursor is the index of the next tool, as a string.
+    pub fn page_size(mut self, n: usize) -> Self {
+        self.config().page_size = n.max(1);
+        self
+    }
+
+    /// The protocol versions the server accepts (default `["2026-07-28"]`).
+    ///
+    /// A request whose `_meta` names another version is answered with
+    /// `-32022` and `data: {"supported": [...], "requested": "<version>"}`.
+    pub fn supported_versions<I, S>(mut self, versions: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.config().supported_versions = versions.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Whether listen acknowledgements keep `taskIds` (default `true`).
+    ///
+    /// With `false` the acknowledgement drops `taskIds` and nothing is pushed,
+    /// as servers that do not push task updates behave.
+    pub fn accept_listen_task_ids(mut self, accept: bool) -> Self {
+        self.config().accept_listen_task_ids = accept;
+        self
+    }
+
+    /// Whether `subscriptions/listen` exists (default `true`); without it the
+    /// method is answered with `-32601`.
+    pub fn listen_supported(mut self, yes: bool) -> Self {
+        self.config().listen_supported = yes;
+        self
+    }
+
+    /// Serves a new in-memory connection and returns the client's end.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime (the server runs on a spawned task).
+    pub fn connect(&self) -> MemoryTransport {
+        let (client, server) = memory::pair();
+        let this = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = this.serve(server).await {
+                warn!("test server: the connection failed: {e}");
+            }
+        });
+        client
+    }
+
+    /// Serves one connection until the peer closes it.
+    ///
+    /// Requests are handled concurrently; responses and notifications go out
+    /// in the order they are produced.
+    ///
+    /// # Errors
+    ///
+    /// When the transport fails to open or to read.
+    pub async fn serve<T: Transport>(&self, transport: T) -> io::Result<()> {
+        self.run_connection(transport).await
+    }
+
+    /// Serves this process's stdin and stdout, one JSON message per line,
+    /// until stdin closes. Useful to run the test server as a child process.
+    ///
+    /// # Errors
+    ///
+    /// When reading stdin fails.
+    pub async fn serve_stdio(&self) -> io::Result<()> {
+        self.serve(LineTransport::new(tokio::io::stdin(), tokio::io::stdout()))
+            .await
+    }
+
+    /// Every request and notification received so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.lock().requests().to_vec()
+    }
+
+    /// How many requests or notifications with this method were received.
+    pub fn count(&self, method: &str) -> usize {
+        self.shared
+            .lock()
+            .requests()
+            .iter()
+            .filter(|r| r.method == method)
+            .count()
+    }
+
+    /// The ids of the tasks created so far, in order (expired ones included).
+    pub fn task_ids(&self) -> Vec<TaskId> {
+        self.shared.lock().task_ids().to_vec()
+    }
+
+    /// Gracefully ends every open listen stream: each gets its final response
+    /// `{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId": <id>}}`.
+    pub fn end_subscriptions(&self) {
+        self.shared.lock().end_subscriptions();
+    }
+
+    /// How many listen streams are open.
+    pub fn open_subscriptions(&self) -> usize {
+        self.shared.lock().open_subscriptions()
+    }
+
+    /// How many `notifications/tasks` were sent so far, over all streams.
+    pub fn pushes(&self) -> usize {
+        self.shared.lock().pushes()
+    }
+}

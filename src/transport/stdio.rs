@@ -150,10 +150,7 @@ impl Transport for Stdio {
             cmd.current_dir(dir);
         }
         let mut child = cmd.spawn().map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("could not start {:?}: {e}", self.program),
-            )
+            io::Error::new(e.kind(), format!("could not start {:?}: {e}", self.program))
         })?;
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");

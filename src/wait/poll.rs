@@ -84,7 +84,11 @@ pub(crate) async fn wait(core: &mut Core, observed: &mut Observed, goal: Goal) -
         }
 
         let remaining = deadline.saturating_duration_since(Instant::now());
-        let timeout = core.settings.request_timeout().min(remaining).max(Duration::from_millis(1));
+        let timeout = core
+            .settings
+            .request_timeout()
+            .min(remaining)
+            .max(Duration::from_millis(1));
         match core.read_within(timeout).await {
             Ok(Some(next)) => {
                 backoff = FIRST_BACKOFF;
@@ -113,7 +117,10 @@ async fn answer(core: &mut Core, handlers: &InputHandlers, requests: &InputReque
     let id = core.task_id().clone();
     let mut responses = InputResponses::new();
     for (key, request) in requests {
-        let response = handlers.answer(key, request).await.map_err(|e| e.with_task(&id))?;
+        let response = handlers
+            .answer(key, request)
+            .await
+            .map_err(|e| e.with_task(&id))?;
         responses.insert(key.clone(), response);
     }
     let timeout = core.settings.request_timeout();

@@ -1,0 +1,514 @@
+//! The connection loop and the request handlers.
+
+use std::collections::HashMap;
+use std::io;
+
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+use tokio::task::{AbortHandle, JoinSet};
+use tokio::time::Instant;
+use tracing::{debug, warn};
+
+use super::TestServer;
+use super::record::{RecordedRequest, declares_tasks};
+use super::script::Behavior;
+use super::tasks::{self, TaskError};
+use crate::protocol::{
+    CallToolResult, InputRequests, InputResponse, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION,
+    META_SERVER_INFO, Message, RequestId, RpcError, TASKS_EXTENSION, Tool, error_codes,
+};
+use crate::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
+
+/// The name in the server's `serverInfo`.
+const SERVER_NAME: &str = "mcp-tasks-test-server";
+/// Freshness hint of cacheable results, in milliseconds.
+const CACHE_TTL_MS: u64 = 60_000;
+
+const DISCOVER: &str = "server/discover";
+const TOOLS_LIST: &str = "tools/list";
+const TOOLS_CALL: &str = "tools/call";
+const TASKS_GET: &str = "tasks/get";
+const TASKS_UPDATE: &str = "tasks/update";
+const TASKS_CANCEL: &str = "tasks/cancel";
+const LISTEN: &str = "subscriptions/listen";
+const CANCELLED: &str = "notifications/cancelled";
+
+// `protocol::jsonrpc::{OutResponse, OutNotification}` live in a private
+// module, so the envelopes are built here.
+
+/// A JSON-RPC response, ready for the writer.
+pub(super) fn response(id: &RequestId, result: Value) -> Outbound {
+    let json = json!({ "jsonrpc": "2.0", "id": id, "result": result });
+    Outbound::new(json.to_string(), "")
+}
+
+fn error_response(id: &RequestId, error: &RpcError) -> Outbound {
+    let json = json!({ "jsonrpc": "2.0", "id": id, "error": error });
+    Outbound::new(json.to_string(), "")
+}
+
+/// A JSON-RPC notification, ready for the writer.
+pub(super) fn notification(method: &str, params: Value) -> Outbound {
+    let json = json!({ "jsonrpc": "2.0", "method": method, "params": params });
+    Outbound::new(json.to_string(), method)
+}
+
+fn invalid(message: impl Into<String>) -> RpcError {
+    RpcError::new(error_codes::INVALID_PARAMS, message)
+}
+
+fn task_not_found() -> RpcError {
+    invalid("task not found")
+}
+
+fn tasks_required() -> RpcError {
+    RpcError::new(
+        error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        "this request needs the Tasks extension declared in clientCapabilities",
+    )
+    .with_data(json!({ "requiredCapabilities": { "extensions": { TASKS_EXTENSION: {} } } }))
+}
+
+fn server_info() -> Value {
+    json!({ "name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION") })
+}
+
+/// Adds `resultType` and `_meta.serverInfo` to a result object.
+fn finish(value: Value, result_type: &str, with_info: bool) -> Value {
+    let mut object = match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    object.insert("resultType".into(), json!(result_type));
+    if with_info {
+        let meta = object
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.insert(META_SERVER_INFO.into(), server_info());
+        }
+    }
+    Value::Object(object)
+}
+
+fn call_result(result: &CallToolResult) -> Value {
+    finish(
+        serde_json::to_value(result).unwrap_or_default(),
+        "complete",
+        false,
+    )
+}
+
+fn input_required(requests: &InputRequests, state: Option<&str>) -> Value {
+    let mut body = json!({ "inputRequests": requests });
+    if let Some(state) = state {
+        body["requestState"] = json!(state);
+    }
+    finish(body, "input_required", false)
+}
+
+/// One connection's way back to the client.
+#[derive(Debug, Clone)]
+struct Conn {
+    id: u64,
+    tx: mpsc::UnboundedSender<Outbound>,
+}
+
+impl TestServer {
+    /// Serves one connection until the peer closes it.
+    pub(super) async fn run_connection<T: Transport>(&self, transport: T) -> io::Result<()> {
+        let (mut sink, mut stream) = transport.connect().await?;
+        let (tx, mut rx) = mpsc::unbounded_channel::<Outbound>();
+        let writer = tokio::spawn(async move {
+            while let Some(message) = rx.recv().await {
+                if let Err(e) = sink.send(message).await {
+                    debug!("test server: the client stopped reading: {e}");
+                    break;
+                }
+            }
+            sink.close().await;
+        });
+        let conn = Conn {
+            id: self.shared.lock().next_conn(),
+            tx,
+        };
+        let mut handlers = JoinSet::new();
+        let mut in_flight: HashMap<RequestId, AbortHandle> = HashMap::new();
+        let outcome = loop {
+            let inbound = match stream.recv().await {
+                Ok(Some(inbound)) => inbound,
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            };
+            while let Some(done) = handlers.try_join_next() {
+                if let Err(e) = done {
+                    warn!("test server: a request handler failed: {e}");
+                }
+            }
+            match inbound {
+                Inbound::Message(text) => {
+                    self.receive(&conn, &text, &mut handlers, &mut in_flight);
+                }
+                Inbound::Invalid(why) => warn!("test server: skipping an invalid message: {why}"),
+            }
+        };
+        // Stop the handlers first, so none can open a listen stream afterwards.
+        handlers.shutdown().await;
+        self.shared.lock().drop_connection(conn.id);
+        drop(conn);
+        // The writer ends once every sender (handlers, subscriptions) is gone.
+        let _ = writer.await;
+        outcome
+    }
+
+    /// Records and dispatches one message.
+    fn receive(
+        &self,
+        conn: &Conn,
+        text: &str,
+        handlers: &mut JoinSet<()>,
+        in_flight: &mut HashMap<RequestId, AbortHandle>,
+    ) {
+        let message = match Message::from_json(text) {
+            Ok(message) => message,
+            Err(e) => {
+                warn!("test server: skipping a malformed message: {e}");
+                return;
+            }
+        };
+        let parse = |raw: Option<Box<serde_json::value::RawValue>>| {
+            raw.and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
+                .unwrap_or(Value::Null)
+        };
+        match message {
+            Message::Request { id, method, params } => {
+                let params = parse(params);
+                self.record(&method, Some(id.clone()), &params);
+                let server = self.clone();
+                let conn = conn.clone();
+                let key = id.clone();
+                let handle = handlers.spawn(async move {
+                    if let Some(reply) = server.handle_request(&conn, &id, &method, &params) {
+                        // A send error means the connection is closing; nothing to do.
+                        let _ = conn.tx.send(reply);
+                    }
+                });
+                in_flight.retain(|_, h| !h.is_finished());
+                in_flight.insert(key, handle);
+            }
+            Message::Notification { method, params } => {
+                let params = parse(params);
+                self.record(&method, None, &params);
+                if method != CANCELLED {
+                    debug!("test server: ignoring notification {method}");
+                    return;
+                }
+                let Some(target) = params
+                    .get("requestId")
+                    .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok())
+                else {
+                    warn!("test server: notifications/cancelled without a requestId");
+                    return;
+                };
+                if self.shared.lock().unsubscribe(conn.id, &target) {
+                    debug!("test server: the client ended listen stream {target}");
+                }
+                if let Some(handle) = in_flight.remove(&target) {
+                    handle.abort();
+                }
+            }
+            Message::Response { .. } | Message::Error { .. } => {
+                warn!("test server: clients never send responses; ignoring one");
+            }
+        }
+    }
+
+    fn record(&self, method: &str, id: Option<RequestId>, params: &Value) {
+        self.shared.lock().record(RecordedRequest {
+            method: method.to_owned(),
+            id,
+            params: params.clone(),
+            at: Instant::now(),
+        });
+    }
+
+    /// The reply to one request; `None` for a listen stream (answered later, if ever).
+    fn handle_request(
+        &self,
+        conn: &Conn,
+        id: &RequestId,
+        method: &str,
+        params: &Value,
+    ) -> Option<Outbound> {
+        match self.dispatch(conn, id, method, params) {
+            Ok(Some(result)) => Some(response(id, result)),
+            Ok(None) => None,
+            Err(error) => Some(error_response(id, &error)),
+        }
+    }
+
+    fn dispatch(
+        &self,
+        conn: &Conn,
+        id: &RequestId,
+        method: &str,
+        params: &Value,
+    ) -> Result<Option<Value>, RpcError> {
+        let known = [
+            DISCOVER,
+            TOOLS_LIST,
+            TOOLS_CALL,
+            TASKS_GET,
+            TASKS_UPDATE,
+            TASKS_CANCEL,
+        ]
+        .contains(&method)
+            || (method == LISTEN && self.config.listen_supported);
+        if !known {
+            let mut error = RpcError::new(
+                error_codes::METHOD_NOT_FOUND,
+                format!("method not found: {method}"),
+            );
+            if method == "initialize" {
+                error = error.with_data(json!({ "supported": self.config.supported_versions }));
+            }
+            return Err(error);
+        }
+        self.check_meta(params)?;
+        let tasks_declared = declares_tasks(params);
+        let result = match method {
+            DISCOVER => self.discover(),
+            TOOLS_LIST => self.list_tools(params)?,
+            TOOLS_CALL => self.call_tool(params, tasks_declared)?,
+            TASKS_GET => {
+                let task = self.task_param(params, tasks_declared)?;
+                let snapshot = self
+                    .shared
+                    .lock()
+                    .snapshot(task)
+                    .ok_or_else(task_not_found)?;
+                finish(
+                    serde_json::to_value(snapshot).unwrap_or_default(),
+                    "complete",
+                    true,
+                )
+            }
+            TASKS_UPDATE => {
+                let task = self.task_param(params, tasks_declared)?;
+                let Some(Value::Object(responses)) = params.get("inputResponses") else {
+                    return Err(invalid("tasks/update needs an `inputResponses` object"));
+                };
+                self.shared
+                    .lock()
+                    .update(task, responses)
+                    .map_err(|e| match e {
+                        TaskError::NotFound => task_not_found(),
+                        TaskError::Invalid(message) => invalid(message),
+                    })?;
+                finish(json!({}), "complete", true)
+            }
+            TASKS_CANCEL => {
+                let task = self.task_param(params, tasks_declared)?;
+                tasks::cancel(&self.shared, task).map_err(|_| task_not_found())?;
+                finish(json!({}), "complete", true)
+            }
+            _ => {
+                self.listen(conn, id, params, tasks_declared)?;
+                return Ok(None);
+            }
+        };
+        Ok(Some(result))
+    }
+
+    /// Every request needs `_meta` with a supported protocol version and client capabilities.
+    fn check_meta(&self, params: &Value) -> Result<(), RpcError> {
+        let meta = params
+            .get("_meta")
+            .filter(|m| m.is_object())
+            .ok_or_else(|| {
+                invalid("params._meta is required (protocolVersion and clientCapabilities)")
+            })?;
+        let version = meta
+            .get(META_PROTOCOL_VERSION)
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid(format!("_meta[{META_PROTOCOL_VERSION:?}] is required")))?;
+        if !meta
+            .get(META_CLIENT_CAPABILITIES)
+            .is_some_and(Value::is_object)
+        {
+            return Err(invalid(format!(
+                "_meta[{META_CLIENT_CAPABILITIES:?}] must be an object"
+            )));
+        }
+        if !self.config.supported_versions.iter().any(|v| v == version) {
+            return Err(RpcError::new(
+                error_codes::UNSUPPORTED_PROTOCOL_VERSION,
+                format!("unsupported protocol version {version}"),
+            )
+            .with_data(json!({
+                "supported": self.config.supported_versions,
+                "requested": version,
+            })));
+        }
+        Ok(())
+    }
+
+    fn discover(&self) -> Value {
+        finish(
+            json!({
+                "supportedVersions": self.config.supported_versions,
+                "capabilities": { "tools": {}, "extensions": { TASKS_EXTENSION: {} } },
+                "ttlMs": CACHE_TTL_MS,
+                "cacheScope": "public",
+            }),
+            "complete",
+            true,
+        )
+    }
+
+    fn list_tools(&self, params: &Value) -> Result<Value, RpcError> {
+        let tools = &self.config.tools;
+        let start = match params.get("cursor") {
+            None | Some(Value::Null) => 0,
+            Some(Value::String(cursor)) => cursor
+                .parse::<usize>()
+                .ok()
+                .filter(|i| *i <= tools.len())
+                .ok_or_else(|| invalid("invalid cursor"))?,
+            Some(_) => return Err(invalid("invalid cursor")),
+        };
+        let end = start.saturating_add(self.config.page_size).min(tools.len());
+        let page: Vec<&Tool> = tools[start..end].iter().map(|t| &t.tool).collect();
+        let mut body = json!({
+            "tools": page,
+            "ttlMs": CACHE_TTL_MS,
+            "cacheScope": "public",
+        });
+        if end < tools.len() {
+            body["nextCursor"] = json!(end.to_string());
+        }
+        Ok(finish(body, "complete", true))
+    }
+
+    fn call_tool(&self, params: &Value, tasks_declared: bool) -> Result<Value, RpcError> {
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid("tools/call needs a string `name`"))?;
+        let tool = self
+            .config
+            .tools
+            .iter()
+            .find(|t| t.tool.name == name)
+            .ok_or_else(|| invalid(format!("unknown tool: {name}")))?;
+        match &tool.behavior {
+            Behavior::Immediate(result) => Ok(call_result(result)),
+            Behavior::InputRequired {
+                requests,
+                request_state,
+                result,
+            } => mrtr(params, requests, request_state.as_deref(), result),
+            Behavior::InputForever(requests) => Ok(input_required(requests, None)),
+            Behavior::Task(_) if !tasks_declared => Err(tasks_required()),
+            Behavior::Task(script) => {
+                let created = tasks::create_task(&self.shared, script);
+                Ok(finish(
+                    serde_json::to_value(created).unwrap_or_default(),
+                    "task",
+                    false,
+                ))
+            }
+        }
+    }
+
+    /// `params.taskId` of a `tasks/*` request, once the extension is known to be declared.
+    fn task_param<'p>(&self, params: &'p Value, tasks_declared: bool) -> Result<&'p str, RpcError> {
+        if !tasks_declared {
+            return Err(tasks_required());
+        }
+        params
+            .get("taskId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid("a string `taskId` is required"))
+    }
+
+    fn listen(
+        &self,
+        conn: &Conn,
+        id: &RequestId,
+        params: &Value,
+        tasks_declared: bool,
+    ) -> Result<(), RpcError> {
+        let filter = params
+            .get("notifications")
+            .filter(|f| f.is_object())
+            .ok_or_else(|| invalid("subscriptions/listen needs a `notifications` object"))?;
+        let task_ids = match filter.get("taskIds") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(ids)) => Some(
+                ids.iter()
+                    .map(|v| v.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<String>>>()
+                    .ok_or_else(|| invalid("notifications.taskIds must be strings"))?,
+            ),
+            Some(_) => return Err(invalid("notifications.taskIds must be an array")),
+        };
+        if task_ids.is_some() && !tasks_declared {
+            return Err(tasks_required());
+        }
+        self.shared.lock().subscribe(
+            conn.id,
+            id.clone(),
+            conn.tx.clone(),
+            task_ids.as_deref(),
+            self.config.accept_listen_task_ids,
+        );
+        Ok(())
+    }
+}
+
+/// A `tools/call` of an MRTR tool (see [`ScriptedTool::input_required`](super::ScriptedTool::input_required)).
+fn mrtr(
+    params: &Value,
+    requests: &InputRequests,
+    state: Option<&str>,
+    result: &CallToolResult,
+) -> Result<Value, RpcError> {
+    let responses = match params.get("inputResponses") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(map)) => Some(map),
+        Some(_) => return Err(invalid("inputResponses must be an object")),
+    };
+    let sent_state = match params.get("requestState") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(_) => return Err(invalid("requestState must be a string")),
+    };
+    if responses.is_none() && sent_state.is_none() {
+        return Ok(input_required(requests, state));
+    }
+    if sent_state != state {
+        return Err(invalid("requestState was altered"));
+    }
+    let mut answers = Map::new();
+    let mut missing = InputRequests::new();
+    for (key, request) in requests {
+        match responses.and_then(|r| r.get(key)) {
+            Some(answer) => {
+                serde_json::from_value::<InputResponse>(answer.clone())
+                    .map_err(|e| invalid(format!("inputResponses[{key:?}] is malformed: {e}")))?;
+                answers.insert(key.clone(), answer.clone());
+            }
+            None => {
+                missing.insert(key.clone(), request.clone());
+            }
+        }
+    }
+    if !missing.is_empty() {
+        return Ok(input_required(&missing, state));
+    }
+    let done = result
+        .clone()
+        .with_structured(json!({ "inputResponses": answers }));
+    Ok(call_result(&done))
+}
