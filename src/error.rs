@@ -115,10 +115,6 @@ impl Error {
         self
     }
 
-    pub(crate) fn kind(&self) -> &Kind {
-        &self.inner.kind
-    }
-
     /// One request got no answer within its timeout.
     pub fn is_timeout(&self) -> bool {
         matches!(self.inner.kind, Kind::Timeout(_))

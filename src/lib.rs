@@ -92,7 +92,7 @@ pub use client::{Client, ClientBuilder, client_builder};
 pub use error::{BoxError, Error, Result};
 pub use task::{
     Finished, InputMode, InputRequired, Outcome, Pending, Snapshot, State, Task, TaskBuilder,
-    TaskError, TaskRef, TaskState,
+    TaskError, TaskRef, TaskState, Updates,
 };
 
 #[cfg(doctest)]

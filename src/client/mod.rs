@@ -1,7 +1,7 @@
 //! The MCP client: one connection, shared by every clone and task handle.
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -17,7 +17,10 @@ use crate::transport::Transport;
 pub(crate) mod call;
 pub(crate) mod rpc;
 
-use rpc::Connection;
+use rpc::{Connection, Subscription};
+
+use crate::protocol::{ListenParams, SubscriptionFilter, TaskId};
+use crate::wait::listen::Watcher;
 
 /// Protocol versions this client can speak, preferred first.
 const KNOWN_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
@@ -73,6 +76,16 @@ struct Inner {
     max_input_rounds: usize,
     server_id: Option<String>,
     discovered: OnceCell<DiscoverResult>,
+    watcher: OnceLock<Watcher>,
+}
+
+/// A client held weakly (by the listen watcher, which must not keep it alive).
+pub(crate) struct WeakClient(Weak<Inner>);
+
+impl WeakClient {
+    pub(crate) fn upgrade(&self) -> Option<Client> {
+        self.0.upgrade().map(|inner| Client { inner })
+    }
 }
 
 impl fmt::Debug for Client {
@@ -159,6 +172,7 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
                 max_input_rounds: config.max_input_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS),
                 server_id: config.server_id,
                 discovered: OnceCell::new(),
+                watcher: OnceLock::new(),
             }),
         })
     }
@@ -232,6 +246,13 @@ impl Client {
                 .and_then(|i| i.get("name"))
                 .and_then(Value::as_str)
         })
+    }
+
+    /// How many requests are waiting for a reply: a gauge for diagnostics
+    /// (it returns to zero once every request has been answered, timed out
+    /// or been dropped).
+    pub fn pending_requests(&self) -> usize {
+        self.inner.conn.pending_len()
     }
 
     /// Why the connection closed, if it has.
@@ -377,8 +398,37 @@ impl Client {
         self.inner.max_input_rounds
     }
 
-    pub(crate) fn connection(&self) -> &Connection {
-        &self.inner.conn
+    /// The client-wide listen watcher, started on first use.
+    pub(crate) fn watcher(&self) -> &Watcher {
+        self.inner.watcher.get_or_init(|| {
+            Watcher::start(
+                WeakClient(Arc::downgrade(&self.inner)),
+                self.inner.request_timeout,
+            )
+        })
+    }
+
+    /// Opens `subscriptions/listen` for these tasks (declaring the extension).
+    pub(crate) async fn open_listen(&self, ids: Vec<TaskId>) -> Result<Subscription> {
+        let params = ListenParams {
+            notifications: SubscriptionFilter {
+                task_ids: Some(ids),
+                ..SubscriptionFilter::default()
+            },
+        };
+        let version = self.protocol_version();
+        let body = WithMeta {
+            params: &params,
+            meta: MetaRef {
+                protocol_version: &version,
+                client_capabilities: &self.inner.capabilities_with_tasks,
+                client_info: &self.inner.info,
+            },
+        };
+        self.inner
+            .conn
+            .subscribe("subscriptions/listen", &body)
+            .await
     }
 }
 

@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::{Error, Kind};
-use crate::protocol::jsonrpc::{OutNotification, OutRequest};
+use crate::protocol::jsonrpc::OutRequest;
 use crate::protocol::{Message, RequestId, RpcError};
 use crate::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
 
@@ -130,7 +130,6 @@ impl Shared {
         }
     }
 
-    #[cfg(test)]
     pub(crate) fn pending_len(&self) -> usize {
         self.tables.lock().unwrap().pending.len()
     }
@@ -247,24 +246,6 @@ impl Connection {
         }
     }
 
-    /// Sends a notification (best effort: waits for queue space, never for the peer).
-    pub(crate) async fn notify<P: Serialize>(
-        &self,
-        method: &'static str,
-        params: P,
-    ) -> Result<(), Error> {
-        let json = serde_json::to_string(&OutNotification {
-            jsonrpc: "2.0",
-            method,
-            params,
-        })
-        .map_err(|e| Error::builder(e.to_string()))?;
-        self.out
-            .send(Outbound::new(json, method))
-            .await
-            .map_err(|_| Error::transport("the connection is closed"))
-    }
-
     /// Opens a listen stream: sends the request and routes notifications
     /// tagged with its id to the returned subscription.
     pub(crate) async fn subscribe<P: Serialize>(
@@ -337,9 +318,9 @@ impl Connection {
         }
     }
 
-    #[cfg(test)]
-    pub(crate) fn shared(&self) -> &Shared {
-        &self.shared
+    /// Requests waiting for a reply.
+    pub(crate) fn pending_len(&self) -> usize {
+        self.shared.pending_len()
     }
 }
 

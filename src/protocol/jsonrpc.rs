@@ -203,14 +203,6 @@ pub(crate) struct OutRequest<'a, P: Serialize> {
     pub(crate) params: P,
 }
 
-/// A notification as written on the wire.
-#[derive(Serialize)]
-pub(crate) struct OutNotification<'a, P: Serialize> {
-    pub(crate) jsonrpc: &'static str,
-    pub(crate) method: &'a str,
-    pub(crate) params: P,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -151,12 +151,6 @@ pub struct RequestMeta {
     pub progress_token: Option<RequestId>,
 }
 
-/// Reads `_meta["io.modelcontextprotocol/subscriptionId"]` from a params object.
-pub(crate) fn subscription_id(params: &Value) -> Option<RequestId> {
-    let id = params.get("_meta")?.get(META_SUBSCRIPTION_ID)?;
-    serde_json::from_value(id.clone()).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,11 +175,13 @@ mod tests {
 
     #[test]
     fn with_tasks_keeps_other_extensions() {
-        let mut caps = ClientCapabilities::default();
-        caps.extensions = Some(BTreeMap::from([(
-            "x/y".to_owned(),
-            serde_json::json!({"a":1}),
-        )]));
+        let caps = ClientCapabilities {
+            extensions: Some(BTreeMap::from([(
+                "x/y".to_owned(),
+                serde_json::json!({"a":1}),
+            )])),
+            ..ClientCapabilities::default()
+        };
         let caps = caps.with_tasks().with_tasks();
         let ext = caps.extensions.as_ref().unwrap();
         assert_eq!(ext.len(), 2);

@@ -187,16 +187,17 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
         };
         let now = Instant::now();
         let seed = created.status;
-        let mut core = Core {
+        let mut core = Box::new(Core {
             id: Some(created.task_id.clone()),
             machine: Machine::new(seed),
             snapshot: Snapshot::from_created(&created),
             last_read: (seed == TaskStatus::Working).then_some(now),
             expires_at: settings.ttl.map(|d| now + d),
             armed: true,
+            watch: None,
             listen_failed: false,
             settings,
-        };
+        });
         tracing::debug!(task = %created.task_id, status = %seed, "tools/call became a task");
         if seed == TaskStatus::Working {
             return Ok(core.into_state(Observed::Pending));
@@ -220,29 +221,30 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
     /// - any request error.
     pub async fn resume(self, task: &TaskRef) -> Result<TaskState> {
         let settings = Arc::new(self.settings());
-        if let (Some(theirs), Some(ours)) = (task.server(), settings.client.server_id()) {
-            if theirs != ours {
-                return Err(Error::builder(format!(
-                    "the task belongs to server {theirs:?}, but this client talks to {ours:?}"
-                ))
-                .with_task(task.task_id()));
-            }
+        if let (Some(theirs), Some(ours)) = (task.server(), settings.client.server_id())
+            && theirs != ours
+        {
+            return Err(Error::builder(format!(
+                "the task belongs to server {theirs:?}, but this client talks to {ours:?}"
+            ))
+            .with_task(task.task_id()));
         }
         let snapshot = settings
             .client
             .get_task_within(task.task_id(), Some(settings.request_timeout()))
             .await?;
         let now = Instant::now();
-        let mut core = Core {
+        let mut core = Box::new(Core {
             id: Some(task.task_id().clone()),
             machine: Machine::new(TaskStatus::Working),
             snapshot: Snapshot::from_detailed(&snapshot),
             last_read: Some(now),
             expires_at: settings.ttl.map(|d| now + d),
             armed: true,
+            watch: None,
             listen_failed: false,
             settings,
-        };
+        });
         let observed = core.apply(snapshot).unwrap_or(Observed::Pending);
         Ok(core.into_state(observed))
     }

@@ -21,6 +21,7 @@ use crate::protocol::{
     CallToolResult, CreateTaskResult, DetailedTask, InputRequests, InputResponses, TaskId,
     TaskPayload, TaskStatus,
 };
+use crate::wait::listen::Watch;
 use crate::wait::{self, Goal, Observed};
 
 /// What the client last saw of a task, without its payload.
@@ -78,13 +79,15 @@ pub(crate) struct Core {
     pub(crate) expires_at: Option<Instant>,
     /// Whether dropping the handle may send `tasks/cancel`.
     pub(crate) armed: bool,
+    /// The registration with the listen watcher, while listening.
+    pub(crate) watch: Option<Watch>,
     /// Listening was tried and fell back to polling for this task.
     pub(crate) listen_failed: bool,
 }
 
 impl Core {
-    pub(crate) fn immediate(settings: Arc<Settings>, status: TaskStatus) -> Core {
-        Core {
+    pub(crate) fn immediate(settings: Arc<Settings>, status: TaskStatus) -> Box<Core> {
+        Box::new(Core {
             settings,
             id: None,
             machine: Machine::finished(status),
@@ -99,8 +102,9 @@ impl Core {
             last_read: None,
             expires_at: None,
             armed: false,
+            watch: None,
             listen_failed: false,
-        }
+        })
     }
 
     pub(crate) fn client(&self) -> &Client {
@@ -170,23 +174,25 @@ impl Core {
     }
 
     /// Builds the handle for what was observed.
-    pub(crate) fn into_state(mut self, observed: Observed) -> TaskState {
+    pub(crate) fn into_state(self: Box<Self>, observed: Observed) -> TaskState {
+        let mut this = self;
         match observed {
             Observed::Pending => TaskState::Pending(Task {
-                core: self,
+                core: this,
                 state: Pending {},
             }),
             Observed::InputRequired(requests) => TaskState::InputRequired(Task {
-                core: self,
+                core: this,
                 state: InputRequired { requests },
             }),
             Observed::Finished(outcome) => {
-                self.armed = false;
+                this.armed = false;
+                this.watch = None;
                 if let Outcome::Expired = outcome {
-                    self.snapshot.status = TaskStatus::Cancelled;
+                    this.snapshot.status = TaskStatus::Cancelled;
                 }
                 TaskState::Finished(Task {
-                    core: self,
+                    core: this,
                     state: Finished { outcome },
                 })
             }
@@ -242,7 +248,8 @@ impl Drop for Core {
 /// dropping an unfinished handle sends `tasks/cancel` in the background.
 #[must_use = "a task handle is how to act on a task: finish or cancel it, keep its reference(), or read its outcome()"]
 pub struct Task<S: State> {
-    pub(crate) core: Core,
+    // Boxed: handles move through every transition and sit in results.
+    pub(crate) core: Box<Core>,
     pub(crate) state: S,
 }
 
@@ -346,14 +353,18 @@ impl<T> From<TaskError<T>> for Error {
 
 type Finish = Result<Task<Finished>, TaskError<TaskState>>;
 
-async fn drive(core: Core, observed: Observed, goal: Goal) -> (Core, Observed, Result<()>) {
+pub(crate) async fn drive(
+    core: Box<Core>,
+    observed: Observed,
+    goal: Goal,
+) -> (Box<Core>, Observed, Result<()>) {
     let mut core = core;
     let mut observed = observed;
     let r = wait::wait(&mut core, &mut observed, goal).await;
     (core, observed, r)
 }
 
-fn settle(core: Core, observed: Observed, r: Result<()>) -> Finish {
+fn settle(core: Box<Core>, observed: Observed, r: Result<()>) -> Finish {
     let state = core.into_state(observed);
     match (r, state) {
         (Ok(()), TaskState::Finished(t)) => Ok(t),
@@ -371,7 +382,7 @@ fn settle(core: Core, observed: Observed, r: Result<()>) -> Finish {
     }
 }
 
-async fn cancel_and_settle(core: Core, observed: Observed) -> Finish {
+async fn cancel_and_settle(core: Box<Core>, observed: Observed) -> Finish {
     if let Err(e) = core.send_cancel().await {
         return Err(TaskError::new(e, core.into_state(observed)));
     }

@@ -29,6 +29,7 @@
 //! | `requests()`, `respond()` (`tasks/update`) | — | yes | — |
 //! | `cancel()`, `cancel_and_wait()` (`tasks/cancel`) | yes | yes | — |
 //! | `reference()` | yes | yes | — |
+//! | `updates()` (a `Stream` of snapshots) | yes | — | — |
 //! | `outcome()`, `into_result()`, `structured()` | — | — | yes |
 //!
 //! Transitions consume the handle. A failed one returns it inside a
@@ -125,6 +126,7 @@ pub mod machine;
 mod outcome;
 mod reference;
 mod state;
+mod updates;
 
 pub use any::TaskState;
 pub use builder::{InputMode, TaskBuilder, task_builder};
@@ -132,3 +134,4 @@ pub use handle::{Snapshot, Task, TaskError};
 pub use outcome::Outcome;
 pub use reference::TaskRef;
 pub use state::{Finished, InputRequired, Pending, State};
+pub use updates::Updates;

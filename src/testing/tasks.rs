@@ -477,10 +477,10 @@ pub(super) fn cancel(shared: &Arc<Shared>, id: &str) -> Result<(), TaskError> {
 
 /// Runs a task's script, step by step, on tokio's clock.
 async fn run(shared: Arc<Shared>, id: String, first_wait: Option<Arc<Notify>>, steps: Vec<Step>) {
-    if let Some(wake) = first_wait {
-        if !wait_for_input(&shared, &id, wake).await {
-            return;
-        }
+    if let Some(wake) = first_wait
+        && !wait_for_input(&shared, &id, wake).await
+    {
+        return;
     }
     for step in steps {
         if !step.after.is_zero() {

@@ -17,6 +17,7 @@
 //! - no sleep past the deadline, and none past the `with_ttl` lifetime
 //!   (which cancels the task and ends with `Outcome::Expired`).
 
+pub(crate) mod listen;
 mod poll;
 
 pub(crate) use poll::{Goal, Observed, wait};

@@ -9,6 +9,7 @@ use crate::input::InputHandlers;
 use crate::protocol::{InputRequests, InputResponses};
 use crate::task::handle::Core;
 use crate::task::{InputMode, Outcome};
+use crate::wait::listen::Push;
 
 /// The first retry of a failed read comes this long after it.
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
@@ -30,6 +31,8 @@ pub(crate) enum Goal {
     Change,
     /// At the end of the task, never answering input (after a cancel).
     Settle,
+    /// At the next change, answering input per the input mode (update streams).
+    Updates,
 }
 
 /// Waits until `goal`, updating `observed` as snapshots arrive. On `Err`,
@@ -39,13 +42,13 @@ pub(crate) async fn wait(core: &mut Core, observed: &mut Observed, goal: Goal) -
     let started = Instant::now();
     let deadline = started + core.settings.timeout;
     let first = (core.snapshot.status, core.snapshot.status_message.clone());
-    let mut retry_at: Option<Instant> = None;
+    let mut read_at: Option<Instant> = None;
     let mut backoff = FIRST_BACKOFF;
     loop {
         match observed {
             Observed::Finished(_) => return Ok(()),
             Observed::InputRequired(_) if goal == Goal::Change => return Ok(()),
-            Observed::InputRequired(requests) if goal == Goal::Finish => {
+            Observed::InputRequired(requests) if matches!(goal, Goal::Finish | Goal::Updates) => {
                 let handlers = core.client().handlers().clone();
                 if core.settings.input == InputMode::Manual
                     || !requests.values().all(|r| handlers.can_answer(r))
@@ -57,7 +60,7 @@ pub(crate) async fn wait(core: &mut Core, observed: &mut Observed, goal: Goal) -
                 *observed = Observed::Pending;
             }
             Observed::InputRequired(_) | Observed::Pending => {
-                if goal == Goal::Change
+                if matches!(goal, Goal::Change | Goal::Updates)
                     && (core.snapshot.status, core.snapshot.status_message.clone()) != first
                 {
                     return Ok(());
@@ -65,25 +68,75 @@ pub(crate) async fn wait(core: &mut Core, observed: &mut Observed, goal: Goal) -
             }
         }
 
-        let now = Instant::now();
-        let next_read = retry_at.take().unwrap_or_else(|| match core.last_read {
-            Some(at) => at + core.interval(),
-            None => now,
-        });
-        let expiry = core.expires_at.filter(|at| *at <= next_read);
-        let wake = expiry.unwrap_or(next_read);
-        if wake > deadline {
-            sleep_until(deadline).await;
-            return Err(Error::new(Kind::Deadline(core.settings.timeout)).with_task(core.task_id()));
+        if core.settings.listen && !core.listen_failed && core.watch.is_none() {
+            let id = core.task_id().clone();
+            core.watch = Some(core.client().watcher().register(id));
         }
-        sleep_until(wake).await;
-        if expiry.is_some() {
+        let listening = core.watch.as_ref().is_some_and(|w| w.confirmed);
+
+        // When to read next: a scheduled retry or read-after-ack, else one
+        // interval after the last read; never while pushes keep us current.
+        let now = Instant::now();
+        let next_read = read_at.or_else(|| match core.last_read {
+            _ if listening => None,
+            Some(at) => Some(at + core.interval()),
+            None => Some(now),
+        });
+        let expiry = core.expires_at;
+        let wake = [next_read, expiry, Some(deadline)]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(deadline);
+
+        let pushed = match core.watch.as_mut() {
+            Some(watch) => tokio::select! {
+                push = watch.recv() => Some(push),
+                () = sleep_until(wake) => None,
+            },
+            None => {
+                sleep_until(wake).await;
+                None
+            }
+        };
+        if let Some(push) = pushed {
+            match push {
+                Push::Accepted => {
+                    if let Some(w) = core.watch.as_mut() {
+                        w.confirmed = true;
+                    }
+                    // Read once after the ack, so a change made before the
+                    // stream opened is not missed.
+                    read_at = Some(Instant::now());
+                }
+                Push::Refused | Push::Ended => {
+                    tracing::debug!(task = %core.task_id(), "not listening; polling instead");
+                    core.watch = None;
+                    core.listen_failed = true;
+                }
+                Push::Lagged => read_at = Some(Instant::now()),
+                Push::Snapshot(task) => {
+                    if let Some(next) = core.apply(*task) {
+                        *observed = next;
+                    }
+                }
+            }
+            continue;
+        }
+
+        let now = Instant::now();
+        if expiry.is_some_and(|at| at <= now) {
             core.send_cancel().await?;
             *observed = Observed::Finished(Outcome::Expired);
             return Ok(());
         }
+        if next_read.is_none_or(|at| at > now) {
+            // Woken by the deadline.
+            return Err(Error::new(Kind::Deadline(core.settings.timeout)).with_task(core.task_id()));
+        }
 
-        let remaining = deadline.saturating_duration_since(Instant::now());
+        read_at = None;
+        let remaining = deadline.saturating_duration_since(now);
         let timeout = core
             .settings
             .request_timeout()
@@ -97,7 +150,7 @@ pub(crate) async fn wait(core: &mut Core, observed: &mut Observed, goal: Goal) -
             Ok(None) => backoff = FIRST_BACKOFF,
             Err(e) if retryable(core, &e) => {
                 tracing::debug!(task = %core.task_id(), "tasks/get failed, retrying in {backoff:?}: {e}");
-                retry_at = Some(Instant::now() + backoff);
+                read_at = Some(Instant::now() + backoff);
                 backoff = (backoff * 2).min(core.interval().max(FIRST_BACKOFF));
             }
             Err(e) => return Err(e),

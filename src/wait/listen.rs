@@ -1,0 +1,346 @@
+//! Listening for task pushes: one client-wide watcher, one stream.
+//!
+//! A listen request's filter is fixed for its lifetime, so watching a new
+//! task means opening a new `subscriptions/listen` with the union of all
+//! watched ids. The watcher does that in one background task per client:
+//!
+//! - registrations that arrive within 10 ms of each other are coalesced into
+//!   one new stream (waits keep polling meanwhile, so nothing is delayed);
+//! - the old stream stays open until the new one is acknowledged, so no push
+//!   falls into the gap, and is then closed (stdio: `notifications/cancelled`);
+//! - pushes are demultiplexed by `taskId` to the handles waiting on them;
+//! - a finished or dropped handle unregisters; with nothing left to watch,
+//!   the stream is closed.
+//!
+//! Cost model: at most two listen streams are open at once (the current one
+//! and its successor while it is being acknowledged), whatever the number of
+//! listening tasks; each batch of new tasks (those registered within 10 ms,
+//! or while the previous stream was being acknowledged) costs one
+//! `subscriptions/listen` request; each push is parsed once and cloned per handle watching that
+//! task. A handle whose queue of pushes is full is told it lagged and reads
+//! the task once instead of the queue growing.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::{Instant, sleep_until};
+
+use crate::client::rpc::{SubEvent, Subscription};
+use crate::client::{Client, WeakClient};
+use crate::protocol::{DetailedTask, SubscriptionAcknowledged, TaskId};
+
+/// Pushes that may wait for one handle before it is told it lagged.
+const PER_TASK_QUEUE: usize = 16;
+/// How long registrations are gathered before a new stream is opened.
+const COALESCE: Duration = Duration::from_millis(10);
+
+/// What a watching handle hears.
+#[derive(Debug)]
+pub(crate) enum Push {
+    /// The stream accepted the task: read it once, then rely on pushes.
+    Accepted,
+    /// The server would not push for this task (or refused to listen): poll.
+    Refused,
+    /// A full snapshot of the task.
+    Snapshot(Box<DetailedTask>),
+    /// Pushes were dropped: read the task once.
+    Lagged,
+    /// The stream ended: poll.
+    Ended,
+}
+
+enum Cmd {
+    Register {
+        key: u64,
+        id: TaskId,
+        tx: mpsc::Sender<Push>,
+        lagged: Arc<AtomicBool>,
+    },
+    Unregister {
+        key: u64,
+    },
+}
+
+/// The client-wide watcher: a handle on its background task.
+pub(crate) struct Watcher {
+    cmds: mpsc::UnboundedSender<Cmd>,
+    next_key: AtomicU64,
+}
+
+/// One handle's registration. Dropping it unregisters.
+pub(crate) struct Watch {
+    key: u64,
+    rx: mpsc::Receiver<Push>,
+    lagged: Arc<AtomicBool>,
+    cmds: mpsc::UnboundedSender<Cmd>,
+    /// The stream accepted the task.
+    pub(crate) confirmed: bool,
+}
+
+impl Watcher {
+    /// Starts the watcher task for `client` (held weakly: the watcher never
+    /// keeps a client alive).
+    pub(crate) fn start(client: WeakClient, ack_timeout: Duration) -> Watcher {
+        let (cmds, rx) = mpsc::unbounded_channel();
+        tokio::spawn(run(client, rx, ack_timeout));
+        Watcher {
+            cmds,
+            next_key: AtomicU64::new(1),
+        }
+    }
+
+    /// Watches `id`; the answer (`Accepted` or `Refused`) comes on the watch.
+    pub(crate) fn register(&self, id: TaskId) -> Watch {
+        let key = self.next_key.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::channel(PER_TASK_QUEUE);
+        let lagged = Arc::new(AtomicBool::new(false));
+        let _ = self.cmds.send(Cmd::Register {
+            key,
+            id,
+            tx,
+            lagged: lagged.clone(),
+        });
+        Watch {
+            key,
+            rx,
+            lagged,
+            cmds: self.cmds.clone(),
+            confirmed: false,
+        }
+    }
+}
+
+impl Watch {
+    /// The next push. `Ended` when the watcher is gone.
+    pub(crate) async fn recv(&mut self) -> Push {
+        if self.lagged.swap(false, Ordering::AcqRel) {
+            return Push::Lagged;
+        }
+        match self.rx.recv().await {
+            Some(push) => push,
+            None => Push::Ended,
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.cmds.send(Cmd::Unregister { key: self.key });
+    }
+}
+
+struct Entry {
+    id: TaskId,
+    tx: mpsc::Sender<Push>,
+    lagged: Arc<AtomicBool>,
+    confirmed: bool,
+}
+
+impl Entry {
+    fn send(&self, push: Push) {
+        if let Err(mpsc::error::TrySendError::Full(_)) = self.tx.try_send(push) {
+            self.lagged.store(true, Ordering::Release);
+        }
+    }
+}
+
+struct Stream {
+    sub: Subscription,
+    accepted: BTreeSet<TaskId>,
+}
+
+#[derive(Default)]
+struct State {
+    entries: HashMap<u64, Entry>,
+    current: Option<Stream>,
+}
+
+impl State {
+    /// Applies a command; `true` when a new stream is needed.
+    fn apply(&mut self, cmd: Cmd) -> bool {
+        match cmd {
+            Cmd::Register {
+                key,
+                id,
+                tx,
+                lagged,
+            } => {
+                let covered = self
+                    .current
+                    .as_ref()
+                    .is_some_and(|s| s.accepted.contains(&id));
+                if covered {
+                    let _ = tx.try_send(Push::Accepted);
+                }
+                self.entries.insert(
+                    key,
+                    Entry {
+                        id,
+                        tx,
+                        lagged,
+                        confirmed: covered,
+                    },
+                );
+                !covered
+            }
+            Cmd::Unregister { key } => {
+                self.entries.remove(&key);
+                false
+            }
+        }
+    }
+
+    fn on_event(&mut self, event: Option<SubEvent>) {
+        match event {
+            Some(SubEvent::Notification { method, params }) if method == "notifications/tasks" => {
+                let Some(params) = params else { return };
+                let task: DetailedTask = match serde_json::from_str(params.get()) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        tracing::warn!("ignoring a malformed notifications/tasks: {e}");
+                        return;
+                    }
+                };
+                let mut targets = self
+                    .entries
+                    .values()
+                    .filter(|e| e.confirmed && e.id == task.task_id)
+                    .peekable();
+                if targets.peek().is_none() {
+                    tracing::debug!(task = %task.task_id, "a push for a task nobody watches");
+                }
+                for entry in targets {
+                    entry.send(Push::Snapshot(Box::new(task.clone())));
+                }
+            }
+            Some(SubEvent::Notification { method, .. }) => {
+                tracing::debug!(%method, "ignoring a notification on the listen stream");
+            }
+            Some(SubEvent::Lagged) => {
+                for entry in self.entries.values().filter(|e| e.confirmed) {
+                    entry.lagged.store(true, Ordering::Release);
+                }
+            }
+            None => {
+                // The server ended the stream: everyone it served polls.
+                self.current = None;
+                for entry in self.entries.values_mut().filter(|e| e.confirmed) {
+                    entry.confirmed = false;
+                    entry.send(Push::Ended);
+                }
+            }
+        }
+    }
+
+    fn ids(&self) -> Vec<TaskId> {
+        let set: BTreeSet<TaskId> = self.entries.values().map(|e| e.id.clone()).collect();
+        set.into_iter().collect()
+    }
+}
+
+async fn next_event(current: &mut Option<Stream>) -> Option<SubEvent> {
+    match current {
+        Some(s) => s.sub.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn run(client: WeakClient, mut cmds: mpsc::UnboundedReceiver<Cmd>, ack_timeout: Duration) {
+    let mut state = State::default();
+    loop {
+        let mut reopen = false;
+        tokio::select! {
+            cmd = cmds.recv() => match cmd {
+                Some(cmd) => reopen = state.apply(cmd),
+                None => return,
+            },
+            event = next_event(&mut state.current) => state.on_event(event),
+        }
+        if reopen {
+            // Coalesce the registrations of a short window into one stream,
+            // serving the current stream meanwhile.
+            let until = Instant::now() + COALESCE;
+            loop {
+                tokio::select! {
+                    cmd = cmds.recv() => match cmd {
+                        Some(cmd) => {
+                            state.apply(cmd);
+                        }
+                        None => return,
+                    },
+                    event = next_event(&mut state.current) => state.on_event(event),
+                    () = sleep_until(until) => break,
+                }
+            }
+            let Some(client) = client.upgrade() else {
+                return;
+            };
+            open(&client, &mut state, ack_timeout).await;
+        }
+        if state.entries.is_empty() {
+            state.current = None;
+        }
+    }
+}
+
+/// Opens a stream for every watched id, keeps serving the old one until
+/// the new one is acknowledged, then switches.
+async fn open(client: &Client, state: &mut State, ack_timeout: Duration) {
+    let ids = state.ids();
+    if ids.is_empty() {
+        return;
+    }
+    let opening = async {
+        let mut sub = client.open_listen(ids).await.ok()?;
+        let ack = tokio::time::timeout(ack_timeout, sub.next()).await.ok()??;
+        match ack {
+            SubEvent::Notification { method, params }
+                if method == "notifications/subscriptions/acknowledged" =>
+            {
+                let ack: SubscriptionAcknowledged = params
+                    .and_then(|p| serde_json::from_str(p.get()).ok())
+                    .unwrap_or_default();
+                let accepted = ack
+                    .notifications
+                    .task_ids
+                    .unwrap_or_default()
+                    .into_iter()
+                    .collect();
+                Some(Stream { sub, accepted })
+            }
+            _ => None,
+        }
+    };
+    tokio::pin!(opening);
+    let opened = loop {
+        tokio::select! {
+            opened = &mut opening => break opened,
+            event = next_event(&mut state.current) => state.on_event(event),
+        }
+    };
+    match opened {
+        Some(stream) => {
+            for entry in state.entries.values_mut() {
+                if stream.accepted.contains(&entry.id) {
+                    if !entry.confirmed {
+                        entry.confirmed = true;
+                        entry.send(Push::Accepted);
+                    }
+                } else {
+                    entry.confirmed = false;
+                    entry.send(Push::Refused);
+                }
+            }
+            // Dropping the old stream closes it on the server.
+            state.current = Some(stream);
+        }
+        None => {
+            for entry in state.entries.values().filter(|e| !e.confirmed) {
+                entry.send(Push::Refused);
+            }
+        }
+    }
+}
