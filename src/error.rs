@@ -58,7 +58,7 @@ pub(crate) enum Kind {
     Input(String),
     #[error("invalid request: {0}")]
     Builder(String),
-    #[error("input is required that no handler answers: {0}")]
+    #[error("input required: {0}")]
     InputRequired(String),
     #[error("the task failed: {0}")]
     TaskFailed(RpcError),

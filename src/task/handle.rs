@@ -371,7 +371,8 @@ fn settle(core: Box<Core>, observed: Observed, r: Result<()>) -> Finish {
         (Err(e), state) => Err(TaskError::new(e, state)),
         (Ok(()), state) => {
             let e = Error::new(crate::error::Kind::InputRequired(
-                "the task waits for input that no installed handler answers".into(),
+                "the task asks for input that no installed handler answers (or input is manual)"
+                    .into(),
             ));
             let e = match state.id() {
                 Some(id) => e.with_task(id),
