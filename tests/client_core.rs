@@ -317,3 +317,108 @@ async fn an_oversized_line_closes_the_connection_with_a_clear_error() {
 fn input_request_constructors_name_their_method() {
     assert_eq!(InputRequest::url("m", "u").method(), "elicitation/create");
 }
+
+/// A transport that loses the reply to its first request, then works.
+mod lossy {
+    use std::io;
+
+    use mcp_tasks::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport, memory};
+
+    /// Loses the reply to the first request of `.1`.
+    pub struct Lossy(pub memory::MemoryTransport, pub &'static str);
+    pub struct Sink(
+        memory::MemorySink,
+        tokio::sync::mpsc::UnboundedSender<Inbound>,
+        Option<&'static str>,
+    );
+    pub struct Stream(
+        memory::MemoryStream,
+        tokio::sync::mpsc::UnboundedReceiver<Inbound>,
+    );
+
+    impl Transport for Lossy {
+        type Sink = Sink;
+        type Stream = Stream;
+        async fn connect(self) -> io::Result<(Sink, Stream)> {
+            let (sink, stream) = self.0.connect().await?;
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            Ok((Sink(sink, tx, Some(self.1)), Stream(stream, rx)))
+        }
+    }
+
+    impl MessageSink for Sink {
+        async fn send(&mut self, m: Outbound) -> io::Result<()> {
+            if self.2 == Some(m.method.as_str()) {
+                self.2 = None;
+                let id = m.id.clone().unwrap();
+                let _ = self.1.send(Inbound::Lost {
+                    id,
+                    reason: "the response stream broke".into(),
+                });
+                return Ok(());
+            }
+            self.0.send(m).await
+        }
+        async fn close(&mut self) {
+            self.0.close().await;
+        }
+    }
+
+    impl MessageStream for Stream {
+        async fn recv(&mut self) -> io::Result<Option<Inbound>> {
+            tokio::select! {
+                Some(lost) = self.1.recv() => Ok(Some(lost)),
+                m = self.0.recv() => m,
+            }
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lost_reply_fails_one_request_and_the_connection_lives_on() {
+    let server = TestServer::new().tool(ScriptedTool::immediate("ping", text("pong")));
+    let client = Client::connect(lossy::Lossy(server.connect(), "tools/call"))
+        .await
+        .unwrap();
+    let e = client.call_tool("ping", json!({})).await.unwrap_err();
+    assert!(e.is_outcome_unknown(), "{e}");
+    assert!(client.closed_reason().is_none());
+    assert_eq!(
+        client
+            .call_tool("ping", json!({}))
+            .await
+            .unwrap()
+            .joined_text(),
+        "pong"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lost_tasks_get_reply_is_retried_within_the_wait() {
+    use mcp_tasks::testing::TaskScript;
+    let server = TestServer::new().tool(ScriptedTool::task(
+        "export",
+        TaskScript::new()
+            .poll_interval(ms(500))
+            .complete(ms(700), text("done")),
+    ));
+    let client = Client::connect(lossy::Lossy(server.connect(), "tasks/get"))
+        .await
+        .unwrap();
+    let started = tokio::time::Instant::now();
+    let done = client
+        .task()
+        .call_tool("export", json!({}))
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    assert_eq!(done.into_result().unwrap().joined_text(), "done");
+    // 500: lost; 600: retried (working); 1100: completed.
+    assert_eq!(started.elapsed(), ms(1100));
+    assert_eq!(
+        server.count("tasks/get"),
+        2,
+        "the lost read never reached the server"
+    );
+}

@@ -91,6 +91,16 @@ impl Shared {
         }
     }
 
+    /// Fails one request (or ends one subscription) whose reply is lost.
+    fn lose(&self, id: &RequestId, reason: String) {
+        let mut t = self.tables.lock().unwrap();
+        if let Some(tx) = t.pending.remove(id) {
+            let _ = tx.send(Err(reason));
+        } else {
+            t.subscriptions.remove(id);
+        }
+    }
+
     fn complete(&self, id: &RequestId, reply: Reply) {
         let mut t = self.tables.lock().unwrap();
         if let Some(tx) = t.pending.remove(id) {
@@ -390,6 +400,7 @@ async fn read_loop<S: MessageStream>(mut stream: S, shared: Arc<Shared>) {
             Ok(Some(Inbound::Invalid(why))) => {
                 tracing::warn!("skipping unreadable input from the server: {why}");
             }
+            Ok(Some(Inbound::Lost { id, reason })) => shared.lose(&id, reason),
             Ok(None) => break "the server closed the connection".to_owned(),
             Err(e) => break format!("reading from the server failed: {e}"),
         }

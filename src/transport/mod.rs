@@ -85,6 +85,16 @@ pub enum Inbound {
     Message(String),
     /// Bytes that are not a message (not UTF-8, say). The client reports and skips them.
     Invalid(String),
+    /// The reply to one request is lost (an HTTP response stream broke, say),
+    /// but the connection lives on. The client fails that request alone with
+    /// a transport error: a read is retried by the wait that sent it, a
+    /// `tools/call` reports [`Error::is_outcome_unknown`](crate::Error::is_outcome_unknown).
+    Lost {
+        /// The request whose reply is lost.
+        id: RequestId,
+        /// Why, for the error message.
+        reason: String,
+    },
 }
 
 /// The sending half of a transport.
