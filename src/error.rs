@@ -221,6 +221,19 @@ impl Error {
         self.inner.method
     }
 
+    /// Servers often echo the task id in their messages ("unknown task:
+    /// <id>"); replace it with its short form so that showing the error
+    /// never shows the secret. Ids under [`MIN_SCRUBBED_ID`] characters
+    /// are left alone: replacing them would garble the text.
+    fn scrub(&self, text: String) -> String {
+        match &self.inner.task_id {
+            Some(id) if id.expose().chars().count() >= MIN_SCRUBBED_ID => {
+                text.replace(id.expose(), &id.redacted())
+            }
+            _ => text,
+        }
+    }
+
     fn rpc_code(&self) -> Option<i64> {
         match &self.inner.kind {
             Kind::Rpc(e) => Some(e.code),
@@ -229,10 +242,25 @@ impl Error {
     }
 }
 
+/// The shortest task id that [`Error::scrub`] hides in server messages.
+const MIN_SCRUBBED_ID: usize = 8;
+
+/// Text shown as is by `Debug`.
+struct Redacted(String);
+
+impl fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("mcp_tasks::Error");
-        d.field("kind", &self.inner.kind);
+        d.field(
+            "kind",
+            &Redacted(self.scrub(format!("{:?}", self.inner.kind))),
+        );
         if let Some(m) = self.inner.method {
             d.field("method", &m);
         }
@@ -251,7 +279,7 @@ impl fmt::Display for Error {
         if let Some(m) = self.inner.method {
             write!(f, "{m}: ")?;
         }
-        write!(f, "{}", self.inner.kind)?;
+        f.write_str(&self.scrub(self.inner.kind.to_string()))?;
         if let Some(id) = &self.inner.task_id {
             write!(f, " (task {id})")?;
         }
@@ -289,6 +317,27 @@ mod tests {
         assert!(e.is_task_not_found() && e.is_rpc());
         let e = Error::rpc(RpcError::new(-32602, "unknown tool")).with_method("tools/call");
         assert!(!e.is_task_not_found());
+    }
+
+    #[test]
+    fn a_task_id_echoed_by_the_server_is_redacted() {
+        let id = TaskId::new("5f0c2a9e-secret-token");
+        let e = Error::rpc(RpcError::new(-32602, "unknown task: 5f0c2a9e-secret-token"))
+            .with_method("tasks/get")
+            .with_task(&id);
+        let text = e.to_string();
+        assert_eq!(
+            text,
+            "tasks/get: the server answered with an error: unknown task: 5f0c… (code -32602) (task 5f0c…)"
+        );
+        assert!(!format!("{e:?}").contains("token"));
+        // The raw error stays available to code that asks for it.
+        assert!(e.rpc_error().unwrap().message.contains("secret-token"));
+        // Short ids are not replaced inside words.
+        let e = Error::rpc(RpcError::new(-32602, "no task x here"))
+            .with_method("tasks/get")
+            .with_task(&TaskId::new("x"));
+        assert!(e.to_string().contains("no task x here"));
     }
 
     #[test]

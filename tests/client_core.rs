@@ -225,6 +225,42 @@ async fn server_exit_fails_every_pending_request() {
     assert!(client.list_tools().await.unwrap_err().is_transport());
 }
 
+/// Servers echo the id in their errors ("unknown task: <id>", as rmcp and
+/// neva do); showing the error must still not show the id.
+#[tokio::test(start_paused = true)]
+async fn a_task_id_echoed_in_a_server_error_is_not_shown() {
+    let (client, mut sink, mut stream) = raw_peer().await;
+    let id = mcp_tasks::protocol::TaskId::new("7d4f3b2a-0c1e-4f5a-9b8c-secret");
+    let get = tokio::spawn({
+        let (c, id) = (client.clone(), id.clone());
+        async move { c.get_task(&id).await }
+    });
+    let sent = next_json(&mut stream).await;
+    let echo = format!(
+        "unknown task: {}",
+        sent["params"]["taskId"].as_str().unwrap()
+    );
+    reply(
+        &mut sink,
+        json!({"jsonrpc": "2.0", "id": sent["id"], "error": {"code": -32602, "message": echo}})
+            .to_string(),
+    )
+    .await;
+    let e = get.await.unwrap().unwrap_err();
+    assert!(e.is_task_not_found(), "{e}");
+    for shown in [e.to_string(), format!("{e:?}")] {
+        assert!(
+            !shown.contains("secret") && shown.contains("7d4f…"),
+            "{shown}"
+        );
+    }
+    assert_eq!(
+        e.rpc_error().unwrap().message,
+        echo,
+        "the raw error is kept"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_lost_tools_call_reply_is_outcome_unknown() {
     let (client, sink, mut stream) = raw_peer().await;
