@@ -1,0 +1,364 @@
+//! A 2026-07-28 Tasks server built on rmcp, the peer of the interop tests.
+//!
+//! ```text
+//! rmcp-peer                 serve on stdin/stdout
+//! rmcp-peer --http ADDR     serve Streamable HTTP at http://ADDR/mcp (port 0: any free port);
+//!                           prints the endpoint URL as the first line of stdout
+//! rmcp-peer --http ADDR --json
+//!                           the same, answering with application/json instead of SSE
+//! ```
+//!
+//! Its tools, one per behaviour the client must handle:
+//!
+//! | tool | with the Tasks extension declared | without it |
+//! |---|---|---|
+//! | `progress` | a task that runs `steps` × `step_ms`, with a status message per step | `-32021` |
+//! | `task_required` | a short task | `-32021` |
+//! | `task_optional` | a task when `work_ms` ≥ 200, else an immediate result | an immediate result |
+//! | `fail` | a task that ends `failed` (code `-32001`); `now: true`: a JSON-RPC error at once | the same error at once |
+//! | `tool_error` | a task that completes with `isError: true` | `-32021` |
+//! | `confirm` | a task that asks an elicitation form (`rounds` of them, keys `confirm`, `note`) | `-32021` |
+//! | `forever` | a task that runs until `tasks/cancel` | `-32021` |
+//! | `short_ttl` | a task with `ttlMs` 300 that needs 10 s: the server fails it at its TTL | `-32021` |
+//!
+//! `subscriptions/listen` is accepted, and rmcp acknowledges it without the
+//! `taskIds` (its filter type has no such field), so clients fall back to polling.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
+    ContentBlock, CreateTaskResult, ElicitationCapability, ErrorCode, GetTaskParams, GetTaskResult,
+    Implementation, InputRequest, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, UpdateTaskParams,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+/// The code of the `fail` tool's JSON-RPC error.
+const BACKEND_DOWN: i32 = -32001;
+
+#[derive(Clone, Default)]
+struct Peer {
+    tasks: TaskManager,
+}
+
+fn text(t: impl Into<String>) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(t.into())])
+}
+
+fn schema(v: Value) -> Arc<JsonObject> {
+    match v {
+        Value::Object(map) => Arc::new(map),
+        _ => unreachable!("tool schemas are objects"),
+    }
+}
+
+fn tool(name: &'static str, description: &'static str, properties: Value) -> Tool {
+    Tool::new(
+        name,
+        description,
+        schema(json!({ "type": "object", "properties": properties })),
+    )
+}
+
+fn tools() -> Vec<Tool> {
+    vec![
+        tool(
+            "progress",
+            "Runs steps × step_ms, reporting each step in the status message.",
+            json!({ "steps": { "type": "integer" }, "step_ms": { "type": "integer" } }),
+        ),
+        tool(
+            "task_required",
+            "Always a task; needs the Tasks extension.",
+            json!({}),
+        ),
+        tool(
+            "task_optional",
+            "A task when the work is long and the client declares tasks; else answers at once.",
+            json!({ "work_ms": { "type": "integer" } }),
+        ),
+        tool(
+            "fail",
+            "Fails with a JSON-RPC error: inside a task, or at once with now=true.",
+            json!({ "now": { "type": "boolean" } }),
+        ),
+        tool(
+            "tool_error",
+            "Completes with a tool error (isError: true).",
+            json!({}),
+        ),
+        tool(
+            "confirm",
+            "Asks the user to confirm (an elicitation form) while the task runs.",
+            json!({ "rounds": { "type": "integer" } }),
+        ),
+        tool("forever", "Runs until cancelled.", json!({})),
+        tool(
+            "short_ttl",
+            "A task whose ttlMs (300) passes long before it finishes.",
+            json!({}),
+        ),
+    ]
+}
+
+fn arg_u64(args: &JsonObject, key: &str, default: u64) -> u64 {
+    args.get(key).and_then(Value::as_u64).unwrap_or(default)
+}
+
+fn needs_tasks() -> ErrorData {
+    ErrorData::missing_required_client_capability(
+        ClientCapabilities::builder().enable_tasks().build(),
+    )
+}
+
+fn backend_down() -> ErrorData {
+    ErrorData::new(
+        ErrorCode(BACKEND_DOWN),
+        "the export backend is unavailable",
+        Some(json!({ "retryAfterMs": 1000 })),
+    )
+}
+
+/// Sleeps, or returns early with `Cancelled` when the task is cancelled.
+async fn work(ctx: &TaskContext, d: Duration) -> Result<(), TaskExit> {
+    tokio::select! {
+        _ = ctx.cancelled() => Err(TaskExit::Cancelled),
+        _ = tokio::time::sleep(d) => Ok(()),
+    }
+}
+
+fn form(message: &str, properties: Value, required: &[&str]) -> Result<InputRequest, TaskExit> {
+    serde_json::from_value(json!({
+        "method": "elicitation/create",
+        "params": {
+            "message": message,
+            "requestedSchema": { "type": "object", "properties": properties, "required": required },
+        },
+    }))
+    .map_err(|e| TaskExit::Error(ErrorData::internal_error(e.to_string(), None)))
+}
+
+/// `confirm`: one or two elicitation rounds, then a summary of the answers.
+async fn confirm(ctx: TaskContext, rounds: u64) -> Result<CallToolResult, TaskExit> {
+    ctx.set_status_message("waiting for confirmation");
+    let request = form(
+        "Export 42 rows?",
+        json!({ "approved": { "type": "boolean" } }),
+        &["approved"],
+    )?;
+    let answer = ctx.request_input("confirm", request).await?;
+    let approved = answer["action"] == "accept" && answer["content"]["approved"] == true;
+    if !approved {
+        return Ok(text(format!("not exported ({})", answer["action"])));
+    }
+    let mut summary = "exported 42 rows".to_owned();
+    if rounds > 1 {
+        ctx.set_status_message("waiting for a note");
+        let request = form(
+            "A note for the audit log?",
+            json!({ "note": { "type": "string" } }),
+            &["note"],
+        )?;
+        let answer = ctx.request_input("note", request).await?;
+        if let Some(note) = answer["content"]["note"].as_str() {
+            summary.push_str(&format!(" (note: {note})"));
+        }
+    }
+    ctx.set_status_message("done");
+    Ok(text(summary))
+}
+
+impl Peer {
+    fn spawn<F, Fut>(&self, options: TaskOptions, op: F) -> CallToolResponse
+    where
+        F: FnOnce(TaskContext) -> Fut,
+        Fut: Future<Output = Result<CallToolResult, TaskExit>> + Send + 'static,
+    {
+        let task = self.tasks.spawn(options, |ctx| Box::pin(op(ctx)));
+        CallToolResponse::Task(CreateTaskResult::new(task))
+    }
+}
+
+fn quick() -> TaskOptions {
+    TaskOptions::new().with_poll_interval_ms(50)
+}
+
+impl ServerHandler for Peer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
+        .with_server_info(Implementation::new("rmcp-peer", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let caps = context.client_capabilities().unwrap_or_default();
+        let tasks = caps.supports_tasks();
+        let args = request.arguments.clone().unwrap_or_default();
+        let name: &str = &request.name;
+        match name {
+            "fail" if args.get("now") == Some(&Value::Bool(true)) || !tasks => Err(backend_down()),
+            "task_optional" => {
+                let work_ms = arg_u64(&args, "work_ms", 0);
+                if tasks && work_ms >= 200 {
+                    Ok(self.spawn(quick(), move |ctx| async move {
+                        work(&ctx, Duration::from_millis(work_ms)).await?;
+                        Ok(text(format!("worked {work_ms} ms in a task")))
+                    }))
+                } else {
+                    tokio::time::sleep(Duration::from_millis(work_ms)).await;
+                    Ok(text(format!("worked {work_ms} ms inline")).into())
+                }
+            }
+            _ if !tasks && tools().iter().any(|t| t.name == name) => Err(needs_tasks()),
+            "progress" => {
+                let steps = arg_u64(&args, "steps", 3);
+                let step_ms = arg_u64(&args, "step_ms", 100);
+                let options = quick().with_status_message("starting");
+                Ok(self.spawn(options, move |ctx| async move {
+                    for i in 1..=steps {
+                        work(&ctx, Duration::from_millis(step_ms)).await?;
+                        ctx.set_status_message(format!("step {i}/{steps}"));
+                    }
+                    let mut result = text(format!("done after {steps} steps"));
+                    result.structured_content = Some(json!({ "steps": steps }));
+                    Ok(result)
+                }))
+            }
+            "task_required" => Ok(self.spawn(quick(), |ctx| async move {
+                work(&ctx, Duration::from_millis(100)).await?;
+                Ok(text("required task done"))
+            })),
+            "fail" => Ok(self.spawn(quick(), |ctx| async move {
+                work(&ctx, Duration::from_millis(100)).await?;
+                Err(TaskExit::Error(backend_down()))
+            })),
+            "tool_error" => Ok(self.spawn(quick(), |ctx| async move {
+                work(&ctx, Duration::from_millis(100)).await?;
+                Ok(CallToolResult::error(vec![ContentBlock::text(
+                    "the table \"orders\" does not exist",
+                )]))
+            })),
+            "confirm" => {
+                let form_ok = caps
+                    .elicitation
+                    .as_ref()
+                    .is_some_and(|e| e.form.is_some() || e.url.is_none());
+                if !form_ok {
+                    let mut required = ClientCapabilities::default();
+                    required.elicitation = Some(ElicitationCapability::new());
+                    return Err(ErrorData::missing_required_client_capability(required));
+                }
+                let rounds = arg_u64(&args, "rounds", 1);
+                Ok(self.spawn(quick(), move |ctx| confirm(ctx, rounds)))
+            }
+            "forever" => Ok(self.spawn(
+                quick().with_status_message("running until cancelled"),
+                |ctx| async move {
+                    ctx.cancelled().await;
+                    Err(TaskExit::Cancelled)
+                },
+            )),
+            "short_ttl" => Ok(self.spawn(quick().with_ttl_ms(300), |ctx| async move {
+                work(&ctx, Duration::from_secs(10)).await?;
+                Ok(text("finished late"))
+            })),
+            _ => Err(ErrorData::invalid_params(
+                Cow::Owned(format!("unknown tool {name:?}")),
+                None,
+            )),
+        }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(self.tasks.get_task(&request.task_id)?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.cancel_task(&request.task_id)
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
+    }
+}
+
+async fn serve_http(addr: &str, json_response: bool) -> std::io::Result<()> {
+    let peer = Peer::default();
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(json_response)
+        .with_sse_keep_alive(None);
+    let service: StreamableHttpService<Peer, LocalSessionManager> =
+        StreamableHttpService::new(move || Ok(peer.clone()), Default::default(), config);
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    let host = match local {
+        std::net::SocketAddr::V4(a) => a.to_string(),
+        std::net::SocketAddr::V6(a) => format!("[{}]:{}", a.ip(), a.port()),
+    };
+    // The first line of stdout is the endpoint; tests read it to connect.
+    println!("http://{host}/mcp");
+    axum::serve(listener, router).await
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().position(|a| a == "--http") {
+        Some(i) => {
+            let addr = args.get(i + 1).map_or("127.0.0.1:0", String::as_str);
+            let json_response = args.iter().any(|a| a == "--json");
+            serve_http(addr, json_response).await?;
+        }
+        None => {
+            let running = Peer::default().serve(rmcp::transport::stdio()).await?;
+            running.waiting().await?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,225 @@
+//! The client against a 2026-07-28 Tasks server built on rmcp: the shared
+//! lifecycle (see `lifecycle`), plus what only this peer offers: task-required
+//! and task-optional tools, the server's own TTL, `-32021`.
+
+use mcp_tasks::protocol::TaskStatus;
+use mcp_tasks::{Outcome, TaskState};
+use serde_json::json;
+
+use crate::lifecycle::BACKEND_DOWN;
+use crate::support::*;
+
+pub async fn discover(peer: &Peer) {
+    let client = peer.client().await;
+    let found = client.discover().await.expect("server/discover");
+    assert!(found.capabilities.supports_tasks(), "{found:?}");
+    assert_eq!(client.server_id(), Some("rmcp-peer"));
+    let mut names: Vec<_> = client
+        .list_tools()
+        .await
+        .expect("tools/list")
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "confirm",
+            "fail",
+            "forever",
+            "progress",
+            "short_ttl",
+            "task_optional",
+            "task_required",
+            "tool_error"
+        ]
+    );
+}
+
+pub async fn task_required(peer: &Peer) {
+    let client = peer.client().await;
+    let state = client
+        .task()
+        .call_tool("task_required", json!({}))
+        .await
+        .unwrap();
+    assert!(matches!(state, TaskState::Pending(_)), "{state:?}");
+    let finished = state.await.expect("finish");
+    assert_eq!(
+        finished.outcome().result().unwrap().joined_text(),
+        "required task done"
+    );
+    // The plain call drives the task too.
+    let result = client
+        .call_tool("task_required", json!({}))
+        .await
+        .expect("plain call");
+    assert_eq!(result.joined_text(), "required task done");
+}
+
+pub async fn task_optional_inline(peer: &Peer) {
+    let client = peer.client().await;
+    let state = client
+        .task()
+        .call_tool("task_optional", json!({ "work_ms": 10 }))
+        .await
+        .unwrap();
+    assert_eq!(state.id(), None);
+    assert_eq!(finished_text(state), "worked 10 ms inline");
+}
+
+pub async fn task_optional_task(peer: &Peer) {
+    let client = peer.client().await;
+    let state = client
+        .task()
+        .call_tool("task_optional", json!({ "work_ms": 300 }))
+        .await
+        .unwrap();
+    assert!(state.id().is_some(), "{state:?}");
+    let finished = state.await.expect("finish");
+    assert_eq!(
+        finished.outcome().result().unwrap().joined_text(),
+        "worked 300 ms in a task"
+    );
+}
+
+pub async fn rpc_error_at_once(peer: &Peer) {
+    let client = peer.client().await;
+    let err = client
+        .task()
+        .call_tool("fail", json!({ "now": true }))
+        .await
+        .unwrap_err();
+    assert!(err.is_rpc(), "{err}");
+    assert_eq!(err.rpc_error().map(|e| e.code), Some(BACKEND_DOWN));
+    assert_eq!(err.method(), Some("tools/call"));
+    assert!(err.task_id().is_none());
+    let shown = err.to_string();
+    assert!(
+        shown.contains("tools/call") && shown.contains("backend is unavailable"),
+        "{shown}"
+    );
+}
+
+pub async fn input_not_declared(peer: &Peer) {
+    let client = peer.client().await;
+    let err = client
+        .task()
+        .call_tool("confirm", json!({}))
+        .await
+        .unwrap_err();
+    assert!(err.is_missing_capability(), "{err}");
+    let data = &err.rpc_error().unwrap().data;
+    assert!(
+        data.as_ref().unwrap()["requiredCapabilities"]
+            .get("elicitation")
+            .is_some(),
+        "{data:?}"
+    );
+}
+
+pub async fn server_ttl(peer: &Peer) {
+    let client = peer.client().await;
+    let state = client
+        .task()
+        .call_tool("short_ttl", json!({}))
+        .await
+        .unwrap();
+    let id = state.id().cloned().expect("a task");
+    let TaskState::Pending(task) = state else {
+        panic!("expected a running task");
+    };
+    assert_eq!(task.snapshot().ttl_ms, Some(300));
+    let finished = task.finish().await.expect("finish");
+    let Outcome::Failed(error) = finished.outcome() else {
+        panic!(
+            "expected the server to fail it, got {:?}",
+            finished.outcome()
+        );
+    };
+    assert!(error.message.contains("expired"), "{error:?}");
+    // rmcp keeps a finished task for one more TTL, then drops it.
+    let mut gone = None;
+    for _ in 0..40 {
+        match client.get_task(&id).await {
+            Ok(t) => assert_eq!(t.status(), TaskStatus::Failed),
+            Err(e) => {
+                gone = Some(e);
+                break;
+            }
+        }
+        tokio::time::sleep(ms(50)).await;
+    }
+    let err = gone.expect("the server forgets an expired task");
+    assert!(err.is_task_not_found(), "{err}");
+    assert_eq!(err.method(), Some("tasks/get"));
+}
+
+pub async fn extension_not_declared(peer: &Peer) {
+    let client = peer.client().await;
+    let no_caps = json!({ "io.modelcontextprotocol/clientCapabilities": {} });
+    let err = client
+        .request(
+            "tools/call",
+            json!({ "name": "task_required", "arguments": {}, "_meta": no_caps }),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_missing_capability(), "{err}");
+    let data = err.rpc_error().unwrap().data.clone().unwrap();
+    assert!(
+        data["requiredCapabilities"]["extensions"]
+            .get("io.modelcontextprotocol/tasks")
+            .is_some(),
+        "{data}"
+    );
+    let err = client
+        .request("tasks/get", json!({ "taskId": "x", "_meta": no_caps }))
+        .await
+        .unwrap_err();
+    assert!(err.is_missing_capability(), "{err}");
+    // The task-optional tool just answers a non-declaring client.
+    let ok = client
+        .request(
+            "tools/call",
+            json!({ "name": "task_optional", "arguments": { "work_ms": 300 }, "_meta": no_caps }),
+        )
+        .await
+        .expect("an immediate result");
+    assert_eq!(ok["resultType"], "complete");
+}
+
+/// Every scenario that applies to the rmcp peer, over one transport.
+macro_rules! rmcp_scenarios {
+    ($transport:expr) => {
+        scenarios!(crate::support::Sdk::Rmcp, $transport;
+            rmcp::discover,
+            lifecycle::progress,
+            lifecycle::progress_updates,
+            rmcp::task_required,
+            rmcp::task_optional_inline,
+            rmcp::task_optional_task,
+            lifecycle::task_failed,
+            rmcp::rpc_error_at_once,
+            lifecycle::tool_error,
+            lifecycle::input_by_handler,
+            lifecycle::input_declined,
+            lifecycle::input_by_respond,
+            rmcp::input_not_declared,
+            lifecycle::cancel,
+            lifecycle::cancel_then_read,
+            lifecycle::client_ttl,
+            rmcp::server_ttl,
+            lifecycle::unknown_id,
+            rmcp::extension_not_declared,
+            lifecycle::listen_falls_back,
+            lifecycle::resume,
+            lifecycle::concurrent,
+        );
+    };
+}
+
+mod stdio {
+    rmcp_scenarios!(crate::support::Transport::Stdio);
+}

@@ -1,0 +1,146 @@
+//! Starting peers and connecting clients to them.
+
+use std::future::Future;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_tasks::input::InputHandlers;
+use mcp_tasks::protocol::ElicitResult;
+use mcp_tasks::transport::{Stderr, Stdio};
+use mcp_tasks::{Client, TaskState};
+use serde_json::json;
+
+/// The bound on one scenario: none may hang the suite.
+pub const SCENARIO_LIMIT: Duration = Duration::from_secs(30);
+
+/// Runs a scenario, failing it if it has not ended within [`SCENARIO_LIMIT`].
+pub async fn bounded(scenario: impl Future<Output = ()>) {
+    if tokio::time::timeout(SCENARIO_LIMIT, scenario)
+        .await
+        .is_err()
+    {
+        panic!("the scenario did not end within {SCENARIO_LIMIT:?}");
+    }
+}
+
+/// How a client reaches a peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// The peer is a child process spoken to over stdin/stdout; each client
+    /// starts its own.
+    Stdio,
+}
+
+/// Which server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sdk {
+    /// `src/bin/rmcp-peer.rs`.
+    Rmcp,
+    /// `src/bin/neva-peer.rs`.
+    Neva,
+    /// `ts-peer/server.mjs`, run by `node`.
+    Ts,
+}
+
+/// The TypeScript peer's directory.
+const TS_PEER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/ts-peer");
+
+impl Sdk {
+    /// The command that serves this peer over stdio.
+    fn stdio(self) -> Stdio {
+        let command = match self {
+            Sdk::Rmcp => Stdio::command(env!("CARGO_BIN_EXE_rmcp-peer")),
+            Sdk::Neva => Stdio::command(env!("CARGO_BIN_EXE_neva-peer")),
+            Sdk::Ts => {
+                let sdk = Path::new(TS_PEER).join("node_modules/@modelcontextprotocol/server");
+                assert!(
+                    sdk.is_dir(),
+                    "the TypeScript peer is not installed: run `npm ci --prefix interop/ts-peer` (Node 20 or later)"
+                );
+                Stdio::command("node").arg(Path::new(TS_PEER).join("server.mjs"))
+            }
+        };
+        command.stderr(Stderr::Null)
+    }
+}
+
+/// A peer server, and the way to connect clients to it.
+#[derive(Debug)]
+pub struct Peer {
+    sdk: Sdk,
+    transport: Transport,
+}
+
+impl Peer {
+    /// Prepares the peer (over stdio, each client starts its own process).
+    pub async fn start(sdk: Sdk, transport: Transport) -> Peer {
+        Peer { sdk, transport }
+    }
+
+    /// Whether every client of this peer talks to the same server process
+    /// (so a task outlives the client that created it).
+    #[allow(dead_code)]
+    pub fn shared(&self) -> bool {
+        match self.transport {
+            Transport::Stdio => false,
+        }
+    }
+
+    /// A client with no input handlers.
+    pub async fn client(&self) -> Client {
+        self.client_with(InputHandlers::new()).await
+    }
+
+    /// A client with these input handlers.
+    pub async fn client_with(&self, handlers: InputHandlers) -> Client {
+        let builder = Client::builder()
+            .client_info("mcp-tasks-interop", env!("CARGO_PKG_VERSION"))
+            .request_timeout(Duration::from_secs(10))
+            .input_handlers(handlers);
+        let connected = match self.transport {
+            Transport::Stdio => builder.connect(self.sdk.stdio()).await,
+        };
+        connected.expect("connect to the peer")
+    }
+}
+
+/// A form handler that accepts every form, filling its first required
+/// field (`approved: true`, or a text), and logs each request's message.
+pub fn answering(log: Arc<Mutex<Vec<String>>>) -> InputHandlers {
+    InputHandlers::new().elicitation_form(move |req| {
+        let log = log.clone();
+        async move {
+            log.lock().unwrap().push(req.message.clone());
+            let field = req.requested_schema["required"][0]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            let value = match req.requested_schema["properties"][&field]["type"].as_str() {
+                Some("boolean") => json!(true),
+                _ => json!("checked by interop"),
+            };
+            Ok(ElicitResult::accept(json!({ field: value })))
+        }
+    })
+}
+
+/// A form handler that declines every form.
+pub fn declining() -> InputHandlers {
+    InputHandlers::new().elicitation_form(|_req| async { Ok(ElicitResult::decline()) })
+}
+
+/// The text of a finished state's completed result.
+pub fn finished_text(state: TaskState) -> String {
+    let finished = state.try_into_finished().expect("finished");
+    finished
+        .outcome()
+        .result()
+        .expect("completed")
+        .joined_text()
+}
+
+/// Milliseconds.
+pub fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}

@@ -1,0 +1,66 @@
+//! The client against a Tasks server on the TypeScript SDK v2 (npm
+//! `@modelcontextprotocol/server`), to catch envelope quirks: its creation
+//! result carries an extra `content: []`, a stored result carries its own
+//! `resultType`, and `_meta.serverInfo` rides on every result.
+
+use serde_json::json;
+
+use crate::support::*;
+
+pub async fn discover(peer: &Peer) {
+    let client = peer.client().await;
+    assert!(client.supports_tasks().await.expect("server/discover"));
+    assert_eq!(client.server_id(), Some("ts-peer"));
+    let mut names: Vec<_> = client
+        .list_tools()
+        .await
+        .expect("tools/list")
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["confirm", "fail", "forever", "progress", "tool_error"]
+    );
+}
+
+/// `-32021` without the extension, on `tools/call` and `tasks/get`.
+pub async fn extension_not_declared(peer: &Peer) {
+    let client = peer.client().await;
+    let no_caps = json!({ "io.modelcontextprotocol/clientCapabilities": {} });
+    let err = client
+        .request(
+            "tools/call",
+            json!({ "name": "progress", "arguments": {}, "_meta": no_caps }),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_missing_capability(), "{err}");
+    let err = client
+        .request("tasks/get", json!({ "taskId": "x", "_meta": no_caps }))
+        .await
+        .unwrap_err();
+    assert!(err.is_missing_capability(), "{err}");
+}
+
+mod stdio {
+    scenarios!(crate::support::Sdk::Ts, crate::support::Transport::Stdio;
+        ts::discover,
+        lifecycle::progress,
+        lifecycle::progress_updates,
+        lifecycle::task_failed,
+        lifecycle::tool_error,
+        lifecycle::input_by_handler,
+        lifecycle::input_declined,
+        lifecycle::input_by_respond,
+        lifecycle::cancel,
+        lifecycle::cancel_then_read,
+        lifecycle::client_ttl,
+        lifecycle::unknown_id,
+        ts::extension_not_declared,
+        lifecycle::listen_falls_back,
+        lifecycle::resume,
+        lifecycle::concurrent,
+    );
+}
