@@ -60,8 +60,12 @@ pub(crate) async fn wait(core: &mut Core, observed: &mut Observed, goal: Goal) -
                 *observed = Observed::Pending;
             }
             Observed::InputRequired(_) | Observed::Pending => {
+                let now = (
+                    core.snapshot.status,
+                    core.snapshot.status_message.as_deref(),
+                );
                 if matches!(goal, Goal::Change | Goal::Updates)
-                    && (core.snapshot.status, core.snapshot.status_message.clone()) != first
+                    && now != (first.0, first.1.as_deref())
                 {
                     return Ok(());
                 }
