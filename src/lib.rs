@@ -51,6 +51,9 @@
 //!   [`Task<InputRequired>`], [`Task<Finished>`] — have only the methods
 //!   valid in their state; see the [`task`] module for the lifecycle and the
 //!   compile-time guarantees.
+//! - `listen()` on the builder: follow tasks by `notifications/tasks` pushes
+//!   over one shared `subscriptions/listen` stream, falling back to polling
+//!   when the server does not push; [`Task::updates`] streams the snapshots.
 //! - [`input`]: handlers that answer elicitation, sampling and roots
 //!   requests, in MRTR rounds and inside tasks alike.
 //! - [`TaskRef`]: persist a task and resume it after a restart.

@@ -253,3 +253,58 @@ async fn an_input_required_seed_is_read_at_once() {
     assert_eq!(task.requests().len(), 1);
     assert_eq!(server.count("tasks/get"), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_stale_snapshot_after_the_update_is_not_answered_again() {
+    // tasks/update is eventually consistent: the next read may still list
+    // the key just answered. It must not be answered twice.
+    let asking = |status: &str| {
+        json!({
+            "resultType": "complete", "taskId": "t-9", "status": status, "ttlMs": null,
+            "pollIntervalMs": 100,
+            "inputRequests": {"first": {"method": "elicitation/create",
+                "params": {"message": "OK?", "requestedSchema": {"type": "object"}}}}
+        })
+    };
+    let (canned, transport) = Canned::start(vec![
+        (
+            "tools/call",
+            json!({"resultType": "task", "taskId": "t-9", "status": "working", "ttlMs": null, "pollIntervalMs": 100}),
+        ),
+        ("tasks/get", asking("input_required")),
+        ("tasks/update", json!({"resultType": "complete"})),
+        ("tasks/get", asking("input_required")),
+        ("tasks/get", asking("input_required")),
+        (
+            "tasks/get",
+            json!({"resultType": "complete", "taskId": "t-9", "status": "completed", "ttlMs": null,
+            "result": {"content": [{"type": "text", "text": "done"}]}}),
+        ),
+    ]);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let client = mcp_tasks::Client::builder()
+        .input_handlers(counting_form(calls.clone()))
+        .connect(transport)
+        .await
+        .unwrap();
+    let done = client
+        .task()
+        .call_tool("approve", json!({}))
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    assert_eq!(done.into_result().unwrap().joined_text(), "done");
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "the handler ran once");
+    assert_eq!(
+        canned.methods(),
+        [
+            "tools/call",
+            "tasks/get",
+            "tasks/update",
+            "tasks/get",
+            "tasks/get",
+            "tasks/get"
+        ]
+    );
+}

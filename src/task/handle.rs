@@ -143,8 +143,24 @@ impl Core {
             Transition::Same if was_final => return None,
             Transition::Same | Transition::Moved { .. } => {}
         }
-        self.snapshot = Snapshot::from_detailed(&task);
-        Some(match task.payload {
+        let DetailedTask {
+            task_id: _,
+            payload,
+            status_message,
+            created_at,
+            last_updated_at,
+            ttl_ms,
+            poll_interval_ms,
+        } = task;
+        self.snapshot = Snapshot {
+            status: payload.status(),
+            status_message,
+            created_at,
+            last_updated_at,
+            ttl_ms,
+            poll_interval_ms,
+        };
+        Some(match payload {
             TaskPayload::Working => Observed::Pending,
             TaskPayload::InputRequired(requests) => {
                 let open = self.machine.ledger().unanswered(&requests);

@@ -56,12 +56,16 @@ pub(crate) async fn wait(core: &mut Core, observed: &mut Observed, goal: Goal) -
                     // Stop here: the caller gets Task<InputRequired>.
                     return Ok(());
                 }
-                answer(core, &handlers, requests).await?;
+                Box::pin(answer(core, &handlers, requests)).await?;
                 *observed = Observed::Pending;
             }
             Observed::InputRequired(_) | Observed::Pending => {
+                let now = (
+                    core.snapshot.status,
+                    core.snapshot.status_message.as_deref(),
+                );
                 if matches!(goal, Goal::Change | Goal::Updates)
-                    && (core.snapshot.status, core.snapshot.status_message.clone()) != first
+                    && now != (first.0, first.1.as_deref())
                 {
                     return Ok(());
                 }
@@ -89,15 +93,19 @@ pub(crate) async fn wait(core: &mut Core, observed: &mut Observed, goal: Goal) -
             .min()
             .unwrap_or(deadline);
 
+        // A timer rounds up to the next millisecond tick: never arm one for
+        // a moment that has already come.
+        let due = wake <= Instant::now();
         let pushed = match core.watch.as_mut() {
-            Some(watch) => tokio::select! {
+            Some(watch) if !due => tokio::select! {
                 push = watch.recv() => Some(push),
                 () = sleep_until(wake) => None,
             },
-            None => {
+            None if !due => {
                 sleep_until(wake).await;
                 None
             }
+            _ => None,
         };
         if let Some(push) = pushed {
             match push {
@@ -126,7 +134,7 @@ pub(crate) async fn wait(core: &mut Core, observed: &mut Observed, goal: Goal) -
 
         let now = Instant::now();
         if expiry.is_some_and(|at| at <= now) {
-            core.send_cancel().await?;
+            Box::pin(core.send_cancel()).await?;
             *observed = Observed::Finished(Outcome::Expired);
             return Ok(());
         }
@@ -142,7 +150,10 @@ pub(crate) async fn wait(core: &mut Core, observed: &mut Observed, goal: Goal) -
             .request_timeout()
             .min(remaining)
             .max(Duration::from_millis(1));
-        match core.read_within(timeout).await {
+        // Boxed: a waiting task spends most of its life asleep, and the
+        // request future is large; keeping it out of this future's state
+        // keeps every pending task small.
+        match Box::pin(core.read_within(timeout)).await {
             Ok(Some(next)) => {
                 backoff = FIRST_BACKOFF;
                 *observed = next;

@@ -56,3 +56,53 @@ pub fn gaps(server: &TestServer, method: &str) -> Vec<Duration> {
     let at: Vec<_> = of(server, method).iter().map(|r| r.at).collect();
     at.windows(2).map(|w| w[1] - w[0]).collect()
 }
+
+/// A peer that answers each method from its own queue of canned results,
+/// in order, and records what it was sent. For server behaviour the test
+/// kit does not script (stale snapshots, say).
+pub struct Canned {
+    pub sent: std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+}
+
+impl Canned {
+    pub fn start(
+        answers: Vec<(&'static str, serde_json::Value)>,
+    ) -> (Canned, mcp_tasks::transport::memory::MemoryTransport) {
+        use mcp_tasks::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
+        let (ours, theirs) = mcp_tasks::transport::memory::pair();
+        let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = sent.clone();
+        tokio::spawn(async move {
+            let (mut sink, mut stream) = theirs.connect().await.unwrap();
+            let mut answers: std::collections::VecDeque<_> = answers.into();
+            while let Ok(Some(Inbound::Message(text))) = stream.recv().await {
+                let request: serde_json::Value = serde_json::from_str(&text).unwrap();
+                log.lock().unwrap().push(request.clone());
+                let Some(id) = request.get("id") else {
+                    continue;
+                };
+                let method = request["method"].as_str().unwrap_or_default();
+                let pos = answers.iter().position(|(m, _)| *m == method);
+                let result = match pos.and_then(|p| answers.remove(p)) {
+                    Some((_, result)) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                    None => {
+                        json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no canned answer"}})
+                    }
+                };
+                sink.send(Outbound::new(result.to_string(), "reply"))
+                    .await
+                    .unwrap();
+            }
+        });
+        (Canned { sent }, ours)
+    }
+
+    pub fn methods(&self) -> Vec<String> {
+        self.sent
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| r["method"].as_str().unwrap_or("").to_owned())
+            .collect()
+    }
+}
