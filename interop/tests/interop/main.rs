@@ -21,5 +21,6 @@ macro_rules! scenarios {
 mod lifecycle;
 mod neva;
 mod rmcp;
+mod rmcp_http_peer;
 mod support;
 mod ts;

@@ -105,6 +105,46 @@ impl Peer {
     }
 }
 
+/// The rmcp peer serving Streamable HTTP on a free loopback port, stopped
+/// when dropped.
+#[derive(Debug)]
+pub struct HttpServer {
+    _child: tokio::process::Child,
+    /// The endpoint, `http://127.0.0.1:<port>/mcp`.
+    pub url: String,
+}
+
+impl HttpServer {
+    /// Starts `rmcp-peer --http 127.0.0.1:0`, answering with SSE streams, or
+    /// with plain JSON when `json` is set.
+    pub async fn start(json: bool) -> HttpServer {
+        use tokio::io::{AsyncBufReadExt, BufReader};
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rmcp-peer"));
+        command.args(["--http", "127.0.0.1:0"]);
+        if json {
+            command.arg("--json");
+        }
+        let mut child = command
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start rmcp-peer --http");
+        let stdout = child.stdout.take().expect("piped");
+        let mut url = String::new();
+        tokio::time::timeout(
+            Duration::from_secs(10),
+            BufReader::new(stdout).read_line(&mut url),
+        )
+        .await
+        .expect("the peer prints its endpoint")
+        .expect("read the endpoint");
+        let url = url.trim().to_owned();
+        assert!(url.starts_with("http://127.0.0.1:"), "{url:?}");
+        HttpServer { _child: child, url }
+    }
+}
+
 /// A form handler that accepts every form, filling its first required
 /// field (`approved: true`, or a text), and logs each request's message.
 pub fn answering(log: Arc<Mutex<Vec<String>>>) -> InputHandlers {
