@@ -20,12 +20,14 @@
 //! | `confirm` | a task that asks an elicitation form (`rounds` of them, keys `confirm`, `note`) | `-32021` |
 //! | `forever` | a task that runs until `tasks/cancel` | `-32021` |
 //! | `short_ttl` | a task with `ttlMs` 300 that needs 10 s: the server fails it at its TTL | `-32021` |
+//! | `stats` | what the server saw: `tasks/get` requests and listen subscriptions (immediate) | the same |
 //!
 //! `subscriptions/listen` is accepted, and rmcp acknowledges it without the
 //! `taskIds` (its filter type has no such field), so clients fall back to polling.
 
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -34,7 +36,7 @@ use rmcp::model::{
     Implementation, InputRequest, JsonObject, ListToolsResult, PaginatedRequestParams,
     ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, UpdateTaskParams,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -47,6 +49,14 @@ const BACKEND_DOWN: i32 = -32001;
 #[derive(Clone, Default)]
 struct Peer {
     tasks: TaskManager,
+    stats: Arc<Stats>,
+}
+
+/// Counts of what clients sent, for tests to check the client's pacing.
+#[derive(Default)]
+struct Stats {
+    gets: AtomicUsize,
+    listens: AtomicUsize,
 }
 
 fn text(t: impl Into<String>) -> CallToolResult {
@@ -104,6 +114,11 @@ fn tools() -> Vec<Tool> {
         tool(
             "short_ttl",
             "A task whose ttlMs (300) passes long before it finishes.",
+            json!({}),
+        ),
+        tool(
+            "stats",
+            "How many tasks/get requests and listen subscriptions the server has seen.",
             json!({}),
         ),
     ]
@@ -221,6 +236,14 @@ impl ServerHandler for Peer {
         let name: &str = &request.name;
         match name {
             "fail" if args.get("now") == Some(&Value::Bool(true)) || !tasks => Err(backend_down()),
+            "stats" => {
+                let mut result = text("stats");
+                result.structured_content = Some(json!({
+                    "gets": self.stats.gets.load(Ordering::SeqCst),
+                    "listens": self.stats.listens.load(Ordering::SeqCst),
+                }));
+                Ok(result.into())
+            }
             "task_optional" => {
                 let work_ms = arg_u64(&args, "work_ms", 0);
                 if tasks && work_ms >= 200 {
@@ -298,6 +321,7 @@ impl ServerHandler for Peer {
         request: GetTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
+        self.stats.gets.fetch_add(1, Ordering::SeqCst);
         Ok(GetTaskResult::new(self.tasks.get_task(&request.task_id)?))
     }
 
@@ -323,6 +347,12 @@ impl ServerHandler for Peer {
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
         Some(requested.clone())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        self.stats.listens.fetch_add(1, Ordering::SeqCst);
+        context.cancelled().await;
+        Ok(())
     }
 }
 

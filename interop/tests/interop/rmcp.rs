@@ -30,6 +30,7 @@ pub async fn discover(peer: &Peer) {
             "forever",
             "progress",
             "short_ttl",
+            "stats",
             "task_optional",
             "task_required",
             "tool_error"
@@ -190,6 +191,63 @@ pub async fn extension_not_declared(peer: &Peer) {
     assert_eq!(ok["resultType"], "complete");
 }
 
+/// What the peer counted: `tasks/get` requests and listen subscriptions.
+async fn stats(client: &mcp_tasks::Client) -> (u64, u64) {
+    let result = client.call_tool("stats", json!({})).await.expect("stats");
+    let s = result.structured_content.expect("structured stats");
+    (s["gets"].as_u64().unwrap(), s["listens"].as_u64().unwrap())
+}
+
+/// `listen()` really opens a subscription, which rmcp acknowledges without
+/// the task ids; the client then polls at the server's interval.
+pub async fn listen_acknowledged_without_ids(peer: &Peer) {
+    let client = peer.client().await;
+    let finished = client
+        .task()
+        .listen()
+        .call_tool("progress", json!({ "steps": 2, "step_ms": 100 }))
+        .await
+        .unwrap()
+        .await
+        .expect("finish");
+    assert!(finished.outcome().is_completed());
+    let (gets, listens) = stats(&client).await;
+    assert_eq!(listens, 1, "one subscription was opened");
+    assert!(gets >= 1, "and the task was polled");
+}
+
+/// Polls follow the server's `pollIntervalMs` (50 ms), and the client's
+/// floor when it is higher: no spinning against a real server.
+pub async fn poll_pacing(peer: &Peer) {
+    let client = peer.client().await;
+    let run = |floor: u64| {
+        let client = client.clone();
+        async move {
+            let (before, _) = stats(&client).await;
+            let finished = client
+                .task()
+                .min_poll_interval(ms(floor))
+                .call_tool("progress", json!({ "steps": 4, "step_ms": 100 }))
+                .await
+                .unwrap()
+                .await
+                .expect("finish");
+            assert!(finished.outcome().is_completed());
+            let (after, _) = stats(&client).await;
+            after - before
+        }
+    };
+    // 400 ms of work: about 8 reads at 50 ms, about 2 at a 200 ms floor.
+    let at_server_pace = run(10).await;
+    assert!(
+        (3..=14).contains(&at_server_pace),
+        "{at_server_pace} reads at 50 ms"
+    );
+    let at_floor = run(200).await;
+    assert!((1..=5).contains(&at_floor), "{at_floor} reads at 200 ms");
+    assert!(at_floor < at_server_pace);
+}
+
 /// Every scenario that applies to the rmcp peer, over one transport.
 macro_rules! rmcp_scenarios {
     ($transport:expr) => {
@@ -214,6 +272,8 @@ macro_rules! rmcp_scenarios {
             lifecycle::unknown_id,
             rmcp::extension_not_declared,
             lifecycle::listen_falls_back,
+            rmcp::listen_acknowledged_without_ids,
+            rmcp::poll_pacing,
             lifecycle::resume,
             lifecycle::concurrent,
         );
