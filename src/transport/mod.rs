@@ -95,6 +95,16 @@ pub enum Inbound {
         /// Why, for the error message.
         reason: String,
     },
+    /// A request never reached the server (its connection could not be
+    /// opened, say). The client fails that request alone with a transport
+    /// error; unlike [`Inbound::Lost`], a `tools/call` is then known not to
+    /// have run.
+    NotSent {
+        /// The request that was not sent.
+        id: RequestId,
+        /// Why, for the error message.
+        reason: String,
+    },
 }
 
 /// The sending half of a transport.
