@@ -9,6 +9,7 @@
 //! | transport | use | feature |
 //! |---|---|---|
 //! | [`Stdio`] | spawn the server as a child process | `stdio` (default) |
+//! | [`Http`] | a remote server over Streamable HTTP | `http` |
 //! | [`LineTransport`] | newline-framed JSON over any `AsyncRead + AsyncWrite` (TCP, Unix sockets) | `stdio` |
 //! | [`memory::pair`] | an in-process pair, for tests and embedded servers | always |
 
@@ -17,12 +18,17 @@ use std::io;
 
 use crate::protocol::RequestId;
 
+#[cfg(feature = "http")]
+mod http;
 #[cfg(feature = "stdio")]
 mod line;
 pub mod memory;
 #[cfg(feature = "stdio")]
 mod stdio;
 
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub use http::{Http, HttpSink, HttpStream};
 #[cfg(feature = "stdio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "stdio")))]
 pub use line::LineTransport;
