@@ -304,8 +304,9 @@ fn describe(e: reqwest::Error) -> String {
     text
 }
 
+/// The start of an unexpected body, on one line.
 fn quote(text: &str) -> String {
-    let text = text.trim();
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     match text.char_indices().nth(QUOTE) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),

@@ -180,7 +180,7 @@ fn scalar_text(value: &Value) -> Option<String> {
 ///
 /// Values with non-ASCII or control characters (tabs included), leading or
 /// trailing spaces, or that already look like the encoded form are encoded.
-pub(crate) fn encode_value(value: &str) -> HeaderValue {
+pub(super) fn encode_value(value: &str) -> HeaderValue {
     if needs_base64(value)
         && let Ok(encoded) = HeaderValue::from_str(&format!("=?base64?{}?=", BASE64.encode(value)))
     {
@@ -197,9 +197,8 @@ fn needs_base64(value: &str) -> bool {
 }
 
 /// Decodes a value sent in the `=?base64?…?=` form; other values as they are.
-/// Used by tests and by servers built on this crate's test utilities.
 #[cfg(test)]
-pub(crate) fn decode_value(value: &str) -> Option<String> {
+fn decode_value(value: &str) -> Option<String> {
     match value
         .strip_prefix("=?base64?")
         .and_then(|v| v.strip_suffix("?="))
