@@ -165,6 +165,14 @@ impl Error {
         self.rpc_code() == Some(error_codes::UNSUPPORTED_PROTOCOL_VERSION)
     }
 
+    /// The server rejected an HTTP header: one is missing, malformed or
+    /// disagrees with the body (`-32020`). A tool called before `tools/list`
+    /// told the client which arguments it mirrors in `Mcp-Param-*` headers
+    /// fails this way; listing the tools first fixes it.
+    pub fn is_header_mismatch(&self) -> bool {
+        self.rpc_code() == Some(error_codes::HEADER_MISMATCH)
+    }
+
     /// The task is unknown to the server: it never existed, expired or was
     /// purged (`-32602` on a `tasks/*` request).
     pub fn is_task_not_found(&self) -> bool {

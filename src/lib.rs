@@ -65,13 +65,16 @@
 //!
 //! - `stdio` *(enabled by default)*: the [`Stdio`](transport::Stdio) child
 //!   process transport and [`LineTransport`](transport::LineTransport).
+//! - `http`: the [`Http`](transport::Http) Streamable HTTP transport for
+//!   remote servers (reqwest with the platform's TLS).
 //! - `test-util`: [`testing`], a scripted in-process 2026-07-28 Tasks server
 //!   to test task code against.
 //!
 //! # Cancel safety
 //!
 //! Dropping a request future removes the request from the client's table
-//! and tells the server (`notifications/cancelled`). Dropping a wait
+//! and tells the server (`notifications/cancelled` on stdio; over HTTP the
+//! request's response stream is closed instead). Dropping a wait
 //! (`finish`, `next`) drops the handle it consumed; the task runs on on the
 //! server, and a [`TaskRef`] taken before resumes it.
 //!

@@ -460,13 +460,19 @@ fn static_method(method: &str) -> Option<&'static str> {
 }
 
 /// Picks a version from `data.supported` of a `-32022` error that this
-/// client speaks and did not just try.
+/// client speaks, preferring one it did not just try. The version just
+/// tried comes back only when the server lists it as supported (a server
+/// behind a load balancer mid-upgrade, say): the caller retries once.
 fn pick_version(data: Option<&Value>, tried: &str) -> Option<&'static str> {
     let supported = data?.get("supported")?.as_array()?;
-    KNOWN_VERSIONS
-        .iter()
-        .copied()
-        .find(|v| *v != tried && supported.iter().any(|s| s.as_str() == Some(v)))
+    let common = |v: &&str| supported.iter().any(|s| s.as_str() == Some(*v));
+    let mut candidates = KNOWN_VERSIONS.iter().copied().filter(common);
+    let first = candidates.next()?;
+    Some(if first == tried {
+        candidates.next().unwrap_or(first)
+    } else {
+        first
+    })
 }
 
 pub(crate) fn decode<T: serde::de::DeserializeOwned>(

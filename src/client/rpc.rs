@@ -26,6 +26,8 @@ pub(crate) const SUBSCRIPTION_CAPACITY: usize = 64;
 enum Reply {
     Result(Box<RawValue>),
     Error(RpcError),
+    /// The transport could not deliver the request.
+    NotSent(String),
 }
 
 /// What a subscription receives.
@@ -250,6 +252,8 @@ impl Connection {
         match reply {
             Ok(Reply::Result(raw)) => Ok(raw),
             Ok(Reply::Error(e)) => Err(Error::rpc(e)),
+            // Never delivered: even a tools/call is known not to have run.
+            Ok(Reply::NotSent(reason)) => Err(Error::transport(reason)),
             // The request was sent and its reply is lost: a tool may have run.
             Err(reason) if lost_outcome => Err(Error::new(Kind::OutcomeUnknown(reason))),
             Err(reason) => Err(Error::transport(reason)),
@@ -401,6 +405,9 @@ async fn read_loop<S: MessageStream>(mut stream: S, shared: Arc<Shared>) {
                 tracing::warn!("skipping unreadable input from the server: {why}");
             }
             Ok(Some(Inbound::Lost { id, reason })) => shared.lose(&id, reason),
+            Ok(Some(Inbound::NotSent { id, reason })) => {
+                shared.complete(&id, Reply::NotSent(reason));
+            }
             Ok(None) => break "the server closed the connection".to_owned(),
             Err(e) => break format!("reading from the server failed: {e}"),
         }

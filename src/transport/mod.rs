@@ -9,6 +9,7 @@
 //! | transport | use | feature |
 //! |---|---|---|
 //! | [`Stdio`] | spawn the server as a child process | `stdio` (default) |
+//! | [`Http`] | a remote server over Streamable HTTP | `http` |
 //! | [`LineTransport`] | newline-framed JSON over any `AsyncRead + AsyncWrite` (TCP, Unix sockets) | `stdio` |
 //! | [`memory::pair`] | an in-process pair, for tests and embedded servers | always |
 
@@ -17,12 +18,17 @@ use std::io;
 
 use crate::protocol::RequestId;
 
+#[cfg(feature = "http")]
+mod http;
 #[cfg(feature = "stdio")]
 mod line;
 pub mod memory;
 #[cfg(feature = "stdio")]
 mod stdio;
 
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub use http::{Http, HttpSink, HttpStream};
 #[cfg(feature = "stdio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "stdio")))]
 pub use line::LineTransport;
@@ -91,6 +97,16 @@ pub enum Inbound {
     /// `tools/call` reports [`Error::is_outcome_unknown`](crate::Error::is_outcome_unknown).
     Lost {
         /// The request whose reply is lost.
+        id: RequestId,
+        /// Why, for the error message.
+        reason: String,
+    },
+    /// A request never reached the server (its connection could not be
+    /// opened, say). The client fails that request alone with a transport
+    /// error; unlike [`Inbound::Lost`], a `tools/call` is then known not to
+    /// have run.
+    NotSent {
+        /// The request that was not sent.
         id: RequestId,
         /// Why, for the error message.
         reason: String,

