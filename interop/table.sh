@@ -19,8 +19,8 @@ grep -E '^test [a-z0-9_]+::[a-z0-9_]+::[a-z0-9_]+ \.\.\. ' "$log" | sort | awk '
     BEGIN {
         npeers = split("rmcp ts neva", peer_order, " ")
         name["rmcp"] = "rmcp 3.11"; name["ts"] = "TypeScript SDK 2"; name["neva"] = "neva 0.9 (negative peer)"
-        ntransports = split("stdio http_sse http_json", transport_order, " ")
-        label["stdio"] = "stdio"; label["http_sse"] = "HTTP (SSE replies)"; label["http_json"] = "HTTP (JSON replies)"
+        ntransports = split("stdio http http_sse http_json", transport_order, " ")
+        label["stdio"] = "stdio"; label["http"] = "HTTP"; label["http_sse"] = "HTTP (SSE replies)"; label["http_json"] = "HTTP (JSON replies)"
     }
     {
         split($2, part, "::")

@@ -1,4 +1,8 @@
-// A small 2026-07-28 Tasks server on the TypeScript SDK v2, served over stdio.
+// A small 2026-07-28 Tasks server on the TypeScript SDK v2.
+//
+//   node server.mjs                 serve on stdin/stdout
+//   node server.mjs --http ADDR     serve Streamable HTTP at http://ADDR/mcp (port 0: any free
+//                                   port); prints the endpoint URL as the first line of stdout
 //
 // The SDK has no Tasks server of its own, so the extension is built here on
 // its low-level Server: tools/call returns a CreateTaskResult, and tasks/get,
@@ -12,11 +16,14 @@
 //   forever     runs until tasks/cancel
 
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import { Readable } from 'node:stream';
 
 import {
     CLIENT_CAPABILITIES_META_KEY,
     ProtocolError,
     Server,
+    createMcpHandler,
 } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import * as z from 'zod';
@@ -229,4 +236,39 @@ function build() {
     return server;
 }
 
-serveStdio(build);
+/** Serves the SDK's web-standard handler from node:http on `addr`. */
+function serveHttp(addr) {
+    const handler = createMcpHandler(build, { legacy: 'reject' });
+    const lastColon = addr.lastIndexOf(':');
+    const host = addr.slice(0, lastColon).replace(/^\[|\]$/g, '');
+    const port = Number(addr.slice(lastColon + 1));
+    const server = createServer(async (req, res) => {
+        try {
+            const chunks = [];
+            for await (const chunk of req) chunks.push(chunk);
+            const body = chunks.length ? Buffer.concat(chunks) : undefined;
+            const request = new Request(`http://${req.headers.host}${req.url}`, {
+                method: req.method,
+                headers: Object.entries(req.headers).flatMap(([k, v]) =>
+                    Array.isArray(v) ? v.map((x) => [k, x]) : [[k, v]],
+                ),
+                body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
+            });
+            const response = await handler.fetch(request);
+            res.writeHead(response.status, Object.fromEntries(response.headers));
+            if (response.body) Readable.fromWeb(response.body).pipe(res);
+            else res.end();
+        } catch (error) {
+            res.writeHead(500).end(String(error));
+        }
+    });
+    server.listen(port, host, () => {
+        const { port: bound } = server.address();
+        const shown = host.includes(':') ? `[${host}]` : host;
+        process.stdout.write(`http://${shown}:${bound}/mcp\n`);
+    });
+}
+
+const httpAt = process.argv.indexOf('--http');
+if (httpAt >= 0) serveHttp(process.argv[httpAt + 1] ?? '127.0.0.1:0');
+else serveStdio(build);

@@ -283,3 +283,11 @@ macro_rules! rmcp_scenarios {
 mod stdio {
     rmcp_scenarios!(crate::support::Transport::Stdio);
 }
+
+mod http_sse {
+    rmcp_scenarios!(crate::support::Transport::Http { json: false });
+}
+
+mod http_json {
+    rmcp_scenarios!(crate::support::Transport::Http { json: true });
+}

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::support::{HttpServer, bounded};
+use crate::support::{HttpServer, Sdk, bounded};
 
 fn meta() -> Value {
     json!({
@@ -88,7 +88,7 @@ async fn post(url: &str, id: u64, method: &str, name: Option<&str>, mut params: 
 }
 
 async fn lifecycle(json_replies: bool) {
-    let server = HttpServer::start(json_replies).await;
+    let server = HttpServer::start(Sdk::Rmcp, json_replies).await;
     let url = &server.url;
     let expected = if json_replies {
         "application/json"

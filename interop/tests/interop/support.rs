@@ -1,7 +1,7 @@
 //! Starting peers and connecting clients to them.
 
 use std::future::Future;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -30,6 +30,10 @@ pub enum Transport {
     /// The peer is a child process spoken to over stdin/stdout; each client
     /// starts its own.
     Stdio,
+    /// The peer serves Streamable HTTP on a loopback port; every client of
+    /// a [`Peer`] talks to the same server, which answers with SSE streams,
+    /// or with plain JSON when `json` is set.
+    Http { json: bool },
 }
 
 /// Which server.
@@ -46,20 +50,23 @@ pub enum Sdk {
 /// The TypeScript peer's directory.
 const TS_PEER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/ts-peer");
 
+/// The TypeScript peer's script, once its SDK is installed.
+fn ts_peer() -> PathBuf {
+    let sdk = Path::new(TS_PEER).join("node_modules/@modelcontextprotocol/server");
+    assert!(
+        sdk.is_dir(),
+        "the TypeScript peer is not installed: run `npm ci --prefix interop/ts-peer` (Node 20 or later)"
+    );
+    Path::new(TS_PEER).join("server.mjs")
+}
+
 impl Sdk {
     /// The command that serves this peer over stdio.
     fn stdio(self) -> Stdio {
         let command = match self {
             Sdk::Rmcp => Stdio::command(env!("CARGO_BIN_EXE_rmcp-peer")),
             Sdk::Neva => Stdio::command(env!("CARGO_BIN_EXE_neva-peer")),
-            Sdk::Ts => {
-                let sdk = Path::new(TS_PEER).join("node_modules/@modelcontextprotocol/server");
-                assert!(
-                    sdk.is_dir(),
-                    "the TypeScript peer is not installed: run `npm ci --prefix interop/ts-peer` (Node 20 or later)"
-                );
-                Stdio::command("node").arg(Path::new(TS_PEER).join("server.mjs"))
-            }
+            Sdk::Ts => Stdio::command("node").arg(ts_peer()),
         };
         command.stderr(Stderr::Null)
     }
@@ -70,20 +77,30 @@ impl Sdk {
 pub struct Peer {
     sdk: Sdk,
     transport: Transport,
+    /// The HTTP server all clients share (HTTP only).
+    http: Option<HttpServer>,
 }
 
 impl Peer {
     /// Prepares the peer (over stdio, each client starts its own process).
     pub async fn start(sdk: Sdk, transport: Transport) -> Peer {
-        Peer { sdk, transport }
+        let http = match transport {
+            Transport::Stdio => None,
+            Transport::Http { json } => Some(HttpServer::start(sdk, json).await),
+        };
+        Peer {
+            sdk,
+            transport,
+            http,
+        }
     }
 
     /// Whether every client of this peer talks to the same server process
     /// (so a task outlives the client that created it).
-    #[allow(dead_code)]
     pub fn shared(&self) -> bool {
         match self.transport {
             Transport::Stdio => false,
+            Transport::Http { .. } => true,
         }
     }
 
@@ -100,13 +117,17 @@ impl Peer {
             .input_handlers(handlers);
         let connected = match self.transport {
             Transport::Stdio => builder.connect(self.sdk.stdio()).await,
+            Transport::Http { .. } => {
+                let url = &self.http.as_ref().expect("started").url;
+                builder.connect(mcp_tasks::transport::Http::new(url)).await
+            }
         };
         connected.expect("connect to the peer")
     }
 }
 
-/// The rmcp peer serving Streamable HTTP on a free loopback port, stopped
-/// when dropped.
+/// A peer serving Streamable HTTP on a free loopback port, stopped when
+/// dropped.
 #[derive(Debug)]
 pub struct HttpServer {
     _child: tokio::process::Child,
@@ -115,21 +136,33 @@ pub struct HttpServer {
 }
 
 impl HttpServer {
-    /// Starts `rmcp-peer --http 127.0.0.1:0`, answering with SSE streams, or
-    /// with plain JSON when `json` is set.
-    pub async fn start(json: bool) -> HttpServer {
+    /// Starts `sdk`'s peer on `127.0.0.1:0`. The rmcp peer answers with SSE
+    /// streams, or with plain JSON when `json` is set; the TypeScript SDK
+    /// chooses for itself.
+    pub async fn start(sdk: Sdk, json: bool) -> HttpServer {
         use tokio::io::{AsyncBufReadExt, BufReader};
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rmcp-peer"));
-        command.args(["--http", "127.0.0.1:0"]);
-        if json {
-            command.arg("--json");
-        }
+        let mut command = match sdk {
+            Sdk::Rmcp => {
+                let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_rmcp-peer"));
+                c.args(["--http", "127.0.0.1:0"]);
+                if json {
+                    c.arg("--json");
+                }
+                c
+            }
+            Sdk::Ts => {
+                let mut c = tokio::process::Command::new("node");
+                c.arg(ts_peer()).args(["--http", "127.0.0.1:0"]);
+                c
+            }
+            Sdk::Neva => panic!("the neva peer serves stdio only"),
+        };
         let mut child = command
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .kill_on_drop(true)
             .spawn()
-            .expect("start rmcp-peer --http");
+            .expect("start the HTTP peer");
         let stdout = child.stdout.take().expect("piped");
         let mut url = String::new();
         tokio::time::timeout(

@@ -44,23 +44,36 @@ pub async fn extension_not_declared(peer: &Peer) {
     assert!(err.is_missing_capability(), "{err}");
 }
 
+/// Every scenario that applies to the TypeScript peer, over one transport.
+macro_rules! ts_scenarios {
+    ($transport:expr) => {
+        scenarios!(crate::support::Sdk::Ts, $transport;
+            ts::discover,
+            lifecycle::progress,
+            lifecycle::progress_updates,
+            lifecycle::task_failed,
+            lifecycle::tool_error,
+            lifecycle::input_by_handler,
+            lifecycle::input_declined,
+            lifecycle::input_by_respond,
+            lifecycle::cancel,
+            lifecycle::cancel_then_read,
+            lifecycle::client_ttl,
+            lifecycle::unknown_id,
+            ts::extension_not_declared,
+            lifecycle::listen_falls_back,
+            lifecycle::resume,
+            lifecycle::concurrent,
+        );
+    };
+}
+
 mod stdio {
-    scenarios!(crate::support::Sdk::Ts, crate::support::Transport::Stdio;
-        ts::discover,
-        lifecycle::progress,
-        lifecycle::progress_updates,
-        lifecycle::task_failed,
-        lifecycle::tool_error,
-        lifecycle::input_by_handler,
-        lifecycle::input_declined,
-        lifecycle::input_by_respond,
-        lifecycle::cancel,
-        lifecycle::cancel_then_read,
-        lifecycle::client_ttl,
-        lifecycle::unknown_id,
-        ts::extension_not_declared,
-        lifecycle::listen_falls_back,
-        lifecycle::resume,
-        lifecycle::concurrent,
-    );
+    ts_scenarios!(crate::support::Transport::Stdio);
+}
+
+/// The SDK's own HTTP handler (`createMcpHandler`) behind `node:http`; it
+/// picks JSON or SSE per reply.
+mod http {
+    ts_scenarios!(crate::support::Transport::Http { json: false });
 }
