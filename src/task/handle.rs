@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 use super::builder::Settings;
 use super::machine::{Machine, Transition};
-use super::state::{Finished, InputRequired, Pending, State};
+use super::state::{Cancellable, Finished, InputRequired, Pending, State};
 use super::{Outcome, TaskRef, TaskState};
 use crate::Client;
 use crate::error::{Error, Result};
@@ -413,7 +413,7 @@ async fn cancel_and_settle(core: Box<Core>, observed: Observed) -> Finish {
     }
 }
 
-impl Task<Pending> {
+impl<S: Cancellable> Task<S> {
     /// The task's id. Treat it as a secret.
     pub fn id(&self) -> &TaskId {
         self.core.task_id()
@@ -424,6 +424,27 @@ impl Task<Pending> {
         TaskRef::new(self.id().clone(), self.client().server_id().map(Into::into))
     }
 
+    /// Asks the server to cancel the task (`tasks/cancel`) and lets go of
+    /// the handle. Cancellation is cooperative: the task may still finish
+    /// otherwise. An acknowledgement for a task that already ended, and an
+    /// unknown task, both mean there is nothing more to do.
+    ///
+    /// # Errors
+    ///
+    /// The request failed; the handle is in the error.
+    pub async fn cancel(self) -> Result<(), TaskError<Self>> {
+        match self.core.send_cancel().await {
+            Ok(()) => {
+                let mut core = self.core;
+                core.armed = false;
+                Ok(())
+            }
+            Err(e) => Err(TaskError::new(e, self)),
+        }
+    }
+}
+
+impl Task<Pending> {
     /// Reads the task once (`tasks/get`).
     ///
     /// # Errors
@@ -489,25 +510,6 @@ impl Task<Pending> {
         settle(core, observed, r)
     }
 
-    /// Asks the server to cancel the task (`tasks/cancel`) and lets go of
-    /// the handle. Cancellation is cooperative: the task may still finish
-    /// otherwise. An acknowledgement for a task that already ended, and an
-    /// unknown task, both mean there is nothing more to do.
-    ///
-    /// # Errors
-    ///
-    /// The request failed; the handle is in the error.
-    pub async fn cancel(self) -> Result<(), TaskError<Self>> {
-        match self.core.send_cancel().await {
-            Ok(()) => {
-                let mut core = self.core;
-                core.armed = false;
-                Ok(())
-            }
-            Err(e) => Err(TaskError::new(e, self)),
-        }
-    }
-
     /// Cancels the task and waits to see how it really ended (it may have
     /// completed first). Input requests are left unanswered meanwhile.
     ///
@@ -520,16 +522,6 @@ impl Task<Pending> {
 }
 
 impl Task<InputRequired> {
-    /// The task's id. Treat it as a secret.
-    pub fn id(&self) -> &TaskId {
-        self.core.task_id()
-    }
-
-    /// A serialisable reference to resume the task later.
-    pub fn reference(&self) -> TaskRef {
-        TaskRef::new(self.id().clone(), self.client().server_id().map(Into::into))
-    }
-
     /// The input requests not answered yet, by key.
     pub fn requests(&self) -> &InputRequests {
         &self.state.requests
@@ -631,22 +623,6 @@ impl Task<InputRequired> {
         )
         .await;
         settle(core, observed, r)
-    }
-
-    /// Asks the server to cancel the task; see [`Task::<Pending>::cancel`].
-    ///
-    /// # Errors
-    ///
-    /// The request failed; the handle is in the error.
-    pub async fn cancel(self) -> Result<(), TaskError<Self>> {
-        match self.core.send_cancel().await {
-            Ok(()) => {
-                let mut core = self.core;
-                core.armed = false;
-                Ok(())
-            }
-            Err(e) => Err(TaskError::new(e, self)),
-        }
     }
 
     /// Cancels the task and waits to see how it ended; see

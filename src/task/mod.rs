@@ -133,5 +133,5 @@ pub use builder::{InputMode, TaskBuilder, task_builder};
 pub use handle::{Snapshot, Task, TaskError};
 pub use outcome::Outcome;
 pub use reference::TaskRef;
-pub use state::{Finished, InputRequired, Pending, State};
+pub use state::{Cancellable, Finished, InputRequired, Pending, State};
 pub use updates::Updates;

@@ -37,6 +37,15 @@ pub struct Finished {
     pub(crate) outcome: Outcome,
 }
 
+/// The states in which a task can still be acted on (`Pending`,
+/// `InputRequired`): they have an id, a reference, and `cancel`. A
+/// `Task<Finished>` has none of these, so the compiler explains a misuse as
+/// "the trait bound `Finished: Cancellable` is not satisfied".
+pub trait Cancellable: State {}
+
+impl Cancellable for Pending {}
+impl Cancellable for InputRequired {}
+
 impl sealed::Sealed for Pending {}
 impl sealed::Sealed for InputRequired {}
 impl sealed::Sealed for Finished {}
