@@ -45,6 +45,7 @@ use crate::protocol::{PROTOCOL_VERSION, TaskId};
 use crate::transport::memory::{self, MemoryTransport};
 use crate::transport::{LineTransport, Transport};
 
+mod faults;
 mod record;
 mod script;
 mod serve;
@@ -53,8 +54,11 @@ mod tasks;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_faults;
+#[cfg(test)]
 mod tests_tasks;
 
+pub use faults::Faults;
 pub use record::RecordedRequest;
 pub use script::{ScriptedTool, TaskScript};
 
@@ -173,6 +177,22 @@ impl TestServer {
     pub fn listen_supported(mut self, yes: bool) -> Self {
         self.config().listen_supported = yes;
         self
+    }
+
+    /// Makes the server misbehave in the ways `faults` lists (replacing any
+    /// set given before). The faults apply to every clone of this server,
+    /// since clones share their tasks and streams.
+    pub fn faults(self, faults: Faults) -> Self {
+        self.shared.lock().set_faults(faults);
+        self
+    }
+
+    /// How many times a fault from [`TestServer::faults`] changed what the
+    /// server did: a reply withheld or replaced, a push duplicated, held
+    /// back, regressed or sent astray. A test of a fault can check it is
+    /// not zero, so that it does not pass without the fault happening.
+    pub fn faults_fired(&self) -> usize {
+        self.shared.lock().faults_fired()
     }
 
     /// Serves a new in-memory connection and returns the client's end.
