@@ -262,6 +262,10 @@ impl TestServer {
         method: &str,
         params: &Value,
     ) -> Result<Option<Value>, RpcError> {
+        if self.shared.lock().faults().gives_task_for(method) {
+            self.shared.lock().fired();
+            return Ok(Some(bogus_task()));
+        }
         let known = [
             DISCOVER,
             TOOLS_LIST,
@@ -284,10 +288,6 @@ impl TestServer {
         }
         self.check_meta(params)?;
         let tasks_declared = declares_tasks(params);
-        if self.shared.lock().faults().gives_task_for(method) {
-            self.shared.lock().fired();
-            return Ok(Some(bogus_task()));
-        }
         let result = match method {
             DISCOVER => self.discover(),
             TOOLS_LIST => self.list_tools(params)?,
