@@ -1,6 +1,7 @@
 //! A server run as a child process, spoken to over its stdin and stdout.
 
 use std::ffi::OsString;
+use std::fmt;
 use std::io;
 use std::path::PathBuf;
 use std::process::Stdio as ProcessStdio;
@@ -38,6 +39,9 @@ pub enum Stderr {
 /// to exit, then kills it. Should the runtime stop before that, the child is
 /// killed when its handle is dropped: it never outlives the client.
 ///
+/// `Debug` shows the names of the environment variables set for the
+/// child, not their values, which are often secrets.
+///
 /// # Examples
 ///
 /// ```no_run
@@ -48,7 +52,6 @@ pub enum Stderr {
 ///     .await?;
 /// # Ok(()) }
 /// ```
-#[derive(Debug)]
 pub struct Stdio {
     program: OsString,
     args: Vec<OsString>,
@@ -57,6 +60,20 @@ pub struct Stdio {
     stderr: Stderr,
     max_message_size: usize,
     shutdown_timeout: Duration,
+}
+
+impl fmt::Debug for Stdio {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stdio")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("env", &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .field("current_dir", &self.current_dir)
+            .field("stderr", &self.stderr)
+            .field("max_message_size", &self.max_message_size)
+            .field("shutdown_timeout", &self.shutdown_timeout)
+            .finish()
+    }
 }
 
 impl Stdio {
