@@ -34,6 +34,29 @@
 //! Tasks belong to the server, not to a connection: a task created on one
 //! connection can be read from another (as after a reconnect). Listen streams
 //! belong to their connection and end with it.
+//!
+//! To test how code copes with a server that misbehaves (hangs, duplicate or
+//! stale pushes, snapshots that go back), give it [`Faults`]:
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use std::time::Duration;
+//! use mcp_tasks::Client;
+//! use mcp_tasks::testing::{Faults, ScriptedTool, TaskScript, TestServer};
+//!
+//! let server = TestServer::new()
+//!     .tool(ScriptedTool::task("export", TaskScript::new()))
+//!     .faults(Faults::new().never_answer("tools/call"));
+//! let client = Client::builder()
+//!     .request_timeout(Duration::from_millis(50))
+//!     .connect(server.connect())
+//!     .await
+//!     .unwrap();
+//! let e = client.call_tool("export", ()).await.unwrap_err();
+//! assert!(e.is_timeout() && e.is_outcome_unknown());
+//! assert_eq!(server.faults_fired(), 1);
+//! # }
+//! ```
 
 use std::fmt;
 use std::io;
