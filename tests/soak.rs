@@ -10,6 +10,10 @@
 //! once nothing is watched, and that every background task (the client's
 //! and the server's) is gone once both are dropped.
 //!
+//! Memory is counted by a global allocator that tracks live bytes: the
+//! soak reports (and bounds) what the client still holds after its calls,
+//! and what is left once client and server are gone.
+//!
 //! 2,000 calls run by default; 10,000 run in an ignored test (see
 //! RELIABILITY.md). Both print their figures with `--nocapture`.
 //! `SOAK_SEED` sets the seed of the plans and of the transport's faults;
@@ -18,6 +22,7 @@
 
 mod support;
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -30,6 +35,56 @@ use mcp_tasks::{Client, Error, Outcome, TaskState};
 use serde_json::json;
 use support::*;
 use tokio::task::JoinSet;
+
+/// The system allocator, counting live bytes.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every method forwards to `System` with the caller's arguments and
+// only adds bookkeeping on an atomic counter.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as for `System::alloc`; the caller upholds its contract.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as for `System::alloc_zeroed`.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` was allocated by this allocator with `layout`.
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: as for `System::realloc`.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            LIVE.fetch_add(new_size, Ordering::Relaxed);
+            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Soaks run one at a time, so the byte counts are theirs.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn live_bytes() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
 
 /// The tools and what a completed call of each returns.
 fn server() -> TestServer {
@@ -223,6 +278,7 @@ async fn run(client: Client, tool: &'static str, plan: u64) -> End {
 }
 
 async fn soak(calls: usize, default_seed: u64) {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let seed = std::env::var("SOAK_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -231,6 +287,7 @@ async fn soak(calls: usize, default_seed: u64) {
     let started = tokio::time::Instant::now();
     let metrics = tokio::runtime::Handle::current().metrics();
     let baseline = metrics.num_alive_tasks();
+    let bytes_before = live_bytes();
 
     let server = server();
     let asked = Arc::new(AtomicUsize::new(0));
@@ -301,18 +358,32 @@ async fn soak(calls: usize, default_seed: u64) {
         }
     }
     tokio::time::sleep(Duration::from_secs(60)).await;
-    drop((client, cleaner, server));
+    drop(cleaner);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let with_client = live_bytes();
+    drop(client);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let client_held = with_client.saturating_sub(live_bytes());
+    drop(server);
     tokio::time::sleep(Duration::from_secs(1)).await;
     let left = metrics.num_alive_tasks();
+    let bytes_left = live_bytes() as i64 - bytes_before as i64;
 
     eprintln!(
         "soak: {calls} calls, seed {seed}: {ends:?}; {tasks_created} tasks, {requests} requests, \
          {faults} server faults, {} inputs answered; {took:?} of paused time, {:?} wall; \
-         background tasks {baseline} before, {left} after",
+         background tasks {baseline} before, {left} after; the client held {client_held} \
+         bytes at rest, {bytes_left} bytes left after both were dropped",
         asked.load(Ordering::Relaxed),
         wall.elapsed(),
     );
     assert_eq!(left, baseline, "background tasks leaked");
+    // What the client holds at rest does not grow with the calls it made.
+    assert!(
+        client_held < 256 * 1024,
+        "the client held {client_held} bytes"
+    );
+    assert!(bytes_left < 256 * 1024, "{bytes_left} bytes leaked");
 }
 
 #[tokio::test(start_paused = true)]
