@@ -364,3 +364,33 @@ async fn a_listen_that_is_never_acknowledged_falls_back_to_polling() {
     assert_eq!(cancels[0].params["requestId"], json!(listen.id));
     assert_eq!(client.pending_requests(), 0);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_creation_result_that_says_completed_is_read_even_if_the_first_read_fails() {
+    // The creation result says `completed` but cannot carry the result; the
+    // read that would fetch it is lost. The task must not be lost with it.
+    let server = TestServer::new().tool(ScriptedTool::task(
+        "export",
+        TaskScript::new()
+            .initial_status(TaskStatus::Completed)
+            .poll_interval(ms(100))
+            .complete(ms(0), text("instant")),
+    ));
+    let client = Client::connect(Lossy(server.connect(), "tasks/get"))
+        .await
+        .unwrap();
+    let state = client.task().call_tool("export", json!({})).await.unwrap();
+    let TaskState::Pending(task) = state else {
+        panic!("the handle comes back pending, got {state:?}")
+    };
+    assert_eq!(task.snapshot().status, TaskStatus::Completed);
+    let started = Instant::now();
+    let done = task.finish().await.unwrap();
+    assert_eq!(done.into_result().unwrap().joined_text(), "instant");
+    assert_eq!(
+        started.elapsed(),
+        ms(0),
+        "read at once, not after an interval"
+    );
+    assert_eq!(server.count("tasks/get"), 1, "the lost read never arrived");
+}
