@@ -180,10 +180,19 @@ impl Error {
             && self.inner.method.is_some_and(|m| m.starts_with("tasks/"))
     }
 
-    /// The reply to a `tools/call` was lost after the request was sent: the
-    /// tool may or may not have run. Never retried automatically.
+    /// The reply to a `tools/call` was lost, or did not come within the
+    /// request timeout, after the request was sent: the tool may or may not
+    /// have run. Never retried automatically; check before calling again.
+    ///
+    /// A timed-out `tools/call` is both [`is_timeout`](Error::is_timeout)
+    /// and `is_outcome_unknown`, so code that retries timeouts must ask this
+    /// first.
     pub fn is_outcome_unknown(&self) -> bool {
-        matches!(self.inner.kind, Kind::OutcomeUnknown(_))
+        match self.inner.kind {
+            Kind::OutcomeUnknown(_) => true,
+            Kind::Timeout(_) => self.inner.method == Some("tools/call"),
+            _ => false,
+        }
     }
 
     /// An input handler failed or gave an answer that does not fit the request.
@@ -346,6 +355,14 @@ mod tests {
             .with_method("tasks/get")
             .with_task(&TaskId::new("x"));
         assert!(e.to_string().contains("no task x here"));
+    }
+
+    #[test]
+    fn a_timed_out_tool_call_has_an_unknown_outcome() {
+        let e = Error::new(Kind::Timeout(Duration::from_secs(1))).with_method("tools/call");
+        assert!(e.is_timeout() && e.is_outcome_unknown());
+        let e = Error::new(Kind::Timeout(Duration::from_secs(1))).with_method("tasks/get");
+        assert!(e.is_timeout() && !e.is_outcome_unknown());
     }
 
     #[test]

@@ -9,7 +9,6 @@ use mcp_tasks::protocol::{
     ElicitResult, InputRequest, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, TASKS_EXTENSION,
 };
 use mcp_tasks::testing::{ScriptedTool, TestServer};
-use mcp_tasks::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport, memory};
 use serde_json::json;
 use support::*;
 
@@ -161,29 +160,6 @@ async fn no_common_version_is_a_clear_error() {
     let e = client.discover().await.unwrap_err();
     assert!(e.is_unsupported_version(), "{e}");
     assert_eq!(server.count("server/discover"), 1);
-}
-
-/// A peer we drive by hand: read what the client sent, answer or not.
-async fn raw_peer() -> (Client, memory::MemorySink, memory::MemoryStream) {
-    let (ours, theirs) = memory::pair();
-    let client = Client::builder()
-        .request_timeout(ms(500))
-        .connect(ours)
-        .await
-        .unwrap();
-    let (sink, stream) = theirs.connect().await.unwrap();
-    (client, sink, stream)
-}
-
-async fn next_json(stream: &mut memory::MemoryStream) -> serde_json::Value {
-    match stream.recv().await.unwrap() {
-        Some(Inbound::Message(m)) => serde_json::from_str(&m).unwrap(),
-        other => panic!("expected a message, got {other:?}"),
-    }
-}
-
-async fn reply(sink: &mut memory::MemorySink, text: String) {
-    sink.send(Outbound::new(text, "test")).await.unwrap();
 }
 
 #[tokio::test(start_paused = true)]
@@ -354,66 +330,10 @@ fn input_request_constructors_name_their_method() {
     assert_eq!(InputRequest::url("m", "u").method(), "elicitation/create");
 }
 
-/// A transport that loses the reply to its first request, then works.
-mod lossy {
-    use std::io;
-
-    use mcp_tasks::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport, memory};
-
-    /// Loses the reply to the first request of `.1`.
-    pub struct Lossy(pub memory::MemoryTransport, pub &'static str);
-    pub struct Sink(
-        memory::MemorySink,
-        tokio::sync::mpsc::UnboundedSender<Inbound>,
-        Option<&'static str>,
-    );
-    pub struct Stream(
-        memory::MemoryStream,
-        tokio::sync::mpsc::UnboundedReceiver<Inbound>,
-    );
-
-    impl Transport for Lossy {
-        type Sink = Sink;
-        type Stream = Stream;
-        async fn connect(self) -> io::Result<(Sink, Stream)> {
-            let (sink, stream) = self.0.connect().await?;
-            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-            Ok((Sink(sink, tx, Some(self.1)), Stream(stream, rx)))
-        }
-    }
-
-    impl MessageSink for Sink {
-        async fn send(&mut self, m: Outbound) -> io::Result<()> {
-            if self.2 == Some(m.method.as_str()) {
-                self.2 = None;
-                let id = m.id.clone().unwrap();
-                let _ = self.1.send(Inbound::Lost {
-                    id,
-                    reason: "the response stream broke".into(),
-                });
-                return Ok(());
-            }
-            self.0.send(m).await
-        }
-        async fn close(&mut self) {
-            self.0.close().await;
-        }
-    }
-
-    impl MessageStream for Stream {
-        async fn recv(&mut self) -> io::Result<Option<Inbound>> {
-            tokio::select! {
-                Some(lost) = self.1.recv() => Ok(Some(lost)),
-                m = self.0.recv() => m,
-            }
-        }
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_lost_reply_fails_one_request_and_the_connection_lives_on() {
     let server = TestServer::new().tool(ScriptedTool::immediate("ping", text("pong")));
-    let client = Client::connect(lossy::Lossy(server.connect(), "tools/call"))
+    let client = Client::connect(Lossy(server.connect(), "tools/call"))
         .await
         .unwrap();
     let e = client.call_tool("ping", json!({})).await.unwrap_err();
@@ -438,7 +358,7 @@ async fn a_lost_tasks_get_reply_is_retried_within_the_wait() {
             .poll_interval(ms(500))
             .complete(ms(700), text("done")),
     ));
-    let client = Client::connect(lossy::Lossy(server.connect(), "tasks/get"))
+    let client = Client::connect(Lossy(server.connect(), "tasks/get"))
         .await
         .unwrap();
     let started = tokio::time::Instant::now();

@@ -70,8 +70,9 @@ impl Client {
     /// - [`Error::is_builder`]: `arguments` is not a JSON object;
     /// - [`Error::is_input`]: the server asked for input no handler answers;
     /// - the task failed ([`Error::rpc_error`]), was cancelled or expired;
-    /// - [`Error::is_outcome_unknown`]: the connection dropped after the
-    ///   call was sent (the tool may have run; it is not retried);
+    /// - [`Error::is_outcome_unknown`]: the connection dropped or the
+    ///   request timed out after the call was sent (the tool may have run;
+    ///   it is not retried);
     /// - any request error.
     pub async fn call_tool(&self, name: &str, arguments: impl Serialize) -> Result<CallToolResult> {
         let state = self.task().call_tool(name, arguments).await?;

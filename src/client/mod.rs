@@ -11,7 +11,9 @@ use tokio::sync::OnceCell;
 
 use crate::error::{Error, Result};
 use crate::input::InputHandlers;
-use crate::protocol::{ClientCapabilities, DiscoverResult, Implementation, PROTOCOL_VERSION};
+use crate::protocol::{
+    ClientCapabilities, DiscoverResult, Implementation, PROTOCOL_VERSION, ResultType,
+};
 use crate::transport::Transport;
 
 pub(crate) mod call;
@@ -298,10 +300,15 @@ impl Client {
     /// `subscriptions/listen`); keys of a `_meta` object in `params` win
     /// over the client's, so a caller can replace the capabilities.
     ///
+    /// The result is returned as sent, with one check: a `resultType:
+    /// "task"` answer is accepted only from `tools/call` (and `tasks/get`),
+    /// the one method that can become a task.
+    ///
     /// # Errors
     ///
-    /// [`Error::is_builder`] when `params` is not an object; otherwise as
-    /// any request.
+    /// [`Error::is_builder`] when `params` is not an object;
+    /// [`Error::is_protocol`] for a task where none may be, or a result that
+    /// is not JSON; otherwise as any request.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value> {
         let mut params = match params {
             Value::Object(map) => map,
@@ -330,6 +337,13 @@ impl Client {
                 Some(m) => e.with_method(m),
                 None => e,
             })?;
+        if is_stray_task(method, &raw) {
+            let e = Error::protocol(format!("{method} answered with a task, which it cannot be"));
+            return Err(match static_method(method) {
+                Some(m) => e.with_method(m),
+                None => e,
+            });
+        }
         serde_json::from_str(raw.get()).map_err(|e| Error::protocol(format!("{method}: {e}")))
     }
 
@@ -475,10 +489,34 @@ fn pick_version(data: Option<&Value>, tried: &str) -> Option<&'static str> {
     })
 }
 
+/// Decodes the result of a method that has only one kind of result
+/// (`server/discover`, `tools/list`): `resultType` must be `complete` or
+/// absent. Only `tools/call` may become a task, and only `tools/call`,
+/// `prompts/get` and `resources/read` may ask for input.
 pub(crate) fn decode<T: serde::de::DeserializeOwned>(
     raw: &RawValue,
     method: &'static str,
 ) -> Result<T> {
-    serde_json::from_str(raw.get())
-        .map_err(|e| Error::protocol(format!("malformed {method} result: {e}")).with_method(method))
+    let malformed =
+        |e: &dyn fmt::Display| Error::protocol(format!("malformed {method} result: {e}"));
+    match ResultType::of(raw.get()) {
+        Ok(ResultType::Complete) => {}
+        Ok(other) => {
+            return Err(Error::protocol(format!(
+                "{method} answered with resultType {other:?}, which it cannot have"
+            ))
+            .with_method(method));
+        }
+        Err(e) => return Err(malformed(&e).with_method(method)),
+    }
+    serde_json::from_str(raw.get()).map_err(|e| malformed(&e).with_method(method))
+}
+
+/// Whether a reply of the raw escape hatch is a task where none may be:
+/// only `tools/call` can become a task (and `tasks/get` is read leniently,
+/// since one of the specification's own examples tags it `task`).
+fn is_stray_task(method: &str, raw: &RawValue) -> bool {
+    method != "tools/call"
+        && method != "tasks/get"
+        && matches!(ResultType::of(raw.get()), Ok(ResultType::Task))
 }

@@ -154,8 +154,8 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
     /// - [`Error::is_builder`]: `arguments` is not a JSON object (or null);
     /// - [`Error::is_input_required`] / [`Error::is_input`]: an MRTR round
     ///   no handler can answer, or a handler failed;
-    /// - [`Error::is_outcome_unknown`]: the connection dropped after the call
-    ///   was sent;
+    /// - [`Error::is_outcome_unknown`]: the connection dropped or the request
+    ///   timed out after the call was sent (the tool may have run);
     /// - any request error. Once a task exists no error loses it: a failed
     ///   first read still returns the `Pending` handle.
     pub async fn call_tool(self, name: &str, arguments: impl Serialize) -> Result<TaskState> {

@@ -34,6 +34,29 @@
 //! Tasks belong to the server, not to a connection: a task created on one
 //! connection can be read from another (as after a reconnect). Listen streams
 //! belong to their connection and end with it.
+//!
+//! To test how code copes with a server that misbehaves (hangs, duplicate or
+//! stale pushes, snapshots that go back), give it [`Faults`]:
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use std::time::Duration;
+//! use mcp_tasks::Client;
+//! use mcp_tasks::testing::{Faults, ScriptedTool, TaskScript, TestServer};
+//!
+//! let server = TestServer::new()
+//!     .tool(ScriptedTool::task("export", TaskScript::new()))
+//!     .faults(Faults::new().never_answer("tools/call"));
+//! let client = Client::builder()
+//!     .request_timeout(Duration::from_millis(50))
+//!     .connect(server.connect())
+//!     .await
+//!     .unwrap();
+//! let e = client.call_tool("export", ()).await.unwrap_err();
+//! assert!(e.is_timeout() && e.is_outcome_unknown());
+//! assert_eq!(server.faults_fired(), 1);
+//! # }
+//! ```
 
 use std::fmt;
 use std::io;
@@ -45,6 +68,7 @@ use crate::protocol::{PROTOCOL_VERSION, TaskId};
 use crate::transport::memory::{self, MemoryTransport};
 use crate::transport::{LineTransport, Transport};
 
+mod faults;
 mod record;
 mod script;
 mod serve;
@@ -53,8 +77,11 @@ mod tasks;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_faults;
+#[cfg(test)]
 mod tests_tasks;
 
+pub use faults::Faults;
 pub use record::RecordedRequest;
 pub use script::{ScriptedTool, TaskScript};
 
@@ -173,6 +200,22 @@ impl TestServer {
     pub fn listen_supported(mut self, yes: bool) -> Self {
         self.config().listen_supported = yes;
         self
+    }
+
+    /// Makes the server misbehave in the ways `faults` lists (replacing any
+    /// set given before). The faults apply to every clone of this server,
+    /// since clones share their tasks and streams.
+    pub fn faults(self, faults: Faults) -> Self {
+        self.shared.lock().set_faults(faults);
+        self
+    }
+
+    /// How many times a fault from [`TestServer::faults`] changed what the
+    /// server did: a reply withheld or replaced, a push duplicated, held
+    /// back, regressed or sent astray. A test of a fault can check it is
+    /// not zero, so that it does not pass without the fault happening.
+    pub fn faults_fired(&self) -> usize {
+        self.shared.lock().faults_fired()
     }
 
     /// Serves a new in-memory connection and returns the client's end.

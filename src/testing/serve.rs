@@ -241,11 +241,18 @@ impl TestServer {
         method: &str,
         params: &Value,
     ) -> Option<Outbound> {
-        match self.dispatch(conn, id, method, params) {
+        let reply = match self.dispatch(conn, id, method, params) {
             Ok(Some(result)) => Some(response(id, result)),
             Ok(None) => None,
             Err(error) => Some(error_response(id, &error)),
+        };
+        let mut state = self.shared.lock();
+        if reply.is_some() && state.faults().never_answers(method) {
+            // The work is done; only the reply is withheld.
+            state.fired();
+            return None;
         }
+        reply
     }
 
     fn dispatch(
@@ -255,6 +262,10 @@ impl TestServer {
         method: &str,
         params: &Value,
     ) -> Result<Option<Value>, RpcError> {
+        if self.shared.lock().faults().gives_task_for(method) {
+            self.shared.lock().fired();
+            return Ok(Some(bogus_task()));
+        }
         let known = [
             DISCOVER,
             TOOLS_LIST,
@@ -314,6 +325,12 @@ impl TestServer {
                 finish(json!({}), "complete", true)
             }
             _ => {
+                let mut state = self.shared.lock();
+                if state.faults().never_answers(LISTEN) {
+                    state.fired();
+                    return Ok(None);
+                }
+                drop(state);
                 self.listen(conn, id, params, tasks_declared)?;
                 return Ok(None);
             }
@@ -466,6 +483,21 @@ impl TestServer {
         );
         Ok(())
     }
+}
+
+/// The creation result of `Faults::task_result_for`: a task that does not exist.
+fn bogus_task() -> Value {
+    finish(
+        json!({
+            "taskId": "task-0-bogus",
+            "status": "working",
+            "createdAt": "2026-08-01T09:00:00.000Z",
+            "lastUpdatedAt": "2026-08-01T09:00:00.000Z",
+            "ttlMs": null,
+        }),
+        "task",
+        false,
+    )
 }
 
 /// A `tools/call` of an MRTR tool (see [`ScriptedTool::input_required`](super::ScriptedTool::input_required)).

@@ -13,12 +13,13 @@ use tokio::sync::{Notify, mpsc};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
+use super::faults::{Faults, REORDER_HOLD, STRAY_SUBSCRIPTION, STRAY_TASK};
 use super::record::RecordedRequest;
 use super::script::{Action, Step, TaskScript};
 use super::serve::{notification, response};
 use crate::protocol::{
     CallToolResult, ContentBlock, CreateTaskResult, DetailedTask, InputResponse,
-    META_SUBSCRIPTION_ID, RequestId, TaskId, TaskPayload,
+    META_SUBSCRIPTION_ID, RequestId, RpcError, TaskId, TaskPayload,
 };
 use crate::transport::Outbound;
 
@@ -47,6 +48,9 @@ impl Shared {
                 subs: Vec::new(),
                 pushes: 0,
                 epoch: Instant::now(),
+                faults: Faults::new(),
+                faults_fired: 0,
+                next_hold: 0,
             }),
         })
     }
@@ -76,6 +80,10 @@ pub(super) struct State {
     subs: Vec<Subscription>,
     pushes: usize,
     epoch: Instant,
+    faults: Faults,
+    faults_fired: usize,
+    /// Numbers the pushes held back by `reorder_pushes`.
+    next_hold: u64,
 }
 
 #[derive(Debug)]
@@ -95,6 +103,8 @@ struct TaskEntry {
     cancel_delay: Duration,
     ignore_cancel: bool,
     cancel_requested: bool,
+    /// Reads (`tasks/get`) served since the task ended.
+    terminal_reads: u32,
 }
 
 /// An open `subscriptions/listen` stream.
@@ -104,7 +114,11 @@ struct Subscription {
     id: RequestId,
     tx: mpsc::UnboundedSender<Outbound>,
     tasks: HashSet<String>,
+    /// A push held back by `reorder_pushes`, with its number.
+    held: Held,
 }
+
+type Held = Arc<Mutex<Option<(u64, Vec<Outbound>)>>>;
 
 /// What the runner does after a step.
 enum Next {
@@ -162,6 +176,23 @@ impl State {
         self.subs.len()
     }
 
+    pub(super) fn set_faults(&mut self, faults: Faults) {
+        self.faults = faults;
+    }
+
+    pub(super) fn faults(&self) -> &Faults {
+        &self.faults
+    }
+
+    pub(super) fn faults_fired(&self) -> usize {
+        self.faults_fired
+    }
+
+    /// Counts one misdeed of a fault.
+    pub(super) fn fired(&mut self) {
+        self.faults_fired += 1;
+    }
+
     pub(super) fn next_conn(&mut self) -> u64 {
         self.next_conn += 1;
         self.next_conn
@@ -181,30 +212,94 @@ impl State {
     /// What `tasks/get` returns for `id` now.
     pub(super) fn snapshot(&mut self, id: &str) -> Option<DetailedTask> {
         let epoch = self.epoch;
-        self.live(id).map(|t| t.snapshot(epoch))
+        let regress = self.faults.regress_after_terminal;
+        let entry = self.live(id)?;
+        let snapshot = entry.snapshot(epoch);
+        if !(regress && entry.is_terminal()) {
+            return Some(snapshot);
+        }
+        entry.terminal_reads += 1;
+        if entry.terminal_reads == 1 {
+            return Some(snapshot);
+        }
+        self.fired();
+        Some(regressed(snapshot))
     }
 
-    /// Pushes the current snapshot of `id` to every subscription watching it.
+    /// Pushes the current snapshot of `id` to every subscription watching
+    /// it (misbehaving as the faults say).
     fn emit(&mut self, id: &str) {
         let Some(entry) = self.tasks.get(id) else {
             return;
         };
-        let Ok(Value::Object(base)) = serde_json::to_value(entry.snapshot(self.epoch)) else {
+        let snapshot = entry.snapshot(self.epoch);
+        let terminal = entry.is_terminal();
+        let regress = self.faults.regress_after_terminal && terminal;
+        let Ok(Value::Object(base)) = serde_json::to_value(&snapshot) else {
             return;
         };
+        let back = serde_json::to_value(regressed(snapshot.clone())).unwrap_or_default();
+        let lie = serde_json::to_value(stray(snapshot)).unwrap_or_default();
+        let faults = self.faults.clone();
         let mut sent = 0;
+        let mut fired = 0;
+        let mut next_hold = self.next_hold;
         for sub in self.subs.iter().filter(|s| s.tasks.contains(id)) {
-            let mut params = base.clone();
-            params.insert("_meta".into(), json!({ META_SUBSCRIPTION_ID: sub.id }));
-            if sub
-                .tx
-                .send(notification("notifications/tasks", Value::Object(params)))
-                .is_ok()
-            {
-                sent += 1;
+            let push = |body: &Value, sub_id: Value| {
+                let mut params = body.as_object().cloned().unwrap_or_default();
+                params.insert("_meta".into(), json!({ META_SUBSCRIPTION_ID: sub_id }));
+                notification("notifications/tasks", Value::Object(params))
+            };
+            let base = Value::Object(base.clone());
+            let mut group = vec![push(&base, json!(sub.id))];
+            if faults.duplicate_pushes {
+                group.push(push(&base, json!(sub.id)));
+                fired += 1;
+            }
+            if regress {
+                group.push(push(&back, json!(sub.id)));
+                fired += 1;
+            }
+            if faults.stray_pushes {
+                let mut other = lie.clone();
+                other["taskId"] = json!(STRAY_TASK);
+                // Sent at once, whatever happens to the real push.
+                let _ = sub.tx.send(push(&lie, json!(STRAY_SUBSCRIPTION)));
+                let _ = sub.tx.send(push(&other, json!(sub.id)));
+                fired += 1;
+            }
+            sent += 1;
+            if !faults.reorder_pushes {
+                for message in group {
+                    let _ = sub.tx.send(message);
+                }
+                continue;
+            }
+            // Swap with the push held back before, or hold this one back.
+            let mut held = sub.held.lock().unwrap_or_else(|e| e.into_inner());
+            match held.take() {
+                Some((_, older)) => {
+                    fired += 1;
+                    for message in group.into_iter().chain(older) {
+                        let _ = sub.tx.send(message);
+                    }
+                }
+                None if terminal => {
+                    for message in group {
+                        let _ = sub.tx.send(message);
+                    }
+                }
+                None => {
+                    next_hold += 1;
+                    let number = next_hold;
+                    *held = Some((number, group));
+                    tokio::spawn(release(sub.held.clone(), number, sub.tx.clone()));
+                }
             }
         }
         self.pushes += sent;
+        self.faults_fired += fired;
+        self.next_hold = next_hold;
     }
 
     /// Applies one script step to the task.
@@ -354,13 +449,21 @@ impl State {
             id,
             tx,
             tasks: accepted.into_iter().collect(),
+            held: Held::default(),
         });
     }
 
     /// Forgets a listen stream the client cancelled; nothing more is sent for it.
     pub(super) fn unsubscribe(&mut self, conn: u64, id: &RequestId) -> bool {
         let before = self.subs.len();
-        self.subs.retain(|s| !(s.conn == conn && &s.id == id));
+        self.subs.retain(|s| {
+            let keep = !(s.conn == conn && &s.id == id);
+            if !keep {
+                // A push held back for reordering dies with its stream.
+                s.held.lock().unwrap_or_else(|e| e.into_inner()).take();
+            }
+            keep
+        });
         self.subs.len() != before
     }
 
@@ -377,6 +480,34 @@ impl State {
                 "_meta": { META_SUBSCRIPTION_ID: sub.id },
             });
             let _ = sub.tx.send(response(&sub.id, result));
+        }
+    }
+}
+
+/// The snapshot a regressing server reports after the task ended.
+fn regressed(mut snapshot: DetailedTask) -> DetailedTask {
+    snapshot.payload = TaskPayload::Working;
+    snapshot.status_message = Some("working again".to_owned());
+    snapshot
+}
+
+/// The false snapshot of a stray push: the task failed.
+fn stray(mut snapshot: DetailedTask) -> DetailedTask {
+    snapshot.payload = TaskPayload::Failed(RpcError::new(-32603, "a stray push"));
+    snapshot.status_message = Some("a stray push".to_owned());
+    snapshot
+}
+
+/// Sends a push held back by `reorder_pushes` once its time is up, unless
+/// a later push already took it along.
+async fn release(held: Held, number: u64, tx: mpsc::UnboundedSender<Outbound>) {
+    tokio::time::sleep(REORDER_HOLD).await;
+    let mut held = held.lock().unwrap_or_else(|e| e.into_inner());
+    if held.as_ref().is_some_and(|(n, _)| *n == number)
+        && let Some((_, group)) = held.take()
+    {
+        for message in group {
+            let _ = tx.send(message);
         }
     }
 }
@@ -413,6 +544,7 @@ pub(super) fn create_task(shared: &Arc<Shared>, script: &TaskScript) -> CreateTa
         cancel_delay: script.cancel_delay,
         ignore_cancel: script.ignore_cancel,
         cancel_requested: false,
+        terminal_reads: 0,
     };
     state.tasks.insert(id.clone(), entry);
     state.created.push(task_id.clone());

@@ -13,6 +13,7 @@
 //! | [`LineTransport`] | newline-framed JSON over any `AsyncRead + AsyncWrite` (TCP, Unix sockets) | `stdio` |
 //! | [`memory::pair`] | an in-process pair, for tests and embedded servers | always |
 
+use std::fmt;
 use std::future::Future;
 use std::io;
 
@@ -55,7 +56,11 @@ pub trait Transport: Send + 'static {
 
 /// One outgoing JSON-RPC message, serialized, with what a transport may need
 /// to route it (HTTP headers, say) without parsing it again.
-#[derive(Debug, Clone)]
+///
+/// `Debug` shows the method, the id and the size of the JSON, never the
+/// JSON itself or the routing name: on `tasks/*` both carry a task id,
+/// which may act as a bearer token.
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct Outbound {
     /// The message as JSON text, without a trailing newline.
@@ -68,6 +73,18 @@ pub struct Outbound {
     pub name: Option<String>,
     /// The request id a `notifications/cancelled` refers to.
     pub cancels: Option<RequestId>,
+}
+
+impl fmt::Debug for Outbound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Outbound")
+            .field("method", &self.method)
+            .field("id", &self.id)
+            .field("json_bytes", &self.json.len())
+            .field("name", &self.name.as_ref().map(|_| "…"))
+            .field("cancels", &self.cancels)
+            .finish()
+    }
 }
 
 impl Outbound {
@@ -84,7 +101,10 @@ impl Outbound {
 }
 
 /// What a [`MessageStream`] yields.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `Debug` shows the size of a message, not its text, which may carry task
+/// ids (see [`Outbound`]).
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Inbound {
     /// One message as text.
@@ -111,6 +131,28 @@ pub enum Inbound {
         /// Why, for the error message.
         reason: String,
     },
+}
+
+impl fmt::Debug for Inbound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Inbound::Message(text) => f
+                .debug_struct("Message")
+                .field("bytes", &text.len())
+                .finish(),
+            Inbound::Invalid(why) => f.debug_tuple("Invalid").field(why).finish(),
+            Inbound::Lost { id, reason } => f
+                .debug_struct("Lost")
+                .field("id", id)
+                .field("reason", reason)
+                .finish(),
+            Inbound::NotSent { id, reason } => f
+                .debug_struct("NotSent")
+                .field("id", id)
+                .field("reason", reason)
+                .finish(),
+        }
+    }
 }
 
 /// The sending half of a transport.

@@ -1,12 +1,13 @@
 //! A server run as a child process, spoken to over its stdin and stdout.
 
 use std::ffi::OsString;
+use std::fmt;
 use std::io;
 use std::path::PathBuf;
 use std::process::Stdio as ProcessStdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::line::{LineStream, write_line};
@@ -22,7 +23,8 @@ pub enum Stderr {
     /// Discarded.
     Null,
     /// Read line by line and logged with `tracing` at `debug` level, target
-    /// `mcp_tasks::stderr`.
+    /// `mcp_tasks::stderr`. Lines are cut at 8 KiB, so a child that writes
+    /// without newlines cannot make the client buffer without bound.
     Log,
 }
 
@@ -38,6 +40,9 @@ pub enum Stderr {
 /// to exit, then kills it. Should the runtime stop before that, the child is
 /// killed when its handle is dropped: it never outlives the client.
 ///
+/// `Debug` shows the names of the environment variables set for the
+/// child, not their values, which are often secrets.
+///
 /// # Examples
 ///
 /// ```no_run
@@ -48,7 +53,6 @@ pub enum Stderr {
 ///     .await?;
 /// # Ok(()) }
 /// ```
-#[derive(Debug)]
 pub struct Stdio {
     program: OsString,
     args: Vec<OsString>,
@@ -57,6 +61,20 @@ pub struct Stdio {
     stderr: Stderr,
     max_message_size: usize,
     shutdown_timeout: Duration,
+}
+
+impl fmt::Debug for Stdio {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stdio")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("env", &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .field("current_dir", &self.current_dir)
+            .field("stderr", &self.stderr)
+            .field("max_message_size", &self.max_message_size)
+            .field("shutdown_timeout", &self.shutdown_timeout)
+            .finish()
+    }
 }
 
 impl Stdio {
@@ -156,9 +174,15 @@ impl Transport for Stdio {
         let stdout = child.stdout.take().expect("stdout is piped");
         if let Some(stderr) = child.stderr.take() {
             tokio::spawn(async move {
-                let mut lines = BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::debug!(target: "mcp_tasks::stderr", "{line}");
+                let mut reader = BufReader::new(stderr);
+                let mut line = Vec::new();
+                while let Ok(Some(cut)) =
+                    read_capped_line(&mut reader, &mut line, MAX_STDERR_LINE).await
+                {
+                    let text = String::from_utf8_lossy(trim_newline(&line));
+                    let more = if cut { " […]" } else { "" };
+                    tracing::debug!(target: "mcp_tasks::stderr", "{text}{more}");
+                    line.clear();
                 }
             });
         }
@@ -171,6 +195,45 @@ impl Transport for Stdio {
             StdioStream(LineStream::new(stdout, self.max_message_size)),
         ))
     }
+}
+
+/// The longest stderr line logged; the rest of a longer line is dropped.
+const MAX_STDERR_LINE: usize = 8 * 1024;
+
+/// Reads the next line into `buf`, keeping at most `cap` bytes of it and
+/// dropping the rest. `Ok(Some(cut))` says whether the line was cut;
+/// `Ok(None)` is the end of the stream.
+async fn read_capped_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> io::Result<Option<bool>> {
+    let mut cut = false;
+    let mut any = false;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(any.then_some(cut));
+        }
+        any = true;
+        let (chunk, done) = match available.iter().position(|b| *b == b'\n') {
+            Some(i) => (&available[..=i], true),
+            None => (available, false),
+        };
+        let room = cap.saturating_sub(buf.len());
+        buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        cut |= chunk.len() > room;
+        let used = chunk.len();
+        reader.consume(used);
+        if done {
+            return Ok(Some(cut));
+        }
+    }
+}
+
+fn trim_newline(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 impl MessageSink for StdioSink {
@@ -197,5 +260,39 @@ impl MessageSink for StdioSink {
 impl MessageStream for StdioStream {
     async fn recv(&mut self) -> io::Result<Option<Inbound>> {
         self.0.recv().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn stderr_lines_are_cut_not_buffered_without_bound() {
+        let mut input = vec![b'x'; 1 << 20];
+        input.extend_from_slice(b"\nshort\r\nlast");
+        let mut reader = BufReader::new(std::io::Cursor::new(input));
+        let mut line = Vec::new();
+        let mut lines = Vec::new();
+        while let Some(cut) = read_capped_line(&mut reader, &mut line, 16).await.unwrap() {
+            assert!(
+                line.capacity() <= 1 << 13,
+                "buffered {} bytes",
+                line.capacity()
+            );
+            lines.push((
+                String::from_utf8_lossy(trim_newline(&line)).into_owned(),
+                cut,
+            ));
+            line.clear();
+        }
+        assert_eq!(
+            lines,
+            [
+                ("x".repeat(16), true),
+                ("short".to_owned(), false),
+                ("last".to_owned(), false),
+            ]
+        );
     }
 }

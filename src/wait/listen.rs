@@ -17,8 +17,10 @@
 //! listening tasks; each batch of new tasks (those registered within 10 ms,
 //! or while the previous stream was being acknowledged) costs one
 //! `subscriptions/listen` request; each push is parsed once and cloned per handle watching that
-//! task. A handle whose queue of pushes is full is told it lagged and reads
-//! the task once instead of the queue growing.
+//! task. A handle whose queue of pushes is full is told it lagged: the
+//! pushes still queued are dropped (they are older than what comes next)
+//! and the task is read once, instead of the queue growing. The end of a
+//! stream is never lost that way: it is kept in a flag beside the queue.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -52,12 +54,21 @@ pub(crate) enum Push {
     Ended,
 }
 
+/// What a full queue cannot carry, kept beside it.
+#[derive(Debug, Default)]
+struct Flags {
+    /// Pushes were dropped: read the task once.
+    lagged: AtomicBool,
+    /// The stream ended or refused the task: poll.
+    stopped: AtomicBool,
+}
+
 enum Cmd {
     Register {
         key: u64,
         id: TaskId,
         tx: mpsc::Sender<Push>,
-        lagged: Arc<AtomicBool>,
+        flags: Arc<Flags>,
     },
     Unregister {
         key: u64,
@@ -74,7 +85,7 @@ pub(crate) struct Watcher {
 pub(crate) struct Watch {
     key: u64,
     rx: mpsc::Receiver<Push>,
-    lagged: Arc<AtomicBool>,
+    flags: Arc<Flags>,
     cmds: mpsc::UnboundedSender<Cmd>,
     /// The stream accepted the task.
     pub(crate) confirmed: bool,
@@ -96,17 +107,17 @@ impl Watcher {
     pub(crate) fn register(&self, id: TaskId) -> Watch {
         let key = self.next_key.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::channel(PER_TASK_QUEUE);
-        let lagged = Arc::new(AtomicBool::new(false));
+        let flags = Arc::new(Flags::default());
         let _ = self.cmds.send(Cmd::Register {
             key,
             id,
             tx,
-            lagged: lagged.clone(),
+            flags: flags.clone(),
         });
         Watch {
             key,
             rx,
-            lagged,
+            flags,
             cmds: self.cmds.clone(),
             confirmed: false,
         }
@@ -116,13 +127,36 @@ impl Watcher {
 impl Watch {
     /// The next push. `Ended` when the watcher is gone.
     pub(crate) async fn recv(&mut self) -> Push {
-        if self.lagged.swap(false, Ordering::AcqRel) {
-            return Push::Lagged;
+        if self.flags.stopped.swap(false, Ordering::AcqRel) {
+            self.drain();
+            return Push::Ended;
+        }
+        if self.flags.lagged.swap(false, Ordering::AcqRel) {
+            return self.drain().unwrap_or(Push::Lagged);
         }
         match self.rx.recv().await {
             Some(push) => push,
             None => Push::Ended,
         }
+    }
+
+    /// Drops what is queued: after an overflow the queue holds snapshots
+    /// older than the read that follows. Returns the last word on the
+    /// stream (`Refused` or `Ended`) if one was queued after the last
+    /// `Accepted`; an `Accepted` confirms the watch.
+    fn drain(&mut self) -> Option<Push> {
+        let mut last = None;
+        while let Ok(push) = self.rx.try_recv() {
+            match push {
+                Push::Snapshot(_) | Push::Lagged => {}
+                Push::Accepted => {
+                    self.confirmed = true;
+                    last = None;
+                }
+                Push::Refused | Push::Ended => last = Some(push),
+            }
+        }
+        last
     }
 }
 
@@ -135,14 +169,19 @@ impl Drop for Watch {
 struct Entry {
     id: TaskId,
     tx: mpsc::Sender<Push>,
-    lagged: Arc<AtomicBool>,
+    flags: Arc<Flags>,
     confirmed: bool,
 }
 
 impl Entry {
+    /// Queues a push; when the queue is full, sets the flag that stands for it.
     fn send(&self, push: Push) {
-        if let Err(mpsc::error::TrySendError::Full(_)) = self.tx.try_send(push) {
-            self.lagged.store(true, Ordering::Release);
+        if let Err(mpsc::error::TrySendError::Full(push)) = self.tx.try_send(push) {
+            let flag = match push {
+                Push::Refused | Push::Ended => &self.flags.stopped,
+                Push::Accepted | Push::Snapshot(_) | Push::Lagged => &self.flags.lagged,
+            };
+            flag.store(true, Ordering::Release);
         }
     }
 }
@@ -162,12 +201,7 @@ impl State {
     /// Applies a command; `true` when a new stream is needed.
     fn apply(&mut self, cmd: Cmd) -> bool {
         match cmd {
-            Cmd::Register {
-                key,
-                id,
-                tx,
-                lagged,
-            } => {
+            Cmd::Register { key, id, tx, flags } => {
                 let covered = self
                     .current
                     .as_ref()
@@ -180,7 +214,7 @@ impl State {
                     Entry {
                         id,
                         tx,
-                        lagged,
+                        flags,
                         confirmed: covered,
                     },
                 );
@@ -221,7 +255,7 @@ impl State {
             }
             Some(SubEvent::Lagged) => {
                 for entry in self.entries.values().filter(|e| e.confirmed) {
-                    entry.lagged.store(true, Ordering::Release);
+                    entry.flags.lagged.store(true, Ordering::Release);
                 }
             }
             None => {

@@ -1,5 +1,5 @@
 //! Shared helpers for the integration tests.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::time::Duration;
 
@@ -106,3 +106,9 @@ impl Canned {
             .collect()
     }
 }
+
+mod chaos;
+mod peer;
+
+pub use chaos::{Chaos, Fate, Lossy, Rng};
+pub use peer::{next_json, raw_peer, reply};

@@ -1,0 +1,285 @@
+//! Faults of real child processes: a server that exits in the middle of a
+//! task, and children that would outlive the client if it let them.
+//!
+//! Like `transport_stdio.rs`, this binary is its own server: started with
+//! `--serve <mode>` it plays the child. In `relay` mode it is a server
+//! process in front of a durable task store: it relays its stdin and stdout
+//! to a `TestServer` that the test runs on a loopback socket, so the
+//! process can die while the tasks it served live on, as with a server
+//! that keeps its tasks in a database.
+
+use std::future::Future;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::time::Duration;
+
+use mcp_tasks::protocol::CallToolResult;
+use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
+use mcp_tasks::transport::{LineTransport, Stderr, Stdio};
+use mcp_tasks::{Client, TaskState};
+use serde_json::json;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// `relay <port> <die_at>`: relays stdin to the socket and the socket to
+/// stdout; exits with status 3, without relaying it, on reading line
+/// `die_at` of stdin (never, for 0).
+fn relay(port: &str, die_at: usize) {
+    let socket = TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).unwrap();
+    let mut upstream = socket.try_clone().unwrap();
+    std::thread::spawn(move || {
+        let mut stdout = std::io::stdout();
+        for line in BufReader::new(socket).lines() {
+            let Ok(line) = line else { break };
+            if writeln!(stdout, "{line}")
+                .and_then(|()| stdout.flush())
+                .is_err()
+            {
+                break;
+            }
+        }
+        std::process::exit(0);
+    });
+    for (n, line) in std::io::stdin().lock().lines().enumerate() {
+        let Ok(line) = line else { break };
+        if n + 1 == die_at {
+            std::process::exit(3);
+        }
+        if writeln!(upstream, "{line}").is_err() {
+            break;
+        }
+    }
+}
+
+/// `stubborn`: reads stdin to its end, then does not exit.
+fn stubborn() {
+    let mut sink = Vec::new();
+    let _ = std::io::copy(&mut std::io::stdin().lock(), &mut sink);
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}
+
+/// A durable task store: a `TestServer` on a loopback port, serving at most
+/// `connections` connections.
+async fn store(server: TestServer, connections: usize) -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        for _ in 0..connections {
+            let Ok((socket, _)) = listener.accept().await else {
+                return;
+            };
+            let (read, write) = socket.into_split();
+            let server = server.clone();
+            tokio::spawn(async move { server.serve(LineTransport::new(read, write)).await });
+        }
+    });
+    port
+}
+
+fn relay_child(port: u16, die_at: usize) -> Stdio {
+    Stdio::command(std::env::current_exe().unwrap())
+        .args(["--serve", "relay", &port.to_string(), &die_at.to_string()])
+        .stderr(Stderr::Null)
+}
+
+async fn server_exit_mid_task_fails_the_wait_and_the_task_resumes_on_a_fresh_server() {
+    let server = TestServer::new().tool(ScriptedTool::task(
+        "export",
+        TaskScript::new()
+            .poll_interval(ms(50))
+            .complete(ms(500), CallToolResult::text("exported")),
+    ));
+    let port = store(server.clone(), 2).await;
+    let connect = |die_at| {
+        Client::builder()
+            .server_id("export-server")
+            .request_timeout(Duration::from_secs(10))
+            .connect(relay_child(port, die_at))
+    };
+
+    // The process dies on reading its second line: the first tasks/get.
+    let client = connect(2).await.unwrap();
+    let TaskState::Pending(task) = client.task().call_tool("export", json!({})).await.unwrap()
+    else {
+        panic!("expected a pending task")
+    };
+    let saved = serde_json::to_string(&task.reference()).unwrap();
+    let err = task.finish().await.unwrap_err();
+    assert!(err.is_transport(), "{}", *err);
+    assert!(!err.is_outcome_unknown(), "a read has no outcome to lose");
+    assert_eq!(client.pending_requests(), 0);
+    assert!(client.closed_reason().is_some());
+    let TaskState::Pending(_) = err.into_task() else {
+        panic!("the handle comes back pending")
+    };
+    // Later requests fail at once.
+    assert!(client.list_tools().await.unwrap_err().is_transport());
+    drop(client);
+
+    // A fresh server process in front of the same store still has the task.
+    let client = connect(0).await.unwrap();
+    let reference: mcp_tasks::TaskRef = serde_json::from_str(&saved).unwrap();
+    let done = client
+        .task()
+        .resume(&reference)
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    assert_eq!(done.into_result().unwrap().joined_text(), "exported");
+    assert_eq!(server.count("tools/call"), 1, "the tool ran once");
+}
+
+fn pidfile(case: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("mcp-tasks-{case}-{}.pid", std::process::id()))
+}
+
+fn stubborn_child(pidfile: &Path) -> Stdio {
+    Stdio::command(std::env::current_exe().unwrap())
+        .args(["--serve", "stubborn"])
+        .env("MCP_TASKS_PIDFILE", pidfile)
+        .stderr(Stderr::Null)
+}
+
+/// The pid the child wrote, waiting for it to appear.
+async fn child_pid(pidfile: &Path) -> u32 {
+    for _ in 0..200 {
+        if let Ok(pid) = std::fs::read_to_string(pidfile)
+            && let Ok(pid) = pid.trim().parse()
+        {
+            let _ = std::fs::remove_file(pidfile);
+            return pid;
+        }
+        tokio::time::sleep(ms(25)).await;
+    }
+    panic!("the child never wrote {}", pidfile.display());
+}
+
+/// Whether a process is still running (a zombie has ended: it only waits
+/// to be reaped).
+fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit(')')
+                .next()
+                .and_then(|s| s.trim().chars().next());
+            state != Some('Z')
+        }
+        Err(_) => false,
+    }
+}
+
+async fn ends_within(pid: u32, limit: Duration) {
+    let until = tokio::time::Instant::now() + limit;
+    while tokio::time::Instant::now() < until {
+        if !running(pid) {
+            return;
+        }
+        tokio::time::sleep(ms(25)).await;
+    }
+    panic!("the child {pid} outlived the client");
+}
+
+async fn a_child_that_ignores_its_stdin_closing_is_killed() {
+    let file = pidfile("stubborn");
+    let client = Client::connect(stubborn_child(&file).shutdown_timeout(ms(200)))
+        .await
+        .unwrap();
+    let pid = child_pid(&file).await;
+    assert!(running(pid));
+    drop(client);
+    ends_within(pid, Duration::from_secs(5)).await;
+}
+
+async fn a_child_dies_with_the_runtime_even_if_the_client_is_never_dropped() {
+    let file = pidfile("runtime");
+    let pid = tokio::task::spawn_blocking(move || {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let (client, pid) = rt.block_on(async {
+            let client =
+                Client::connect(stubborn_child(&file).shutdown_timeout(Duration::from_secs(3600)))
+                    .await
+                    .unwrap();
+            let pid = child_pid(&file).await;
+            (client, pid)
+        });
+        assert!(running(pid));
+        // The runtime goes first, with the client's tasks and the child handle.
+        drop(rt);
+        std::mem::forget(client);
+        pid
+    })
+    .await
+    .unwrap();
+    ends_within(pid, Duration::from_secs(5)).await;
+}
+
+type Case = fn() -> Pin<Box<dyn Future<Output = ()>>>;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--serve") {
+        if let Some(path) = std::env::var_os("MCP_TASKS_PIDFILE") {
+            std::fs::write(path, std::process::id().to_string()).unwrap();
+        }
+        match args[i + 1].as_str() {
+            "relay" => relay(&args[i + 2], args[i + 3].parse().unwrap()),
+            "stubborn" => stubborn(),
+            other => panic!("unknown mode {other}"),
+        }
+        return;
+    }
+    let cases: [(&str, Case); 3] = [
+        (
+            "server_exit_mid_task_fails_the_wait_and_the_task_resumes_on_a_fresh_server",
+            || {
+                Box::pin(
+                    server_exit_mid_task_fails_the_wait_and_the_task_resumes_on_a_fresh_server(),
+                )
+            },
+        ),
+        ("a_child_that_ignores_its_stdin_closing_is_killed", || {
+            Box::pin(a_child_that_ignores_its_stdin_closing_is_killed())
+        }),
+        (
+            "a_child_dies_with_the_runtime_even_if_the_client_is_never_dropped",
+            || Box::pin(a_child_dies_with_the_runtime_even_if_the_client_is_never_dropped()),
+        ),
+    ];
+    let filter = args.iter().skip(1).find(|a| !a.starts_with('-'));
+    let (mut passed, mut failed) = (0, 0);
+    for (name, case) in cases {
+        if filter.is_some_and(|f| !name.contains(f.as_str())) {
+            continue;
+        }
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rt.block_on(async { tokio::time::timeout(Duration::from_secs(30), case()).await })
+        }));
+        match outcome {
+            Ok(Ok(())) => {
+                passed += 1;
+                println!("test {name} ... ok");
+            }
+            Ok(Err(_)) => {
+                failed += 1;
+                println!("test {name} ... FAILED (timed out)");
+            }
+            Err(_) => {
+                failed += 1;
+                println!("test {name} ... FAILED");
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    if failed > 0 {
+        std::process::exit(1);
+    }
+}
