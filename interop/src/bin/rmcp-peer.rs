@@ -6,6 +6,8 @@
 //!                           prints the endpoint URL as the first line of stdout
 //! rmcp-peer --http ADDR --json
 //!                           the same, answering with application/json instead of SSE
+//! rmcp-peer --bench         (with either) also serve the `bench` tool, and count the
+//!                           bytes read and written on stdio
 //! ```
 //!
 //! Its tools, one per behaviour the client must handle:
@@ -21,23 +23,32 @@
 //! | `forever` | a task that runs until `tasks/cancel` | `-32021` |
 //! | `short_ttl` | a task with `ttlMs` 300 that needs 10 s: the server fails it at its TTL | `-32021` |
 //! | `stats` | what the server saw: `tasks/get` requests and listen subscriptions (immediate) | the same |
+//! | `bench` (`--bench` only) | a task that completes on its 3rd `tasks/get`, with no `pollIntervalMs` | `-32021` |
+//!
+//! With `--bench`, `stats` also reports `benchCalls` and `benchGets` (the
+//! `bench` tool's calls and the reads of its tasks) and, over stdio,
+//! `bytesIn` and `bytesOut`, so a benchmark can check what each client sent.
 //!
 //! `subscriptions/listen` is accepted, and rmcp acknowledges it without the
 //! `taskIds` (its filter type has no such field), so clients fall back to polling.
 
 use std::borrow::Cow;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
-    ContentBlock, CreateTaskResult, ElicitationCapability, ErrorCode, GetTaskParams, GetTaskResult,
-    Implementation, InputRequest, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, UpdateTaskParams,
+    ContentBlock, CreateTaskResult, DetailedTask, ElicitationCapability, ErrorCode, GetTaskParams,
+    GetTaskResult, Implementation, InputRequest, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Task,
+    TaskPayload, TaskStatus, Tool, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
-use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
+use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions, current_timestamp};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
@@ -50,6 +61,8 @@ const BACKEND_DOWN: i32 = -32001;
 struct Peer {
     tasks: TaskManager,
     stats: Arc<Stats>,
+    /// The `bench` tool, with `--bench` only.
+    bench: Option<Arc<Bench>>,
 }
 
 /// Counts of what clients sent, for tests to check the client's pacing.
@@ -57,6 +70,138 @@ struct Peer {
 struct Stats {
     gets: AtomicUsize,
     listens: AtomicUsize,
+}
+
+/// The `bench` tool: a task that completes on its third read, kept out of
+/// the task manager so that exactly three `tasks/get` are needed whatever
+/// the client's pace. Its snapshots have the manager's shape (a UUID-like
+/// id, timestamps, a TTL, a status message) but no `pollIntervalMs`, so a
+/// client polls at its own interval.
+#[derive(Default)]
+struct Bench {
+    /// The open bench tasks: id → (created at, reads so far).
+    open: Mutex<HashMap<String, (String, u32)>>,
+    calls: AtomicUsize,
+    gets: AtomicUsize,
+    /// Bytes read from stdin and written to stdout (stdio only).
+    bytes_in: Arc<AtomicU64>,
+    bytes_out: Arc<AtomicU64>,
+}
+
+/// Reads of a bench task before it is `completed`.
+const BENCH_READS: u32 = 3;
+
+/// A fresh task id shaped like a UUID, random enough for a test server.
+fn random_id() -> String {
+    use std::hash::{BuildHasher, RandomState};
+    let a = RandomState::new().hash_one(1u8);
+    let b = RandomState::new().hash_one(2u8);
+    format!(
+        "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0xfff,
+        b >> 52,
+        b & 0xffff_ffff_ffff
+    )
+}
+
+impl Bench {
+    fn call(&self, tasks: bool) -> Result<CallToolResponse, ErrorData> {
+        if !tasks {
+            return Err(needs_tasks());
+        }
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let id = random_id();
+        let now = current_timestamp();
+        self.open
+            .lock()
+            .expect("bench lock")
+            .insert(id.clone(), (now.clone(), 0));
+        let task = Task::new(id, TaskStatus::Working, now.clone(), now)
+            .with_ttl_ms(60_000)
+            .with_status_message("starting");
+        Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
+    }
+
+    /// The snapshot for a read of `id`, if it is an open bench task.
+    fn get(&self, id: &str) -> Option<GetTaskResult> {
+        let mut open = self.open.lock().expect("bench lock");
+        let (created_at, reads) = open.get_mut(id)?;
+        *reads += 1;
+        self.gets.fetch_add(1, Ordering::SeqCst);
+        let reads = *reads;
+        let task = Task::new(
+            id,
+            TaskStatus::Working,
+            created_at.clone(),
+            current_timestamp(),
+        )
+        .with_ttl_ms(60_000);
+        let snapshot = if reads < BENCH_READS {
+            DetailedTask::new(
+                task.with_status_message(format!("step {reads}/{BENCH_READS}")),
+                TaskPayload::Working,
+            )
+        } else {
+            open.remove(id);
+            let mut result = text(format!("done after {BENCH_READS} reads"));
+            result.structured_content = Some(json!({ "reads": BENCH_READS }));
+            let Value::Object(result) = json!(result) else {
+                unreachable!("a tool result is an object")
+            };
+            DetailedTask::new(task, TaskPayload::Completed { result })
+        };
+        Some(GetTaskResult::new(snapshot))
+    }
+}
+
+/// Counts the bytes that pass through a reader or writer.
+struct Counted<T> {
+    inner: T,
+    bytes: Arc<AtomicU64>,
+}
+
+impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Counted<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        let read = buf.filled().len() - before;
+        self.bytes.fetch_add(read as u64, Ordering::Relaxed);
+        polled
+    }
+}
+
+impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Counted<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if let Poll::Ready(Ok(n)) = polled {
+            self.bytes.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        polled
+    }
+
+    fn poll_flush(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
 }
 
 fn text(t: impl Into<String>) -> CallToolResult {
@@ -78,8 +223,8 @@ fn tool(name: &'static str, description: &'static str, properties: Value) -> Too
     )
 }
 
-fn tools() -> Vec<Tool> {
-    vec![
+fn tools(bench: bool) -> Vec<Tool> {
+    let mut tools = vec![
         tool(
             "progress",
             "Runs steps × step_ms, reporting each step in the status message.",
@@ -121,7 +266,15 @@ fn tools() -> Vec<Tool> {
             "How many tasks/get requests and listen subscriptions the server has seen.",
             json!({}),
         ),
-    ]
+    ];
+    if bench {
+        tools.push(tool(
+            "bench",
+            "A task that completes on its third tasks/get (for benchmarks).",
+            json!({}),
+        ));
+    }
+    tools
 }
 
 fn arg_u64(args: &JsonObject, key: &str, default: u64) -> u64 {
@@ -222,7 +375,7 @@ impl ServerHandler for Peer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        Ok(ListToolsResult::with_all_items(tools(self.bench.is_some())))
     }
 
     async fn call_tool(
@@ -234,14 +387,26 @@ impl ServerHandler for Peer {
         let tasks = caps.supports_tasks();
         let args = request.arguments.clone().unwrap_or_default();
         let name: &str = &request.name;
+        if let Some(bench) = &self.bench
+            && name == "bench"
+        {
+            return bench.call(tasks);
+        }
         match name {
             "fail" if args.get("now") == Some(&Value::Bool(true)) || !tasks => Err(backend_down()),
             "stats" => {
                 let mut result = text("stats");
-                result.structured_content = Some(json!({
+                let mut stats = json!({
                     "gets": self.stats.gets.load(Ordering::SeqCst),
                     "listens": self.stats.listens.load(Ordering::SeqCst),
-                }));
+                });
+                if let Some(bench) = &self.bench {
+                    stats["benchCalls"] = json!(bench.calls.load(Ordering::SeqCst));
+                    stats["benchGets"] = json!(bench.gets.load(Ordering::SeqCst));
+                    stats["bytesIn"] = json!(bench.bytes_in.load(Ordering::Relaxed));
+                    stats["bytesOut"] = json!(bench.bytes_out.load(Ordering::Relaxed));
+                }
+                result.structured_content = Some(stats);
                 Ok(result.into())
             }
             "task_optional" => {
@@ -256,7 +421,7 @@ impl ServerHandler for Peer {
                     Ok(text(format!("worked {work_ms} ms inline")).into())
                 }
             }
-            _ if !tasks && tools().iter().any(|t| t.name == name) => Err(needs_tasks()),
+            _ if !tasks && tools(false).iter().any(|t| t.name == name) => Err(needs_tasks()),
             "progress" => {
                 let steps = arg_u64(&args, "steps", 3);
                 let step_ms = arg_u64(&args, "step_ms", 100);
@@ -322,6 +487,9 @@ impl ServerHandler for Peer {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         self.stats.gets.fetch_add(1, Ordering::SeqCst);
+        if let Some(read) = self.bench.as_ref().and_then(|b| b.get(&request.task_id)) {
+            return Ok(read);
+        }
         Ok(GetTaskResult::new(self.tasks.get_task(&request.task_id)?))
     }
 
@@ -356,8 +524,7 @@ impl ServerHandler for Peer {
     }
 }
 
-async fn serve_http(addr: &str, json_response: bool) -> std::io::Result<()> {
-    let peer = Peer::default();
+async fn serve_http(peer: Peer, addr: &str, json_response: bool) -> std::io::Result<()> {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(json_response)
@@ -379,16 +546,38 @@ async fn serve_http(addr: &str, json_response: bool) -> std::io::Result<()> {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let peer = Peer {
+        bench: args
+            .iter()
+            .any(|a| a == "--bench")
+            .then(|| Arc::new(Bench::default())),
+        ..Peer::default()
+    };
     match args.iter().position(|a| a == "--http") {
         Some(i) => {
             let addr = args.get(i + 1).map_or("127.0.0.1:0", String::as_str);
             let json_response = args.iter().any(|a| a == "--json");
-            serve_http(addr, json_response).await?;
+            serve_http(peer, addr, json_response).await?;
         }
-        None => {
-            let running = Peer::default().serve(rmcp::transport::stdio()).await?;
-            running.waiting().await?;
-        }
+        None => match peer.bench.clone() {
+            None => {
+                let running = peer.serve(rmcp::transport::stdio()).await?;
+                running.waiting().await?;
+            }
+            Some(bench) => {
+                let (stdin, stdout) = rmcp::transport::stdio();
+                let stdin = Counted {
+                    inner: stdin,
+                    bytes: bench.bytes_in.clone(),
+                };
+                let stdout = Counted {
+                    inner: stdout,
+                    bytes: bench.bytes_out.clone(),
+                };
+                let running = peer.serve((stdin, stdout)).await?;
+                running.waiting().await?;
+            }
+        },
     }
     Ok(())
 }
