@@ -81,7 +81,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> MessageSink for LineSink<W> {
             .writer
             .as_mut()
             .ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "transport closed"))?;
-        write_line(w, &message.json).await
+        write_line(w, message.json).await
     }
 
     async fn close(&mut self) {
@@ -91,10 +91,16 @@ impl<W: AsyncWrite + Unpin + Send + 'static> MessageSink for LineSink<W> {
     }
 }
 
-pub(crate) async fn write_line<W: AsyncWrite + Unpin>(w: &mut W, json: &str) -> io::Result<()> {
+/// Writes one message and its newline with a single write: the newline is
+/// appended to the message's own buffer (which usually has room for it),
+/// so an unbuffered pipe sees one `write` per message, not two.
+pub(crate) async fn write_line<W: AsyncWrite + Unpin>(
+    w: &mut W,
+    mut json: String,
+) -> io::Result<()> {
     debug_assert!(!json.contains('\n'), "serde_json never writes raw newlines");
+    json.push('\n');
     w.write_all(json.as_bytes()).await?;
-    w.write_all(b"\n").await?;
     w.flush().await
 }
 

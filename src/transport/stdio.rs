@@ -242,7 +242,7 @@ impl MessageSink for StdioSink {
             .stdin
             .as_mut()
             .ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "stdin is closed"))?;
-        write_line(stdin, &message.json).await
+        write_line(stdin, message.json).await
     }
 
     async fn close(&mut self) {
