@@ -127,16 +127,15 @@ async fn the_stream_is_closed_on_timeout_and_on_drop() {
     assert_eq!(server.count("subscriptions/listen"), 1);
 }
 
-#[tokio::test(start_paused = true)]
-async fn method_not_found_falls_back_to_polling() {
-    let server = TestServer::new()
-        .listen_supported(false)
-        .tool(ScriptedTool::task(
-            "export",
-            TaskScript::new()
-                .poll_interval(ms(100))
-                .complete(ms(250), text("polled")),
-        ));
+/// Runs a listening task that completes after 250 ms on a server polled
+/// every 100 ms, and checks it finished by polling: 3 reads, 100 ms apart.
+async fn finishes_by_polling(server: TestServer) -> TestServer {
+    let server = server.tool(ScriptedTool::task(
+        "export",
+        TaskScript::new()
+            .poll_interval(ms(100))
+            .complete(ms(250), text("polled")),
+    ));
     let client = client(&server).await;
     let done = client
         .task()
@@ -149,31 +148,19 @@ async fn method_not_found_falls_back_to_polling() {
     assert_eq!(done.into_result().unwrap().joined_text(), "polled");
     assert_eq!(server.count("subscriptions/listen"), 1);
     assert_eq!(server.count("tasks/get"), 3);
+    assert_eq!(gaps(&server, "tasks/get"), [ms(100), ms(100)]);
+    server
+}
+
+#[tokio::test(start_paused = true)]
+async fn method_not_found_falls_back_to_polling() {
+    finishes_by_polling(TestServer::new().listen_supported(false)).await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn an_ack_without_the_id_falls_back_to_polling() {
     // What real peers do: they acknowledge but drop taskIds.
-    let server = TestServer::new()
-        .accept_listen_task_ids(false)
-        .tool(ScriptedTool::task(
-            "export",
-            TaskScript::new()
-                .poll_interval(ms(100))
-                .complete(ms(250), text("polled")),
-        ));
-    let client = client(&server).await;
-    let done = client
-        .task()
-        .listen()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
-    assert_eq!(done.into_result().unwrap().joined_text(), "polled");
-    assert_eq!(server.count("tasks/get"), 3);
-    assert_eq!(gaps(&server, "tasks/get"), [ms(100), ms(100)]);
+    let server = finishes_by_polling(TestServer::new().accept_listen_task_ids(false)).await;
     tokio::time::sleep(ms(10)).await;
     assert_eq!(
         server.open_subscriptions(),
