@@ -8,11 +8,12 @@
 //! process can die while the tasks it served live on, as with a server
 //! that keeps its tasks in a database.
 
-use std::future::Future;
+#[path = "support/runner.rs"]
+mod runner;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::time::Duration;
 
 use mcp_tasks::protocol::CallToolResult;
@@ -221,8 +222,6 @@ async fn a_child_dies_with_the_runtime_even_if_the_client_is_never_dropped() {
     ends_within(pid, Duration::from_secs(5)).await;
 }
 
-type Case = fn() -> Pin<Box<dyn Future<Output = ()>>>;
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--serve") {
@@ -236,7 +235,7 @@ fn main() {
         }
         return;
     }
-    let cases: [(&str, Case); 3] = [
+    let cases: [(&str, runner::Case); 3] = [
         (
             "server_exit_mid_task_fails_the_wait_and_the_task_resumes_on_a_fresh_server",
             || {
@@ -253,33 +252,5 @@ fn main() {
             || Box::pin(a_child_dies_with_the_runtime_even_if_the_client_is_never_dropped()),
         ),
     ];
-    let filter = args.iter().skip(1).find(|a| !a.starts_with('-'));
-    let (mut passed, mut failed) = (0, 0);
-    for (name, case) in cases {
-        if filter.is_some_and(|f| !name.contains(f.as_str())) {
-            continue;
-        }
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            rt.block_on(async { tokio::time::timeout(Duration::from_secs(30), case()).await })
-        }));
-        match outcome {
-            Ok(Ok(())) => {
-                passed += 1;
-                println!("test {name} ... ok");
-            }
-            Ok(Err(_)) => {
-                failed += 1;
-                println!("test {name} ... FAILED (timed out)");
-            }
-            Err(_) => {
-                failed += 1;
-                println!("test {name} ... FAILED");
-            }
-        }
-    }
-    println!("{passed} passed, {failed} failed");
-    if failed > 0 {
-        std::process::exit(1);
-    }
+    runner::run(&args, &cases);
 }

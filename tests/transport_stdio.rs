@@ -6,9 +6,10 @@
 //! `main` because libtest would write to stdout, which belongs to the
 //! protocol in server mode.
 
-use std::future::Future;
+#[path = "support/runner.rs"]
+mod runner;
+
 use std::io::{BufRead, Write};
-use std::pin::Pin;
 use std::time::Duration;
 
 use mcp_tasks::input::InputHandlers;
@@ -200,8 +201,6 @@ async fn dropping_the_client_ends_the_child() {
     panic!("the child {pid} outlived the client");
 }
 
-type Case = fn() -> Pin<Box<dyn Future<Output = ()>>>;
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--serve") {
@@ -217,7 +216,7 @@ fn main() {
         }
         return;
     }
-    let cases: [(&str, Case); 7] = [
+    let cases: [(&str, runner::Case); 7] = [
         ("discover_list_and_plain_calls", || {
             Box::pin(discover_list_and_plain_calls())
         }),
@@ -240,33 +239,5 @@ fn main() {
             Box::pin(dropping_the_client_ends_the_child())
         }),
     ];
-    let filter = args.iter().skip(1).find(|a| !a.starts_with('-'));
-    let (mut passed, mut failed) = (0, 0);
-    for (name, case) in cases {
-        if filter.is_some_and(|f| !name.contains(f.as_str())) {
-            continue;
-        }
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            rt.block_on(async { tokio::time::timeout(Duration::from_secs(30), case()).await })
-        }));
-        match outcome {
-            Ok(Ok(())) => {
-                passed += 1;
-                println!("test {name} ... ok");
-            }
-            Ok(Err(_)) => {
-                failed += 1;
-                println!("test {name} ... FAILED (timed out)");
-            }
-            Err(_) => {
-                failed += 1;
-                println!("test {name} ... FAILED");
-            }
-        }
-    }
-    println!("{passed} passed, {failed} failed");
-    if failed > 0 {
-        std::process::exit(1);
-    }
+    runner::run(&args, &cases);
 }

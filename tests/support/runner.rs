@@ -1,0 +1,45 @@
+//! A minimal test runner for test binaries that are also their own stdio
+//! server (`harness = false`): libtest would write to stdout, which belongs
+//! to the protocol in server mode.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+/// One test case: a function returning its future.
+pub type Case = fn() -> Pin<Box<dyn Future<Output = ()>>>;
+
+/// Runs each case (filtered by the first non-flag argument) on a fresh
+/// runtime, bounded to 30 s, prints libtest-like lines and the closing
+/// `N passed, N failed`, and exits non-zero on any failure.
+pub fn run(args: &[String], cases: &[(&str, Case)]) {
+    let filter = args.iter().skip(1).find(|a| !a.starts_with('-'));
+    let (mut passed, mut failed) = (0, 0);
+    for (name, case) in cases {
+        if filter.is_some_and(|f| !name.contains(f.as_str())) {
+            continue;
+        }
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rt.block_on(async { tokio::time::timeout(Duration::from_secs(30), case()).await })
+        }));
+        match outcome {
+            Ok(Ok(())) => {
+                passed += 1;
+                println!("test {name} ... ok");
+            }
+            Ok(Err(_)) => {
+                failed += 1;
+                println!("test {name} ... FAILED (timed out)");
+            }
+            Err(_) => {
+                failed += 1;
+                println!("test {name} ... FAILED");
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    if failed > 0 {
+        std::process::exit(1);
+    }
+}
