@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::{Client, Declare, decode};
 use crate::error::{Error, Result};
@@ -153,16 +154,7 @@ impl Client {
         let params = GetTaskParams {
             task_id: id.clone(),
         };
-        let raw = self
-            .send(
-                "tasks/get",
-                Some(id.expose()),
-                &params,
-                Declare::Tasks,
-                timeout,
-            )
-            .await
-            .map_err(|e| e.with_task(id))?;
+        let raw = self.send_task("tasks/get", id, &params, timeout).await?;
         let task = decode_task_snapshot(raw.get()).map_err(|e| {
             Error::protocol(format!("malformed task snapshot: {e}"))
                 .with_method("tasks/get")
@@ -198,24 +190,11 @@ impl Client {
             task_id: &'a TaskId,
             input_responses: &'a InputResponses,
         }
-        let raw = self
-            .send(
-                "tasks/update",
-                Some(id.expose()),
-                &Params {
-                    task_id: id,
-                    input_responses: responses,
-                },
-                Declare::Tasks,
-                timeout,
-            )
-            .await
-            .map_err(|e| e.with_task(id))?;
-        decode_ack(raw.get(), "tasks/update").map_err(|e| {
-            Error::protocol(e.to_string())
-                .with_method("tasks/update")
-                .with_task(id)
-        })
+        let params = Params {
+            task_id: id,
+            input_responses: responses,
+        };
+        self.task_ack("tasks/update", id, &params, timeout).await
     }
 
     /// Asks the server to cancel a task (`tasks/cancel`). Cooperative: the
@@ -236,19 +215,35 @@ impl Client {
         let params = CancelTaskParams {
             task_id: id.clone(),
         };
-        let raw = self
-            .send(
-                "tasks/cancel",
-                Some(id.expose()),
-                &params,
-                Declare::Tasks,
-                timeout,
-            )
+        self.task_ack("tasks/cancel", id, &params, timeout).await
+    }
+
+    /// Sends a `tasks/*` request: routed by the task id (`Mcp-Name` on
+    /// HTTP), declaring the extension, errors tagged with the task.
+    async fn send_task<P: Serialize>(
+        &self,
+        method: &'static str,
+        id: &TaskId,
+        params: &P,
+        timeout: Option<Duration>,
+    ) -> Result<Box<RawValue>> {
+        self.send(method, Some(id.expose()), params, Declare::Tasks, timeout)
             .await
-            .map_err(|e| e.with_task(id))?;
-        decode_ack(raw.get(), "tasks/cancel").map_err(|e| {
+            .map_err(|e| e.with_task(id))
+    }
+
+    /// Sends `tasks/update` or `tasks/cancel` and checks the empty acknowledgement.
+    async fn task_ack<P: Serialize>(
+        &self,
+        method: &'static str,
+        id: &TaskId,
+        params: &P,
+        timeout: Option<Duration>,
+    ) -> Result<()> {
+        let raw = self.send_task(method, id, params, timeout).await?;
+        decode_ack(raw.get(), method).map_err(|e| {
             Error::protocol(e.to_string())
-                .with_method("tasks/cancel")
+                .with_method(method)
                 .with_task(id)
         })
     }

@@ -216,14 +216,7 @@ impl Connection {
         params: P,
         timeout: Duration,
     ) -> Result<Box<RawValue>, Error> {
-        let id = self.next_id();
-        let json = serde_json::to_string(&OutRequest {
-            jsonrpc: "2.0",
-            id: &id,
-            method,
-            params,
-        })
-        .map_err(|e| Error::builder(format!("the request does not serialize: {e}")))?;
+        let (id, json) = self.encode(method, params)?;
         let (tx, rx) = oneshot::channel();
         {
             let mut t = self.shared.tables.lock().unwrap();
@@ -260,13 +253,8 @@ impl Connection {
         }
     }
 
-    /// Opens a listen stream: sends the request and routes notifications
-    /// tagged with its id to the returned subscription.
-    pub(crate) async fn subscribe<P: Serialize>(
-        &self,
-        method: &'static str,
-        params: P,
-    ) -> Result<Subscription, Error> {
+    /// Numbers a request and writes its JSON.
+    fn encode<P: Serialize>(&self, method: &str, params: P) -> Result<(RequestId, String), Error> {
         let id = self.next_id();
         let json = serde_json::to_string(&OutRequest {
             jsonrpc: "2.0",
@@ -274,7 +262,18 @@ impl Connection {
             method,
             params,
         })
-        .map_err(|e| Error::builder(e.to_string()))?;
+        .map_err(|e| Error::builder(format!("the request does not serialize: {e}")))?;
+        Ok((id, json))
+    }
+
+    /// Opens a listen stream: sends the request and routes notifications
+    /// tagged with its id to the returned subscription.
+    pub(crate) async fn subscribe<P: Serialize>(
+        &self,
+        method: &'static str,
+        params: P,
+    ) -> Result<Subscription, Error> {
+        let (id, json) = self.encode(method, params)?;
         let (tx, rx) = mpsc::channel(SUBSCRIPTION_CAPACITY);
         let lagged = Arc::new(AtomicBool::new(false));
         {
