@@ -67,7 +67,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             TaskState::Pending(task) => {
                 // The id is a secret: it prints shortened.
                 let status = task.status_message().unwrap_or("working");
-                println!("task {}: {status}", task.id());
+                println!("task {:?}: {status}", task.id());
                 task.next().await?
             }
             TaskState::InputRequired(task) => {

@@ -67,7 +67,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     println!(
         "task {} started",
-        state.id().map(|id| id.to_string()).unwrap_or_default()
+        state.id().map(|id| id.redacted()).unwrap_or_default()
     );
 
     // Print every status message until the task ends.

@@ -49,7 +49,7 @@ async fn main() -> mcp_tasks::Result<()> {
                 task
             }
             TaskState::Pending(task) => {
-                println!("{tool}: task {} is {}", task.id(), task.snapshot().status);
+                println!("{tool}: task {:?} is {}", task.id(), task.snapshot().status);
                 task.finish().await?
             }
             TaskState::InputRequired(task) => {

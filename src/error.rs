@@ -44,8 +44,12 @@ struct Inner {
 pub(crate) enum Kind {
     #[error("connection to the server failed: {0}")]
     Transport(String),
-    #[error("the request timed out after {0:?}")]
-    Timeout(Duration),
+    #[error("the request timed out after {after:?}{}", discarded_note(*discarded))]
+    Timeout {
+        after: Duration,
+        /// Messages skipped as unreadable or unmatched while it waited.
+        discarded: u64,
+    },
     #[error("the wait did not end within {0:?}; the task runs on")]
     Deadline(Duration),
     #[error("the server broke the protocol: {0}")]
@@ -117,7 +121,7 @@ impl Error {
 
     /// One request got no answer within its timeout.
     pub fn is_timeout(&self) -> bool {
-        matches!(self.inner.kind, Kind::Timeout(_))
+        matches!(self.inner.kind, Kind::Timeout { .. })
     }
 
     /// A whole wait (many requests) did not end within its deadline.
@@ -190,7 +194,7 @@ impl Error {
     pub fn is_outcome_unknown(&self) -> bool {
         match self.inner.kind {
             Kind::OutcomeUnknown(_) => true,
-            Kind::Timeout(_) => self.inner.method == Some("tools/call"),
+            Kind::Timeout { .. } => self.inner.method == Some("tools/call"),
             _ => false,
         }
     }
@@ -259,6 +263,21 @@ impl Error {
     }
 }
 
+/// What a timeout adds when unreadable or unmatched messages arrived while
+/// it waited: the reply may have been among them.
+fn discarded_note(discarded: u64) -> String {
+    match discarded {
+        0 => String::new(),
+        1 => "; meanwhile 1 message from the server was skipped as unreadable or \
+              unmatched (the reply may have been lost in it)"
+            .to_owned(),
+        n => format!(
+            "; meanwhile {n} messages from the server were skipped as unreadable or \
+             unmatched (the reply may have been lost in them)"
+        ),
+    }
+}
+
 /// The shortest task id that [`Error::scrub`] hides in server messages.
 const MIN_SCRUBBED_ID: usize = 8;
 
@@ -298,7 +317,7 @@ impl fmt::Display for Error {
         }
         f.write_str(&self.scrub(self.inner.kind.to_string()))?;
         if let Some(id) = &self.inner.task_id {
-            write!(f, " (task {id})")?;
+            write!(f, " (task {})", id.redacted())?;
         }
         Ok(())
     }
@@ -359,9 +378,15 @@ mod tests {
 
     #[test]
     fn a_timed_out_tool_call_has_an_unknown_outcome() {
-        let e = Error::new(Kind::Timeout(Duration::from_secs(1))).with_method("tools/call");
+        let timeout = || {
+            Error::new(Kind::Timeout {
+                after: Duration::from_secs(1),
+                discarded: 0,
+            })
+        };
+        let e = timeout().with_method("tools/call");
         assert!(e.is_timeout() && e.is_outcome_unknown());
-        let e = Error::new(Kind::Timeout(Duration::from_secs(1))).with_method("tasks/get");
+        let e = timeout().with_method("tasks/get");
         assert!(e.is_timeout() && !e.is_outcome_unknown());
     }
 

@@ -26,10 +26,17 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-/// `relay <port> <die_at>`: relays stdin to the socket and the socket to
-/// stdout; exits with status 3, without relaying it, on reading line
-/// `die_at` of stdin (never, for 0).
-fn relay(port: &str, die_at: usize) {
+/// `relay <port> <die_at> [<exit_after_ms>]`: relays stdin to the socket and
+/// the socket to stdout; exits with status 3, without relaying it, on
+/// reading line `die_at` of stdin (never, for 0), or of its own accord
+/// `exit_after_ms` after starting.
+fn relay(port: &str, die_at: usize, exit_after: Option<u64>) {
+    if let Some(after) = exit_after {
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(after));
+            std::process::exit(3);
+        });
+    }
     let socket = TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).unwrap();
     let mut upstream = socket.try_clone().unwrap();
     std::thread::spawn(move || {
@@ -87,6 +94,41 @@ fn relay_child(port: u16, die_at: usize) -> Stdio {
     Stdio::command(std::env::current_exe().unwrap())
         .args(["--serve", "relay", &port.to_string(), &die_at.to_string()])
         .stderr(Stderr::Null)
+}
+
+/// A child that exits between two reads of a task polled every 20 s: the
+/// wait learns it when the child's stdout closes, not at the next read.
+async fn a_child_that_exits_between_reads_fails_the_wait_at_once() {
+    let server = TestServer::new().tool(ScriptedTool::task(
+        "export",
+        TaskScript::new()
+            .poll_interval(Duration::from_secs(20))
+            .complete(Duration::from_secs(600), CallToolResult::text("late")),
+    ));
+    let port = store(server.clone(), 1).await;
+    let child = Stdio::command(std::env::current_exe().unwrap())
+        .args(["--serve", "relay", &port.to_string(), "0", "1500"])
+        .stderr(Stderr::Null);
+    let client = Client::connect(child).await.unwrap();
+    let state = client
+        .task()
+        .timeout(Duration::from_secs(10))
+        .call_tool("export", json!({}))
+        .await
+        .unwrap();
+    let TaskState::Pending(task) = state else {
+        panic!("expected a pending task")
+    };
+    // The next read would come at 20 s, after the 10 s bound: a wait that
+    // only learns of the exit by reading would end `is_deadline`.
+    let err = task.finish().await.unwrap_err();
+    assert!(err.is_transport(), "{}", err.error());
+    assert!(!err.is_deadline(), "{}", err.error());
+    assert!(client.closed_reason().is_some());
+    let TaskState::Pending(task) = err.into_task() else {
+        panic!("the handle comes back pending")
+    };
+    assert_eq!(&server.task_ids()[0], task.id());
 }
 
 async fn server_exit_mid_task_fails_the_wait_and_the_task_resumes_on_a_fresh_server() {
@@ -229,13 +271,21 @@ fn main() {
             std::fs::write(path, std::process::id().to_string()).unwrap();
         }
         match args[i + 1].as_str() {
-            "relay" => relay(&args[i + 2], args[i + 3].parse().unwrap()),
+            "relay" => relay(
+                &args[i + 2],
+                args[i + 3].parse().unwrap(),
+                args.get(i + 4).map(|a| a.parse().unwrap()),
+            ),
             "stubborn" => stubborn(),
             other => panic!("unknown mode {other}"),
         }
         return;
     }
-    let cases: [(&str, runner::Case); 3] = [
+    let cases: [(&str, runner::Case); 4] = [
+        (
+            "a_child_that_exits_between_reads_fails_the_wait_at_once",
+            || Box::pin(a_child_that_exits_between_reads_fails_the_wait_at_once()),
+        ),
         (
             "server_exit_mid_task_fails_the_wait_and_the_task_resumes_on_a_fresh_server",
             || {

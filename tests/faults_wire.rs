@@ -162,7 +162,6 @@ async fn a_reply_that_does_not_fit_its_method_is_a_protocol_error() {
         json!({"taskId": "task-b", "status": "working", "ttlMs": null}),
         json!({"taskId": "task-a", "status": "completed", "ttlMs": null}),
         json!({"taskId": "task-a", "status": "failed", "ttlMs": null}),
-        json!({"taskId": "task-a", "status": "paused", "ttlMs": null}),
         json!({"taskId": "", "status": "working", "ttlMs": null}),
         json!({"resultType": "input_required", "taskId": "task-a", "status": "working"}),
     ] {

@@ -64,7 +64,7 @@ async fn task_ids_are_redacted_in_debug_and_display() {
     let stdio = Stdio::command("server").env("API_TOKEN", &hidden);
 
     let mut shown = String::new();
-    write!(shown, "{id} {id:?} {reference:?} {snapshot:?}").unwrap();
+    write!(shown, "{} {id:?} {reference:?} {snapshot:?}", id.redacted()).unwrap();
     write!(shown, " {} {:?} {err:?}", *err, *err).unwrap();
     write!(shown, " {:?}", err.error().task_id()).unwrap();
     write!(shown, " {outbound:?} {inbound:?} {stdio:?}").unwrap();

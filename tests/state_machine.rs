@@ -16,6 +16,7 @@ fn status() -> impl Strategy<Value = TaskStatus> {
         Just(TaskStatus::Completed),
         Just(TaskStatus::Failed),
         Just(TaskStatus::Cancelled),
+        Just(TaskStatus::Unknown),
     ]
 }
 

@@ -262,6 +262,23 @@ impl Client {
         self.inner.conn.closed_reason()
     }
 
+    /// How many messages from the server were skipped so far: lines that
+    /// are not UTF-8 or not JSON-RPC, and replies under an id no request is
+    /// waiting for (late, or never sent). A gauge for diagnostics beside
+    /// [`Client::pending_requests`]; it only grows.
+    ///
+    /// Skipping keeps the connection alive, but a skipped message may have
+    /// been a reply: a request that then times out says how many messages
+    /// were skipped while it waited.
+    pub fn discarded_messages(&self) -> u64 {
+        self.inner.conn.discarded()
+    }
+
+    /// Resolves once the connection has closed (at once if it has).
+    pub(crate) async fn closed(&self) {
+        self.inner.conn.closed().await;
+    }
+
     /// Sends `server/discover` once and caches the answer.
     ///
     /// # Errors
@@ -417,6 +434,7 @@ impl Client {
         self.inner.watcher.get_or_init(|| {
             Watcher::start(
                 WeakClient(Arc::downgrade(&self.inner)),
+                self.inner.conn.task_pushes(),
                 self.inner.request_timeout,
             )
         })

@@ -3,13 +3,13 @@
 //! that owns the sink and a reader that owns the stream.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::error::{Error, Kind};
 use crate::protocol::jsonrpc::OutRequest;
@@ -47,10 +47,28 @@ struct SubEntry {
     lagged: Arc<AtomicBool>,
 }
 
+impl SubEntry {
+    /// Queues an event, marking the consumer lagged when its queue is
+    /// full. `false` when the consumer is gone.
+    fn send(&self, event: SubEvent) -> bool {
+        match self.tx.try_send(event) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.lagged.store(true, Ordering::Release);
+                true
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+}
+
 #[derive(Default)]
 struct Tables {
     pending: HashMap<RequestId, oneshot::Sender<Result<Reply, String>>>,
     subscriptions: HashMap<RequestId, SubEntry>,
+    /// Where `notifications/tasks` that no open subscription claims go
+    /// (untagged, or tagged with a stream that is gone), once someone listens.
+    task_pushes: Option<SubEntry>,
     /// Why the connection closed, once it has.
     closed: Option<String>,
 }
@@ -58,6 +76,10 @@ struct Tables {
 pub(crate) struct Shared {
     tables: Mutex<Tables>,
     next_id: AtomicI64,
+    /// Flips to `true` once, when the connection closes.
+    closed_tx: watch::Sender<bool>,
+    /// Messages skipped as unreadable or unmatched.
+    discarded: AtomicU64,
 }
 
 impl Shared {
@@ -70,6 +92,14 @@ impl Shared {
             let _ = tx.send(Err(reason.clone()));
         }
         t.subscriptions.clear();
+        t.task_pushes = None;
+        drop(t);
+        self.closed_tx.send_replace(true);
+    }
+
+    /// Counts a message that was skipped: it may have been a lost reply.
+    fn discard(&self) {
+        self.discarded.fetch_add(1, Ordering::Relaxed);
     }
 
     fn dispatch(&self, msg: Message) {
@@ -80,6 +110,8 @@ impl Shared {
                 error,
             } => self.complete(&id, Reply::Error(error)),
             Message::Error { id: None, error } => {
+                // Often the reply to a request the server could not read.
+                self.discard();
                 tracing::warn!(
                     code = error.code,
                     "the server sent an error without an id: {}",
@@ -111,6 +143,7 @@ impl Shared {
             // The server ended a listen stream with a final response: dropping
             // the sender ends the subscription.
         } else {
+            self.discard();
             tracing::debug!(%id, "a response for no pending request (late or unknown id)");
         }
     }
@@ -125,21 +158,26 @@ impl Shared {
             }
             return;
         }
-        let Some(sub_id) = sub_id else {
-            tracing::debug!(%method, "a notification for no subscription");
-            return;
-        };
-        let Some(entry) = t.subscriptions.get(&sub_id) else {
-            tracing::debug!(%method, %sub_id, "a notification for an unknown subscription");
-            return;
-        };
-        match entry.tx.try_send(SubEvent::Notification { method, params }) {
-            Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(_)) => entry.lagged.store(true, Ordering::Release),
-            Err(mpsc::error::TrySendError::Closed(_)) => {
-                t.subscriptions.remove(&sub_id);
+        if let Some(entry) = sub_id.as_ref().and_then(|id| t.subscriptions.get(id)) {
+            if entry.send(SubEvent::Notification { method, params }) {
+                return;
             }
+            if let Some(id) = sub_id {
+                t.subscriptions.remove(&id);
+            }
+            return;
         }
+        // Task pushes are correlated by task id, not by stream: some servers
+        // send them on the request's own stream, without a subscription id.
+        if method == "notifications/tasks" {
+            if let Some(entry) = &t.task_pushes
+                && !entry.send(SubEvent::Notification { method, params })
+            {
+                t.task_pushes = None;
+            }
+            return;
+        }
+        tracing::debug!(%method, "a notification for no open subscription");
     }
 
     pub(crate) fn pending_len(&self) -> usize {
@@ -189,6 +227,8 @@ impl Connection {
         let shared = Arc::new(Shared {
             tables: Mutex::new(Tables::default()),
             next_id: AtomicI64::new(1),
+            closed_tx: watch::Sender::new(false),
+            discarded: AtomicU64::new(0),
         });
         let (out, rx) = mpsc::channel(OUTGOING_CAPACITY);
         tokio::spawn(write_loop(sink, rx, shared.clone()));
@@ -203,6 +243,34 @@ impl Connection {
     /// Why the connection closed, if it has.
     pub(crate) fn closed_reason(&self) -> Option<String> {
         self.shared.tables.lock().unwrap().closed.clone()
+    }
+
+    /// Resolves once the connection has closed (at once if it already has).
+    pub(crate) async fn closed(&self) {
+        let mut rx = self.shared.closed_tx.subscribe();
+        // The sender lives as long as `self`; an error cannot happen here.
+        let _ = rx.wait_for(|closed| *closed).await;
+    }
+
+    /// How many messages from the server were skipped as unreadable or
+    /// unmatched.
+    pub(crate) fn discarded(&self) -> u64 {
+        self.shared.discarded.load(Ordering::Relaxed)
+    }
+
+    /// Takes the notifications/tasks that no open subscription claims.
+    /// A second call replaces the first receiver.
+    pub(crate) fn task_pushes(&self) -> Pushes {
+        let (tx, rx) = mpsc::channel(SUBSCRIPTION_CAPACITY);
+        let lagged = Arc::new(AtomicBool::new(false));
+        let mut t = self.shared.tables.lock().unwrap();
+        if t.closed.is_none() {
+            t.task_pushes = Some(SubEntry {
+                tx,
+                lagged: lagged.clone(),
+            });
+        }
+        Pushes { rx, lagged }
     }
 
     /// Sends a request and waits for its result.
@@ -233,13 +301,20 @@ impl Connection {
         msg.id = Some(id);
         msg.name = name;
         let lost_outcome = method == "tools/call";
+        let discarded_before = self.discarded();
         if self.out.send(msg).await.is_err() {
             return Err(Error::transport("the connection is closed"));
         }
         let reply = match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(reply)) => reply,
             Ok(Err(_)) => Err("the connection closed".to_owned()),
-            Err(_) => return Err(Error::new(Kind::Timeout(timeout))),
+            Err(_) => {
+                let discarded = self.discarded().saturating_sub(discarded_before);
+                return Err(Error::new(Kind::Timeout {
+                    after: timeout,
+                    discarded,
+                }));
+            }
         };
         guard.id = None;
         match reply {
@@ -373,6 +448,23 @@ impl Subscription {
     }
 }
 
+/// The task pushes no subscription claimed (see [`Connection::task_pushes`]).
+pub(crate) struct Pushes {
+    rx: mpsc::Receiver<SubEvent>,
+    lagged: Arc<AtomicBool>,
+}
+
+impl Pushes {
+    /// The next push, or `Lagged` when some were dropped; `None` once the
+    /// connection closed.
+    pub(crate) async fn next(&mut self) -> Option<SubEvent> {
+        if self.lagged.swap(false, Ordering::AcqRel) {
+            return Some(SubEvent::Lagged);
+        }
+        self.rx.recv().await
+    }
+}
+
 impl Drop for Subscription {
     fn drop(&mut self) {
         self.conn.abandon(self.id.clone(), true);
@@ -398,9 +490,13 @@ async fn read_loop<S: MessageStream>(mut stream: S, shared: Arc<Shared>) {
         match stream.recv().await {
             Ok(Some(Inbound::Message(text))) => match Message::from_json(&text) {
                 Ok(msg) => shared.dispatch(msg),
-                Err(e) => tracing::warn!("skipping a malformed message from the server: {e}"),
+                Err(e) => {
+                    shared.discard();
+                    tracing::warn!("skipping a malformed message from the server: {e}");
+                }
             },
             Ok(Some(Inbound::Invalid(why))) => {
+                shared.discard();
                 tracing::warn!("skipping unreadable input from the server: {why}");
             }
             Ok(Some(Inbound::Lost { id, reason })) => shared.lose(&id, reason),

@@ -36,7 +36,10 @@ impl DecodeError {
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.inner {
-            DecodeInner::Json(e) => write!(f, "invalid JSON: {e}"),
+            // serde_json's text names what was wrong: the field, what was
+            // expected and what came.
+            DecodeInner::Json(e) if e.is_syntax() || e.is_eof() => write!(f, "invalid JSON: {e}"),
+            DecodeInner::Json(e) => write!(f, "unexpected content: {e}"),
             DecodeInner::Invalid(m) => f.write_str(m),
         }
     }

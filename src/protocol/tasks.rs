@@ -12,10 +12,26 @@ use super::{CallToolResult, InputRequests, InputResponses, RpcError, lenient};
 /// A task id: the only handle on a server-side task.
 ///
 /// Task ids may act as bearer tokens (anyone holding one may read or cancel
-/// the task), so `Debug` and `Display` show only a short prefix. Use
-/// [`TaskId::expose`] where the full value is needed, and store it as a secret.
+/// the task), so `TaskId` has no `Display`, and `Debug` shows only a short
+/// prefix (`TaskId(9f4c…)`). [`TaskId::expose`] is the one way to the real
+/// string: use it where the full value is needed, and store it as a secret.
 ///
 /// Cloning is cheap (the text is shared).
+///
+/// There is no `to_string()`, so a redacted form can never be sent back to
+/// a server by mistake:
+///
+/// ```compile_fail,E0599
+/// let id = mcp_tasks::protocol::TaskId::new("9f4c1e0a-6f53-4b8e");
+/// let text = id.to_string();
+/// ```
+///
+/// ```
+/// let id = mcp_tasks::protocol::TaskId::new("9f4c1e0a-6f53-4b8e");
+/// let text = id.expose().to_owned();
+/// assert_eq!(text, "9f4c1e0a-6f53-4b8e");
+/// assert_eq!(format!("{id:?}"), "TaskId(9f4c…)");
+/// ```
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TaskId(Arc<str>);
 
@@ -30,7 +46,9 @@ impl TaskId {
         &self.0
     }
 
-    /// A short form safe for logs: the first four characters and an ellipsis.
+    /// A short form safe for logs: the first four characters and an
+    /// ellipsis (`9f4c…`). It is never a usable id: a server that got it
+    /// back would not know the task.
     pub fn redacted(&self) -> String {
         let prefix: String = self.0.chars().take(4).collect();
         if prefix.len() < self.0.len() {
@@ -44,12 +62,6 @@ impl TaskId {
 impl fmt::Debug for TaskId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "TaskId({})", self.redacted())
-    }
-}
-
-impl fmt::Display for TaskId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.redacted())
     }
 }
 
@@ -70,6 +82,12 @@ impl<'de> Deserialize<'de> for TaskId {
 }
 
 /// Where a task stands on the server.
+///
+/// A status this crate does not know (a later revision's, or a server's
+/// own) decodes as [`TaskStatus::Unknown`] instead of failing: the task is
+/// still there, and the client keeps reading it until a status it knows
+/// arrives. The string as sent is in [`TaskPayload::Unknown`] and in the
+/// handle's `Snapshot::unknown_status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -84,6 +102,10 @@ pub enum TaskStatus {
     Failed,
     /// Cancelled before it finished.
     Cancelled,
+    /// A status this crate does not know. Not final: the task is treated as
+    /// still running.
+    #[serde(other)]
+    Unknown,
 }
 
 impl TaskStatus {
@@ -103,6 +125,19 @@ impl TaskStatus {
             TaskStatus::Completed => "completed",
             TaskStatus::Failed => "failed",
             TaskStatus::Cancelled => "cancelled",
+            TaskStatus::Unknown => "unknown",
+        }
+    }
+
+    /// The status for a wire name; [`TaskStatus::Unknown`] for any other.
+    pub fn from_wire(name: &str) -> TaskStatus {
+        match name {
+            "working" => TaskStatus::Working,
+            "input_required" => TaskStatus::InputRequired,
+            "completed" => TaskStatus::Completed,
+            "failed" => TaskStatus::Failed,
+            "cancelled" => TaskStatus::Cancelled,
+            _ => TaskStatus::Unknown,
         }
     }
 }
@@ -162,6 +197,9 @@ pub enum TaskPayload {
     Failed(RpcError),
     /// `cancelled`.
     Cancelled,
+    /// A status this crate does not know, with its name as sent. Whatever
+    /// else the snapshot carried is not interpreted.
+    Unknown(String),
 }
 
 impl TaskPayload {
@@ -173,6 +211,7 @@ impl TaskPayload {
             TaskPayload::Completed(_) => TaskStatus::Completed,
             TaskPayload::Failed(_) => TaskStatus::Failed,
             TaskPayload::Cancelled => TaskStatus::Cancelled,
+            TaskPayload::Unknown(_) => TaskStatus::Unknown,
         }
     }
 }
@@ -207,7 +246,9 @@ impl DetailedTask {
 #[serde(rename_all = "camelCase")]
 struct RawTask {
     task_id: TaskId,
-    status: TaskStatus,
+    /// Kept as sent: a status this crate does not know must not fail the
+    /// snapshot (that would lose the task).
+    status: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     status_message: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -233,7 +274,7 @@ struct RawTask {
 impl<'de> Deserialize<'de> for DetailedTask {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = RawTask::deserialize(d)?;
-        let payload = match raw.status {
+        let payload = match TaskStatus::from_wire(&raw.status) {
             TaskStatus::Working => TaskPayload::Working,
             TaskStatus::InputRequired => {
                 TaskPayload::InputRequired(raw.input_requests.unwrap_or_default())
@@ -247,6 +288,7 @@ impl<'de> Deserialize<'de> for DetailedTask {
                     .ok_or_else(|| D::Error::custom("a failed task must carry `error`"))?,
             ),
             TaskStatus::Cancelled => TaskPayload::Cancelled,
+            TaskStatus::Unknown => TaskPayload::Unknown(raw.status),
         };
         Ok(DetailedTask {
             task_id: raw.task_id,
@@ -266,11 +308,17 @@ impl Serialize for DetailedTask {
             TaskPayload::InputRequired(r) => (Some(r.clone()), None, None),
             TaskPayload::Completed(r) => (None, Some(r.clone()), None),
             TaskPayload::Failed(e) => (None, None, Some(e.clone())),
-            TaskPayload::Working | TaskPayload::Cancelled => (None, None, None),
+            TaskPayload::Working | TaskPayload::Cancelled | TaskPayload::Unknown(_) => {
+                (None, None, None)
+            }
+        };
+        let status = match &self.payload {
+            TaskPayload::Unknown(raw) => raw.clone(),
+            known => known.status().as_str().to_owned(),
         };
         RawTask {
             task_id: self.task_id.clone(),
-            status: self.status(),
+            status,
             status_message: self.status_message.clone(),
             created_at: self.created_at.clone(),
             last_updated_at: self.last_updated_at.clone(),
@@ -319,8 +367,8 @@ mod tests {
     fn task_id_is_redacted() {
         let id = TaskId::new("9f4c1e0a-6f53-4b8e");
         assert_eq!(format!("{id:?}"), "TaskId(9f4c…)");
-        assert_eq!(id.to_string(), "9f4c…");
-        assert_eq!(TaskId::new("abc").to_string(), "…");
+        assert_eq!(id.redacted(), "9f4c…");
+        assert_eq!(TaskId::new("abc").redacted(), "…");
         assert_eq!(id.expose(), "9f4c1e0a-6f53-4b8e");
     }
 
@@ -335,6 +383,25 @@ mod tests {
             json!({"taskId": "t", "status": "completed", "ttlMs": null}),
         );
         assert!(r.unwrap_err().to_string().contains("result"));
+    }
+
+    #[test]
+    fn an_unknown_status_keeps_the_task_and_its_name() {
+        let t: DetailedTask = serde_json::from_value(json!({
+            "taskId": "t1", "status": "paused", "statusMessage": "on hold", "pollIntervalMs": 500
+        }))
+        .unwrap();
+        assert_eq!(t.status(), TaskStatus::Unknown);
+        assert_eq!(t.payload, TaskPayload::Unknown("paused".into()));
+        assert_eq!(t.status_message.as_deref(), Some("on hold"));
+        assert_eq!(t.poll_interval_ms, Some(500));
+        assert!(!t.status().is_terminal());
+        // Written back as it came.
+        assert_eq!(serde_json::to_value(&t).unwrap()["status"], "paused");
+        let created: CreateTaskResult =
+            serde_json::from_value(json!({"taskId": "t1", "status": "paused"})).unwrap();
+        assert_eq!(created.status, TaskStatus::Unknown);
+        assert_eq!(created.task_id.expose(), "t1");
     }
 
     #[test]

@@ -69,39 +69,114 @@ pub(crate) struct Settings {
     ///
     /// 2026-07-28 lets only the server set `ttlMs` (the server may delete
     /// the task when its own TTL passes); this bound is the client's own.
-    #[builder(setters(name = with_ttl, option_fn(vis = "")))]
+    #[builder(setters(
+        name = with_ttl,
+        option_fn(doc {
+            /// As [`with_ttl`](TaskBuilder::with_ttl), chosen at run time:
+            /// `None` sets no lifetime.
+        })
+    ))]
     pub(crate) ttl: Option<Duration>,
     /// Wait by `subscriptions/listen` and `notifications/tasks` pushes
     /// instead of polling; falls back to polling when the server does not
     /// accept the task id or the stream ends.
-    #[builder(with = || true, default, setters(option_fn(vis = "")))]
+    ///
+    /// To decide at run time, use [`TaskBuilder::listen_if`].
+    #[builder(with = || true, default, setters(option_fn(vis = "", name = maybe_listen_unit)))]
     pub(crate) listen: bool,
     /// Spacing of `tasks/get` when the server sends no `pollIntervalMs`
     /// (default 1 s).
-    #[builder(default = Duration::from_secs(1), setters(option_fn(vis = "")))]
+    #[builder(default = DEFAULT_POLL_INTERVAL, setters(option_fn(doc {
+        /// As [`poll_interval`](TaskBuilder::poll_interval); `None` keeps the default.
+    })))]
     pub(crate) poll_interval: Duration,
     /// Floor on any spacing, the server's included (default 50 ms).
-    #[builder(default = Duration::from_millis(50), setters(option_fn(vis = "")))]
+    #[builder(default = DEFAULT_MIN_POLL_INTERVAL, setters(option_fn(doc {
+        /// As [`min_poll_interval`](TaskBuilder::min_poll_interval); `None` keeps the default.
+    })))]
     pub(crate) min_poll_interval: Duration,
+    /// Ceiling on any spacing, the server's included (default 30 s).
+    ///
+    /// A server may ask for any `pollIntervalMs`, `1e12` included; the
+    /// client never waits longer than this between reads of a task, and a
+    /// wait that starts when the last read is older than this reads at once.
+    /// When it is below `min_poll_interval`, the floor wins.
+    #[builder(default = DEFAULT_MAX_POLL_INTERVAL, setters(option_fn(doc {
+        /// As [`max_poll_interval`](TaskBuilder::max_poll_interval); `None` keeps the default.
+    })))]
+    pub(crate) max_poll_interval: Duration,
     /// Bound on each wait (`finish`, `next`), distinct from the bound on
     /// each request (default 60 s). A wait that reaches it hands the task
-    /// back.
-    #[builder(default = Duration::from_secs(60), setters(option_fn(vis = "")))]
+    /// back. One wait can be given another bound with
+    /// [`Task::finish_within`](crate::Task::finish_within).
+    #[builder(default = DEFAULT_TIMEOUT, setters(option_fn(doc {
+        /// As [`timeout`](TaskBuilder::timeout); `None` keeps the default.
+    })))]
     pub(crate) timeout: Duration,
     /// Bound on each request a wait sends (default: the client's).
-    #[builder(setters(option_fn(vis = "")))]
+    #[builder(setters(option_fn(doc {
+        /// As [`request_timeout`](TaskBuilder::request_timeout); `None` keeps the client's.
+    })))]
     pub(crate) request_timeout: Option<Duration>,
     /// How waits treat input requests (default [`InputMode::Handlers`]).
-    #[builder(default, setters(option_fn(vis = "")))]
+    #[builder(default, setters(option_fn(doc {
+        /// As [`input`](TaskBuilder::input); `None` keeps the default.
+    })))]
     pub(crate) input: InputMode,
     /// Dropping an unfinished handle sends `tasks/cancel` (best effort, on
     /// the current tokio runtime). Without it, dropping a handle only stops
     /// local waiting.
-    #[builder(with = || true, default, setters(option_fn(vis = "")))]
+    ///
+    /// To decide at run time, use [`TaskBuilder::cancel_on_drop_if`].
+    #[builder(with = || true, default, setters(option_fn(vis = "", name = maybe_cancel_on_drop_unit)))]
     pub(crate) cancel_on_drop: bool,
 }
 
+/// The spacing of reads when the server suggests none.
+const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
+/// The floor on the spacing of reads.
+const DEFAULT_MIN_POLL_INTERVAL: Duration = Duration::from_millis(50);
+/// The ceiling on the spacing of reads.
+const DEFAULT_MAX_POLL_INTERVAL: Duration = Duration::from_secs(30);
+/// The bound on one wait.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+impl<S: task_builder::State> TaskBuilder<S> {
+    /// [`listen`](TaskBuilder::listen) when `yes`, polling otherwise: for
+    /// a choice made at run time, in one call chain.
+    ///
+    /// ```
+    /// # async fn f(client: mcp_tasks::Client, push: bool) -> mcp_tasks::Result<()> {
+    /// let state = client.task().listen_if(push).call_tool("export", ()).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn listen_if(self, yes: bool) -> TaskBuilder<task_builder::SetListen<S>>
+    where
+        S::Listen: task_builder::IsUnset,
+    {
+        self.maybe_listen_unit(yes.then_some(()))
+    }
+
+    /// [`cancel_on_drop`](TaskBuilder::cancel_on_drop) when `yes`: for a
+    /// choice made at run time, in one call chain.
+    pub fn cancel_on_drop_if(self, yes: bool) -> TaskBuilder<task_builder::SetCancelOnDrop<S>>
+    where
+        S::CancelOnDrop: task_builder::IsUnset,
+    {
+        self.maybe_cancel_on_drop_unit(yes.then_some(()))
+    }
+}
+
 impl Settings {
+    /// The spacing of reads for a server's suggestion: the suggestion (or
+    /// the default), never above the ceiling nor under the floor.
+    pub(crate) fn interval(&self, suggested_ms: Option<u64>) -> Duration {
+        suggested_ms
+            .map_or(self.poll_interval, Duration::from_millis)
+            .min(self.max_poll_interval)
+            .max(self.min_poll_interval)
+    }
+
     pub(crate) fn request_timeout(&self) -> Duration {
         self.request_timeout
             .unwrap_or_else(|| self.client.request_timeout())
@@ -187,18 +262,14 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
         };
         let now = Instant::now();
         let seed = created.status;
-        let mut core = Box::new(Core {
-            id: Some(created.task_id.clone()),
-            machine: Machine::new(seed),
-            snapshot: Snapshot::from_created(&created),
-            last_read: (seed == TaskStatus::Working).then_some(now),
-            expires_at: settings.ttl.map(|d| now + d),
-            armed: true,
-            watch: None,
-            listen_failed: false,
+        tracing::debug!(task = ?created.task_id, status = %seed, "tools/call became a task");
+        let mut core = Core::live(
             settings,
-        });
-        tracing::debug!(task = %created.task_id, status = %seed, "tools/call became a task");
+            created.task_id.clone(),
+            Machine::new(seed),
+            Snapshot::from_created(&created),
+            (seed == TaskStatus::Working).then_some(now),
+        );
         if seed == TaskStatus::Working {
             return Ok(core.into_state(Observed::Pending));
         }
@@ -233,18 +304,13 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
             .client
             .get_task_within(task.task_id(), Some(settings.request_timeout()))
             .await?;
-        let now = Instant::now();
-        let mut core = Box::new(Core {
-            id: Some(task.task_id().clone()),
-            machine: Machine::new(TaskStatus::Working),
-            snapshot: Snapshot::from_detailed(&snapshot),
-            last_read: Some(now),
-            expires_at: settings.ttl.map(|d| now + d),
-            armed: true,
-            watch: None,
-            listen_failed: false,
+        let mut core = Core::live(
             settings,
-        });
+            task.task_id().clone(),
+            Machine::new(TaskStatus::Working),
+            Snapshot::from_detailed(&snapshot),
+            Some(Instant::now()),
+        );
         let observed = core.apply(snapshot).unwrap_or(Observed::Pending);
         Ok(core.into_state(observed))
     }

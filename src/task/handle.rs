@@ -18,8 +18,8 @@ use crate::Client;
 use crate::error::{Error, Result};
 use crate::input::validate;
 use crate::protocol::{
-    CallToolResult, CreateTaskResult, DetailedTask, InputRequests, InputResponses, TaskId,
-    TaskPayload, TaskStatus,
+    CallToolResult, CreateTaskResult, DetailedTask, InputRequests, InputResponse, InputResponses,
+    TaskId, TaskPayload, TaskStatus,
 };
 use crate::wait::listen::Watch;
 use crate::wait::{self, Goal, Observed};
@@ -40,6 +40,9 @@ pub struct Snapshot {
     pub ttl_ms: Option<u64>,
     /// The server's suggested polling interval in milliseconds.
     pub poll_interval_ms: Option<u64>,
+    /// The status as sent, when the client does not know it (`status` is
+    /// then [`TaskStatus::Unknown`]); `None` otherwise.
+    pub unknown_status: Option<String>,
 }
 
 impl Snapshot {
@@ -51,6 +54,7 @@ impl Snapshot {
             last_updated_at: t.last_updated_at.clone(),
             ttl_ms: t.ttl_ms,
             poll_interval_ms: t.poll_interval_ms,
+            unknown_status: None,
         }
     }
 
@@ -62,6 +66,10 @@ impl Snapshot {
             last_updated_at: t.last_updated_at.clone(),
             ttl_ms: t.ttl_ms,
             poll_interval_ms: t.poll_interval_ms,
+            unknown_status: match &t.payload {
+                TaskPayload::Unknown(raw) => Some(raw.clone()),
+                _ => None,
+            },
         }
     }
 }
@@ -83,6 +91,10 @@ pub(crate) struct Core {
     pub(crate) watch: Option<Watch>,
     /// Listening was tried and fell back to polling for this task.
     pub(crate) listen_failed: bool,
+    /// A read due soon after a write (`tasks/update`, `tasks/cancel`), once.
+    pub(crate) read_soon: Option<Instant>,
+    /// An unknown status was reported for this task already.
+    warned_unknown: bool,
 }
 
 impl Core {
@@ -98,15 +110,50 @@ impl Core {
                 last_updated_at: None,
                 ttl_ms: None,
                 poll_interval_ms: None,
+                unknown_status: None,
             },
             last_read: None,
             expires_at: None,
             armed: false,
             watch: None,
             listen_failed: false,
+            read_soon: None,
+            warned_unknown: false,
         })
     }
 
+    /// The core of a task that exists on the server. Its `with_ttl`
+    /// lifetime starts now.
+    pub(crate) fn live(
+        settings: Arc<Settings>,
+        id: TaskId,
+        machine: Machine,
+        snapshot: Snapshot,
+        last_read: Option<Instant>,
+    ) -> Box<Core> {
+        let now = Instant::now();
+        Box::new(Core {
+            // A lifetime too long to count is no lifetime.
+            expires_at: settings.ttl.and_then(|d| now.checked_add(d)),
+            settings,
+            id: Some(id),
+            machine,
+            snapshot,
+            last_read,
+            armed: true,
+            watch: None,
+            listen_failed: false,
+            read_soon: None,
+            warned_unknown: false,
+        })
+    }
+
+    /// Schedules one read soon after a write the server acknowledged, so
+    /// its effect is seen without waiting a whole interval: at the floor
+    /// (`min_poll_interval`) from now.
+    pub(crate) fn wrote(&mut self) {
+        self.read_soon = Instant::now().checked_add(self.settings.min_poll_interval);
+    }
     pub(crate) fn client(&self) -> &Client {
         &self.settings.client
     }
@@ -119,13 +166,17 @@ impl Core {
     }
 
     /// The spacing of reads: the server's interval (or the default), never
-    /// under the floor.
+    /// above the ceiling nor under the floor.
     pub(crate) fn interval(&self) -> Duration {
-        let s = &self.settings;
-        self.snapshot
-            .poll_interval_ms
-            .map_or(s.poll_interval, Duration::from_millis)
-            .max(s.min_poll_interval)
+        self.settings.interval(self.snapshot.poll_interval_ms)
+    }
+
+    /// Whether a wait may answer these requests itself: input is not
+    /// manual and a handler answers every one of them.
+    pub(crate) fn can_answer(&self, requests: &InputRequests) -> bool {
+        let handlers = self.client().handlers();
+        self.settings.input != super::InputMode::Manual
+            && requests.values().all(|r| handlers.can_answer(r))
     }
 
     /// Applies a detailed snapshot. `None` when the machine rejected it.
@@ -134,7 +185,7 @@ impl Core {
         match self.machine.observe(task.status()) {
             Transition::Rejected { current, claimed } => {
                 tracing::warn!(
-                    task = %task.task_id,
+                    task = ?task.task_id,
                     "ignoring a snapshot that breaks the task state machine ({current} -> {claimed})"
                 );
                 return None;
@@ -159,6 +210,7 @@ impl Core {
             last_updated_at,
             ttl_ms,
             poll_interval_ms,
+            unknown_status: None,
         };
         Some(match payload {
             TaskPayload::Working => Observed::Pending,
@@ -173,6 +225,19 @@ impl Core {
             TaskPayload::Completed(r) => Observed::Finished(Outcome::Completed(r)),
             TaskPayload::Failed(e) => Observed::Finished(Outcome::Failed(e)),
             TaskPayload::Cancelled => Observed::Finished(Outcome::Cancelled),
+            TaskPayload::Unknown(raw) => {
+                if !self.warned_unknown {
+                    self.warned_unknown = true;
+                    tracing::warn!(
+                        task = ?self.id,
+                        status = %raw,
+                        "the server sent a task status this client does not know; \
+                         treating the task as still running"
+                    );
+                }
+                self.snapshot.unknown_status = Some(raw);
+                Observed::Pending
+            }
         })
     }
 
@@ -181,6 +246,7 @@ impl Core {
         let id = self.task_id().clone();
         let task = self.client().get_task_within(&id, Some(timeout)).await?;
         self.last_read = Some(Instant::now());
+        self.read_soon = None;
         Ok(self.apply(task))
     }
 
@@ -238,10 +304,10 @@ impl Drop for Core {
             return;
         };
         let client = self.settings.client.clone();
-        tracing::debug!(task = %id, "handle dropped; cancelling the task");
+        tracing::debug!(task = ?id, "handle dropped; cancelling the task");
         rt.spawn(async move {
             if let Err(e) = client.cancel_task(&id).await {
-                tracing::debug!(task = %id, "cancel on drop failed: {e}");
+                tracing::debug!(task = ?id, "cancel on drop failed: {e}");
             }
         });
     }
@@ -369,14 +435,26 @@ impl<T> From<TaskError<T>> for Error {
 
 type Finish = Result<Task<Finished>, TaskError<TaskState>>;
 
+/// Waits for `goal`, within the builder's `timeout`.
 pub(crate) async fn drive(
     core: Box<Core>,
     observed: Observed,
     goal: Goal,
 ) -> (Box<Core>, Observed, Result<()>) {
+    let bound = core.settings.timeout;
+    drive_within(core, observed, goal, bound).await
+}
+
+/// Waits for `goal`, within `bound`.
+pub(crate) async fn drive_within(
+    core: Box<Core>,
+    observed: Observed,
+    goal: Goal,
+    bound: Duration,
+) -> (Box<Core>, Observed, Result<()>) {
     let mut core = core;
     let mut observed = observed;
-    let r = wait::wait(&mut core, &mut observed, goal).await;
+    let r = wait::wait(&mut core, &mut observed, goal, bound).await;
     (core, observed, r)
 }
 
@@ -400,9 +478,11 @@ fn settle(core: Box<Core>, observed: Observed, r: Result<()>) -> Finish {
 }
 
 async fn cancel_and_settle(core: Box<Core>, observed: Observed) -> Finish {
+    let mut core = core;
     if let Err(e) = core.send_cancel().await {
         return Err(TaskError::new(e, core.into_state(observed)));
     }
+    core.wrote();
     let (core, observed, r) = drive(core, observed, Goal::Settle).await;
     match r {
         // Gone after an acknowledged cancel: the server dropped it.
@@ -414,7 +494,10 @@ async fn cancel_and_settle(core: Box<Core>, observed: Observed) -> Finish {
 }
 
 impl<S: Cancellable> Task<S> {
-    /// The task's id. Treat it as a secret.
+    /// The task's id. Treat it as a secret: its `Debug` shows only a short
+    /// prefix, it has no `Display`, and [`TaskId::expose`] gives the full
+    /// string where one is needed (to store it, say; or keep a
+    /// [`reference`](Task::reference)).
     pub fn id(&self) -> &TaskId {
         self.core.task_id()
     }
@@ -510,6 +593,32 @@ impl Task<Pending> {
         settle(core, observed, r)
     }
 
+    /// [`finish`](Task::<Pending>::finish), bounded by `bound` for this
+    /// wait instead of the builder's `timeout`.
+    ///
+    /// ```
+    /// # async fn f(task: mcp_tasks::Task<mcp_tasks::Pending>) {
+    /// # use std::time::Duration;
+    /// match task.finish_within(Duration::from_secs(5)).await {
+    ///     Ok(done) => println!("{:?}", done.outcome()),
+    ///     Err(e) if e.error().is_deadline() => {
+    ///         let still_running = e.into_task(); // wait again later, or cancel
+    /// #       drop(still_running);
+    ///     }
+    ///     Err(e) => println!("{e}"),
+    /// }
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Task::<Pending>::finish`]; [`Error::is_deadline`] after `bound`.
+    pub async fn finish_within(self, bound: Duration) -> Finish {
+        let (core, observed, r) =
+            drive_within(self.core, Observed::Pending, Goal::Finish, bound).await;
+        settle(core, observed, r)
+    }
+
     /// Cancels the task and waits to see how it really ended (it may have
     /// completed first). Input requests are left unanswered meanwhile.
     ///
@@ -539,11 +648,7 @@ impl Task<InputRequired> {
     ///
     /// [`Error::is_builder`] for an unknown, answered or mismatched key;
     /// a request error. The handle is in the error, unchanged.
-    pub async fn respond(
-        self,
-        responses: impl Into<InputResponses>,
-    ) -> Result<TaskState, TaskError<Self>> {
-        let responses = responses.into();
+    pub async fn respond(self, responses: InputResponses) -> Result<TaskState, TaskError<Self>> {
         if let Err(why) = self.check(&responses) {
             let e = Error::builder(why).with_task(self.id());
             return Err(TaskError::new(e, self));
@@ -565,12 +670,36 @@ impl Task<InputRequired> {
             ));
         }
         core.machine.ledger_mut().record(&responses);
+        core.wrote();
         let open = core.machine.ledger().unanswered(&self.state.requests);
         Ok(if open.is_empty() {
             core.into_state(Observed::Pending)
         } else {
             core.into_state(Observed::InputRequired(open))
         })
+    }
+
+    /// Answers one outstanding request: [`respond`](Task::respond) with a
+    /// one-key map.
+    ///
+    /// ```
+    /// # async fn f(task: mcp_tasks::Task<mcp_tasks::InputRequired>) -> mcp_tasks::Result<()> {
+    /// use mcp_tasks::protocol::{ElicitResult, InputResponse};
+    /// let answer = InputResponse::Elicit(ElicitResult::accept(serde_json::json!({ "ok": true })));
+    /// let state = task.respond_one("confirm", answer).await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`respond`](Task::respond).
+    pub async fn respond_one(
+        self,
+        key: impl Into<String>,
+        response: InputResponse,
+    ) -> Result<TaskState, TaskError<Self>> {
+        self.respond(InputResponses::from([(key.into(), response)]))
+            .await
     }
 
     fn check(&self, responses: &InputResponses) -> Result<(), String> {
@@ -622,6 +751,18 @@ impl Task<InputRequired> {
             Goal::Finish,
         )
         .await;
+        settle(core, observed, r)
+    }
+
+    /// [`finish`](Task::<InputRequired>::finish), bounded by `bound` for
+    /// this wait instead of the builder's `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Task::<Pending>::finish`]; [`Error::is_deadline`] after `bound`.
+    pub async fn finish_within(self, bound: Duration) -> Finish {
+        let observed = Observed::InputRequired(self.state.requests);
+        let (core, observed, r) = drive_within(self.core, observed, Goal::Finish, bound).await;
         settle(core, observed, r)
     }
 

@@ -9,7 +9,10 @@
 //!   completed | failed | cancelled   ◀── terminal, sticky
 //! ```
 //!
-//! Legal: `working ⇄ input_required`, and either → any terminal status.
+//! Legal: `working ⇄ input_required`, and either → any terminal status. A
+//! status the client does not know (`unknown`) counts as not final: it may
+//! come from and go to any status that is not terminal, and to any terminal
+//! one; it never replaces a terminal status.
 //! The first *detailed* terminal snapshot (one that carries its result or
 //! error, from a poll or a push) is final; every later snapshot is ignored.
 //! A creation result is not detailed: a terminal status there only says
@@ -55,8 +58,8 @@ pub fn is_legal(from: TaskStatus, to: TaskStatus) -> bool {
     use TaskStatus::*;
     match (from, to) {
         _ if from == to => true,
-        (Working, InputRequired) | (InputRequired, Working) => true,
-        (Working | InputRequired, t) => t.is_terminal(),
+        (Working | InputRequired | Unknown, Working | InputRequired | Unknown) => true,
+        (Working | InputRequired | Unknown, t) => t.is_terminal(),
         // Terminal statuses never change.
         _ => false,
     }
@@ -141,19 +144,31 @@ mod tests {
     use super::*;
     use TaskStatus::*;
 
-    const ALL: [TaskStatus; 5] = [Working, InputRequired, Completed, Failed, Cancelled];
+    const ALL: [TaskStatus; 6] = [
+        Working,
+        InputRequired,
+        Completed,
+        Failed,
+        Cancelled,
+        Unknown,
+    ];
 
     #[test]
     fn the_transition_table() {
-        for from in ALL {
-            for to in ALL {
-                let expected = from == to
-                    || matches!(
-                        (from, to),
-                        (Working, InputRequired) | (InputRequired, Working)
-                    )
-                    || (!from.is_terminal() && to.is_terminal());
-                assert_eq!(is_legal(from, to), expected, "{from} -> {to}");
+        // Rows: from; columns: to, in the order of ALL.
+        #[rustfmt::skip]
+        const TABLE: [[bool; 6]; 6] = [
+            //           work   input  done   failed cancel unknown
+            /* work   */ [true, true,  true,  true,  true,  true],
+            /* input  */ [true, true,  true,  true,  true,  true],
+            /* done   */ [false, false, true, false, false, false],
+            /* failed */ [false, false, false, true, false, false],
+            /* cancel */ [false, false, false, false, true, false],
+            /* unknown*/ [true, true,  true,  true,  true,  true],
+        ];
+        for (i, from) in ALL.into_iter().enumerate() {
+            for (j, to) in ALL.into_iter().enumerate() {
+                assert_eq!(is_legal(from, to), TABLE[i][j], "{from} -> {to}");
             }
         }
     }

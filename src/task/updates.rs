@@ -18,9 +18,11 @@ type Step = Pin<Box<dyn Future<Output = (Box<Core>, Observed, crate::Result<()>)
 /// per change of status or status message, the terminal one last.
 ///
 /// Fed by pushes when the task was started with `listen()`, by polls at the
-/// server's interval otherwise. Input requests are answered with the
-/// client's handlers as [`Task::finish`] would; when one cannot be
-/// answered, the stream yields the `input_required` snapshot and ends. An
+/// server's interval otherwise. An `input_required` snapshot is yielded
+/// like any other; its requests are then answered with the client's
+/// handlers as [`Task::finish`] would, and the stream goes on (the
+/// `working` snapshot after the answer comes next). When a request cannot
+/// be answered, the `input_required` snapshot is the last. An
 /// error (such as the wait's deadline) is yielded once and ends the stream.
 /// [`Updates::into_state`] gives the handle back.
 ///
@@ -122,7 +124,13 @@ impl Stream for Updates {
         let state = core.into_state(observed);
         let item = match result {
             Ok(()) => {
-                this.ended = !matches!(state, TaskState::Pending(_));
+                // A question the wait answers itself is shown, then the
+                // stream goes on; one it cannot answer ends the stream.
+                this.ended = match &state {
+                    TaskState::Pending(_) => false,
+                    TaskState::InputRequired(task) => !task.core.can_answer(&task.state.requests),
+                    TaskState::Finished(_) => true,
+                };
                 Ok(snapshot)
             }
             Err(e) => {

@@ -62,9 +62,10 @@ impl Faults {
     }
 
     /// With every `notifications/tasks`, also sends two false ones saying
-    /// the task failed: one tagged with a subscription id no stream has, and
-    /// one about a task that does not exist, on the real stream. A client
-    /// that routes pushes by subscription and task id ignores both.
+    /// a task failed, both about a task that does not exist: one tagged
+    /// with a subscription id no stream has, and one on the real stream. A
+    /// client that correlates pushes by task id (whatever stream they come
+    /// on) ignores both.
     pub fn stray_pushes(mut self) -> Self {
         self.stray_pushes = true;
         self

@@ -264,7 +264,7 @@ impl State {
                 let mut other = lie.clone();
                 other["taskId"] = json!(STRAY_TASK);
                 // Sent at once, whatever happens to the real push.
-                let _ = sub.tx.send(push(&lie, json!(STRAY_SUBSCRIPTION)));
+                let _ = sub.tx.send(push(&other, json!(STRAY_SUBSCRIPTION)));
                 let _ = sub.tx.send(push(&other, json!(sub.id)));
                 fired += 1;
             }

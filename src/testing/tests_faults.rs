@@ -135,7 +135,7 @@ async fn a_held_push_overtaken_by_the_final_one() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn stray_pushes_lie_about_no_stream_or_no_task() {
+async fn stray_pushes_lie_about_a_task_that_does_not_exist() {
     let server = job(
         TaskScript::new().complete(ms(10), CallToolResult::text("done")),
         Faults::new().stray_pushes(),
@@ -148,7 +148,7 @@ async fn stray_pushes_lie_about_no_stream_or_no_task() {
     assert!(got.contains(&(json!("L"), json!(id), json!("completed"), json!(null))));
     assert!(got.contains(&(
         json!("no-such-subscription"),
-        json!(id),
+        json!("task-0-no-such-task"),
         json!("failed"),
         json!("a stray push")
     )));

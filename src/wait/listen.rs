@@ -8,7 +8,11 @@
 //!   one new stream (waits keep polling meanwhile, so nothing is delayed);
 //! - the old stream stays open until the new one is acknowledged, so no push
 //!   falls into the gap, and is then closed (stdio: `notifications/cancelled`);
-//! - pushes are demultiplexed by `taskId` to the handles waiting on them;
+//! - pushes are demultiplexed by `taskId` to the handles waiting on them,
+//!   whatever stream they came on: pushes sent on the request's own stream
+//!   without a subscription id (as some servers send them), or on a stream
+//!   already replaced, are applied too, also for handles whose task the
+//!   stream did not accept (they poll, and a push saves them a read);
 //! - a finished or dropped handle unregisters; with nothing left to watch,
 //!   the stream is closed.
 //!
@@ -30,7 +34,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until};
 
-use crate::client::rpc::{SubEvent, Subscription};
+use crate::client::rpc::{Pushes, SubEvent, Subscription};
 use crate::client::{Client, WeakClient};
 use crate::protocol::{DetailedTask, SubscriptionAcknowledged, TaskId};
 
@@ -94,9 +98,9 @@ pub(crate) struct Watch {
 impl Watcher {
     /// Starts the watcher task for `client` (held weakly: the watcher never
     /// keeps a client alive).
-    pub(crate) fn start(client: WeakClient, ack_timeout: Duration) -> Watcher {
+    pub(crate) fn start(client: WeakClient, pushes: Pushes, ack_timeout: Duration) -> Watcher {
         let (cmds, rx) = mpsc::unbounded_channel();
-        tokio::spawn(run(client, rx, ack_timeout));
+        tokio::spawn(run(client, rx, pushes, ack_timeout));
         Watcher {
             cmds,
             next_key: AtomicU64::new(1),
@@ -227,28 +231,47 @@ impl State {
         }
     }
 
+    /// Hands a push to every handle watching its task.
+    fn on_push(&self, params: Option<Box<serde_json::value::RawValue>>) {
+        let Some(params) = params else { return };
+        let task: DetailedTask = match serde_json::from_str(params.get()) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!("ignoring a malformed notifications/tasks: {e}");
+                return;
+            }
+        };
+        let mut targets = self
+            .entries
+            .values()
+            .filter(|e| e.id == task.task_id)
+            .peekable();
+        if targets.peek().is_none() {
+            tracing::debug!(task = ?task.task_id, "a push for a task nobody watches");
+        }
+        for entry in targets {
+            entry.send(Push::Snapshot(Box::new(task.clone())));
+        }
+    }
+
+    /// A push that no subscription claimed (see [`Connection::task_pushes`](crate::client::rpc::Connection::task_pushes)).
+    fn on_stray(&mut self, event: Option<SubEvent>) -> bool {
+        match event {
+            Some(SubEvent::Notification { params, .. }) => self.on_push(params),
+            Some(SubEvent::Lagged) => {
+                for entry in self.entries.values() {
+                    entry.flags.lagged.store(true, Ordering::Release);
+                }
+            }
+            None => return false,
+        }
+        true
+    }
+
     fn on_event(&mut self, event: Option<SubEvent>) {
         match event {
             Some(SubEvent::Notification { method, params }) if method == "notifications/tasks" => {
-                let Some(params) = params else { return };
-                let task: DetailedTask = match serde_json::from_str(params.get()) {
-                    Ok(t) => t,
-                    Err(e) => {
-                        tracing::warn!("ignoring a malformed notifications/tasks: {e}");
-                        return;
-                    }
-                };
-                let mut targets = self
-                    .entries
-                    .values()
-                    .filter(|e| e.confirmed && e.id == task.task_id)
-                    .peekable();
-                if targets.peek().is_none() {
-                    tracing::debug!(task = %task.task_id, "a push for a task nobody watches");
-                }
-                for entry in targets {
-                    entry.send(Push::Snapshot(Box::new(task.clone())));
-                }
+                self.on_push(params);
             }
             Some(SubEvent::Notification { method, .. }) => {
                 tracing::debug!(%method, "ignoring a notification on the listen stream");
@@ -282,8 +305,21 @@ async fn next_event(current: &mut Option<Stream>) -> Option<SubEvent> {
     }
 }
 
-async fn run(client: WeakClient, mut cmds: mpsc::UnboundedReceiver<Cmd>, ack_timeout: Duration) {
+async fn next_stray(pushes: &mut Option<Pushes>) -> Option<SubEvent> {
+    match pushes {
+        Some(p) => p.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn run(
+    client: WeakClient,
+    mut cmds: mpsc::UnboundedReceiver<Cmd>,
+    pushes: Pushes,
+    ack_timeout: Duration,
+) {
     let mut state = State::default();
+    let mut pushes = Some(pushes);
     loop {
         let mut reopen = false;
         tokio::select! {
@@ -292,6 +328,9 @@ async fn run(client: WeakClient, mut cmds: mpsc::UnboundedReceiver<Cmd>, ack_tim
                 None => return,
             },
             event = next_event(&mut state.current) => state.on_event(event),
+            event = next_stray(&mut pushes) => if !state.on_stray(event) {
+                pushes = None;
+            },
         }
         if reopen {
             // Coalesce the registrations of a short window into one stream,
@@ -306,13 +345,16 @@ async fn run(client: WeakClient, mut cmds: mpsc::UnboundedReceiver<Cmd>, ack_tim
                         None => return,
                     },
                     event = next_event(&mut state.current) => state.on_event(event),
+                    event = next_stray(&mut pushes) => if !state.on_stray(event) {
+                        pushes = None;
+                    },
                     () = sleep_until(until) => break,
                 }
             }
             let Some(client) = client.upgrade() else {
                 return;
             };
-            open(&client, &mut state, ack_timeout).await;
+            open(&client, &mut state, &mut pushes, ack_timeout).await;
         }
         if state.entries.is_empty() {
             state.current = None;
@@ -322,7 +364,12 @@ async fn run(client: WeakClient, mut cmds: mpsc::UnboundedReceiver<Cmd>, ack_tim
 
 /// Opens a stream for every watched id, keeps serving the old one until
 /// the new one is acknowledged, then switches.
-async fn open(client: &Client, state: &mut State, ack_timeout: Duration) {
+async fn open(
+    client: &Client,
+    state: &mut State,
+    pushes: &mut Option<Pushes>,
+    ack_timeout: Duration,
+) {
     let ids = state.ids();
     if ids.is_empty() {
         return;
@@ -353,6 +400,9 @@ async fn open(client: &Client, state: &mut State, ack_timeout: Duration) {
         tokio::select! {
             opened = &mut opening => break opened,
             event = next_event(&mut state.current) => state.on_event(event),
+            event = next_stray(pushes) => if !state.on_stray(event) {
+                *pushes = None;
+            },
         }
     };
     match opened {

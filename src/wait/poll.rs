@@ -7,12 +7,21 @@ use tokio::time::{Instant, sleep_until};
 use crate::error::{Error, Kind, Result};
 use crate::input::InputHandlers;
 use crate::protocol::{InputRequests, InputResponses};
+use crate::task::Outcome;
 use crate::task::handle::Core;
-use crate::task::{InputMode, Outcome};
 use crate::wait::listen::Push;
 
 /// The first retry of a failed read comes this long after it.
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+/// Stands for "no bound" where a bound is too long to count (about 30 years).
+const FAR: Duration = Duration::from_secs(86_400 * 365 * 30);
+
+/// What woke a sleeping wait.
+enum Woke {
+    Timer,
+    Push(Push),
+    Closed,
+}
 
 /// What a handle knows after a read, before it is typed.
 #[derive(Debug)]
@@ -35,27 +44,38 @@ pub(crate) enum Goal {
     Updates,
 }
 
-/// Waits until `goal`, updating `observed` as snapshots arrive. On `Err`,
-/// `observed` and `core` still describe the task: the caller returns the
-/// handle with the error.
-pub(crate) async fn wait(core: &mut Core, observed: &mut Observed, goal: Goal) -> Result<()> {
+/// Waits until `goal`, at most `bound`, updating `observed` as snapshots
+/// arrive. On `Err`, `observed` and `core` still describe the task: the
+/// caller returns the handle with the error.
+pub(crate) async fn wait(
+    core: &mut Core,
+    observed: &mut Observed,
+    goal: Goal,
+    bound: Duration,
+) -> Result<()> {
     let started = Instant::now();
-    let deadline = started + core.settings.timeout;
+    // A bound too long to count is no bound.
+    let deadline = started.checked_add(bound).unwrap_or_else(|| started + FAR);
     let first = (core.snapshot.status, core.snapshot.status_message.clone());
+    let client = core.client().clone();
     let mut read_at: Option<Instant> = None;
     let mut backoff = FIRST_BACKOFF;
     loop {
         match observed {
             Observed::Finished(_) => return Ok(()),
             Observed::InputRequired(_) if goal == Goal::Change => return Ok(()),
+            // An update stream shows the question before it is answered.
+            Observed::InputRequired(_)
+                if goal == Goal::Updates && core.snapshot.status != first.0 =>
+            {
+                return Ok(());
+            }
             Observed::InputRequired(requests) if matches!(goal, Goal::Finish | Goal::Updates) => {
-                let handlers = core.client().handlers().clone();
-                if core.settings.input == InputMode::Manual
-                    || !requests.values().all(|r| handlers.can_answer(r))
-                {
+                if !core.can_answer(requests) {
                     // Stop here: the caller gets Task<InputRequired>.
                     return Ok(());
                 }
+                let handlers = client.handlers().clone();
                 Box::pin(answer(core, &handlers, requests)).await?;
                 *observed = Observed::Pending;
             }
@@ -79,13 +99,20 @@ pub(crate) async fn wait(core: &mut Core, observed: &mut Observed, goal: Goal) -
         let listening = core.watch.as_ref().is_some_and(|w| w.confirmed);
 
         // When to read next: a scheduled retry or read-after-ack, else one
-        // interval after the last read; never while pushes keep us current.
+        // interval after the last read (never while pushes keep us
+        // current), and once soon after a write.
         let now = Instant::now();
-        let next_read = read_at.or_else(|| match core.last_read {
+        let scheduled = read_at.or_else(|| match core.last_read {
             _ if listening => None,
-            Some(at) => Some(at + core.interval()),
+            Some(at) => Some(at.checked_add(core.interval()).unwrap_or(deadline)),
             None => Some(now),
         });
+        // Pushes show a write's effect to a confirmed listener.
+        let soon = core.read_soon.filter(|_| !listening);
+        let next_read = match (scheduled, soon) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let expiry = core.expires_at;
         let wake = [next_read, expiry, Some(deadline)]
             .into_iter()
@@ -94,20 +121,34 @@ pub(crate) async fn wait(core: &mut Core, observed: &mut Observed, goal: Goal) -
             .unwrap_or(deadline);
 
         // A timer rounds up to the next millisecond tick: never arm one for
-        // a moment that has already come.
-        let due = wake <= Instant::now();
-        let pushed = match core.watch.as_mut() {
-            Some(watch) if !due => tokio::select! {
-                push = watch.recv() => Some(push),
-                () = sleep_until(wake) => None,
-            },
-            None if !due => {
-                sleep_until(wake).await;
-                None
+        // a moment that has already come. A closed connection wakes every
+        // wait at once.
+        let woke = if wake <= Instant::now() {
+            Woke::Timer
+        } else {
+            match core.watch.as_mut() {
+                Some(watch) => tokio::select! {
+                    push = watch.recv() => Woke::Push(push),
+                    () = client.closed() => Woke::Closed,
+                    () = sleep_until(wake) => Woke::Timer,
+                },
+                None => tokio::select! {
+                    () = client.closed() => Woke::Closed,
+                    () = sleep_until(wake) => Woke::Timer,
+                },
             }
-            _ => None,
         };
-        if let Some(push) = pushed {
+        let push = match woke {
+            Woke::Timer => None,
+            Woke::Push(push) => Some(push),
+            Woke::Closed => {
+                let reason = client
+                    .closed_reason()
+                    .unwrap_or_else(|| "the connection closed".to_owned());
+                return Err(Error::transport(reason).with_task(core.task_id()));
+            }
+        };
+        if let Some(push) = push {
             match push {
                 Push::Accepted => {
                     if let Some(w) = core.watch.as_mut() {
@@ -117,14 +158,26 @@ pub(crate) async fn wait(core: &mut Core, observed: &mut Observed, goal: Goal) -
                     // stream opened is not missed.
                     read_at = Some(Instant::now());
                 }
-                Push::Refused | Push::Ended => {
-                    tracing::debug!(task = %core.task_id(), "not listening; polling instead");
+                Push::Refused => {
+                    // Keep the registration: pushes the server sends anyway
+                    // (on another stream, or untagged) still save reads.
+                    tracing::debug!(task = ?core.task_id(), "the stream did not accept the task; polling");
+                    if let Some(w) = core.watch.as_mut() {
+                        w.confirmed = false;
+                    }
+                    core.listen_failed = true;
+                }
+                Push::Ended => {
+                    tracing::debug!(task = ?core.task_id(), "not listening; polling instead");
                     core.watch = None;
                     core.listen_failed = true;
                 }
                 Push::Lagged => read_at = Some(Instant::now()),
                 Push::Snapshot(task) => {
                     if let Some(next) = core.apply(*task) {
+                        // As fresh as a read: the next one waits an interval.
+                        core.last_read = Some(Instant::now());
+                        core.read_soon = None;
                         *observed = next;
                     }
                 }
@@ -160,7 +213,7 @@ pub(crate) async fn wait(core: &mut Core, observed: &mut Observed, goal: Goal) -
             }
             Ok(None) => backoff = FIRST_BACKOFF,
             Err(e) if retryable(core, &e) => {
-                tracing::debug!(task = %core.task_id(), "tasks/get failed, retrying in {backoff:?}: {e}");
+                tracing::debug!(task = ?core.task_id(), "tasks/get failed, retrying in {backoff:?}: {e}");
                 read_at = Some(Instant::now() + backoff);
                 backoff = (backoff * 2).min(core.interval().max(FIRST_BACKOFF));
             }
@@ -192,5 +245,6 @@ async fn answer(core: &mut Core, handlers: &InputHandlers, requests: &InputReque
         .update_task_within(&id, &responses, Some(timeout))
         .await?;
     core.machine.ledger_mut().record(&responses);
+    core.wrote();
     Ok(())
 }
