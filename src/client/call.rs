@@ -94,6 +94,7 @@ impl Client {
             arguments,
             input_responses: None,
             request_state: None,
+            task: None,
         };
         for _ in 0..=self.max_input_rounds() {
             let raw = self
