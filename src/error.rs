@@ -38,6 +38,26 @@ struct Inner {
     method: Option<&'static str>,
     task_id: Option<TaskId>,
     source: Option<BoxError>,
+    hint: Option<Hint>,
+}
+
+/// Advice the client adds to an error it recognises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hint {
+    /// A server on the 2025-11-25 task model refused a `tools/call` that
+    /// lacked the legacy `task` opt-in, and the client did not send it
+    /// because it had not listed the tool.
+    ListToolsForTaskOptIn,
+}
+
+impl Hint {
+    fn text(self) -> &'static str {
+        match self {
+            Hint::ListToolsForTaskOptIn => {
+                "the server wants the 2025-11-25 `task` opt-in for this tool: call list_tools() first so the client knows the tool wants a task"
+            }
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -80,6 +100,7 @@ impl Error {
                 method: None,
                 task_id: None,
                 source: None,
+                hint: None,
             }),
         }
     }
@@ -111,6 +132,11 @@ impl Error {
 
     pub(crate) fn with_task(mut self, id: &TaskId) -> Self {
         self.inner.task_id.get_or_insert_with(|| id.clone());
+        self
+    }
+
+    pub(crate) fn with_hint(mut self, hint: Hint) -> Self {
+        self.inner.hint = Some(hint);
         self
     }
 
@@ -159,9 +185,23 @@ impl Error {
         }
     }
 
-    /// The server needs a capability or extension the request did not declare (`-32021`).
+    /// The server needs a capability or extension the request did not
+    /// declare (`-32021`), or the legacy task opt-in the request did not
+    /// carry.
+    ///
+    /// The second case is a server still on the 2025-11-25 task model
+    /// (neva 0.9, for one) that answers a `tools/call` of a tool whose
+    /// `execution.taskSupport` is `required` with `-32601` or `-32600` and
+    /// a message about "task augmented" calls. The client sends that
+    /// opt-in ([`TaskOptIn`](crate::protocol::TaskOptIn)) only for tools
+    /// its last [`Client::list_tools`](crate::Client::list_tools) listed as
+    /// wanting it, so when it answers for a tool not listed yet, the error
+    /// is also `is_missing_capability()` and its `Display` says to call
+    /// `list_tools()` first. [`Error::rpc_error`] still holds the
+    /// server's own code and message.
     pub fn is_missing_capability(&self) -> bool {
         self.rpc_code() == Some(error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY)
+            || self.inner.hint == Some(Hint::ListToolsForTaskOptIn)
     }
 
     /// The server does not speak a protocol version the client offered (`-32022`).
@@ -306,6 +346,9 @@ impl fmt::Debug for Error {
         if let Some(s) = &self.inner.source {
             d.field("source", s);
         }
+        if let Some(h) = self.inner.hint {
+            d.field("hint", &h.text());
+        }
         d.finish()
     }
 }
@@ -316,6 +359,9 @@ impl fmt::Display for Error {
             write!(f, "{m}: ")?;
         }
         f.write_str(&self.scrub(self.inner.kind.to_string()))?;
+        if let Some(h) = self.inner.hint {
+            write!(f, "; {}", h.text())?;
+        }
         if let Some(id) = &self.inner.task_id {
             write!(f, " (task {})", id.redacted())?;
         }

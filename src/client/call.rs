@@ -7,12 +7,12 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::{Client, Declare, decode};
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::protocol::result::{decode_ack, decode_task_snapshot};
 use crate::protocol::{
     CallToolParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult,
     DetailedTask, GetTaskParams, InputRequiredResult, InputResponses, ListToolsParams,
-    ListToolsResult, TaskId, Tool,
+    ListToolsResult, TaskId, TaskOptIn, Tool, error_codes,
 };
 
 /// Most pages `list_tools` follows before deciding the server loops.
@@ -28,6 +28,15 @@ pub(crate) enum Called {
 
 impl Client {
     /// Lists every tool, following `nextCursor` across pages.
+    ///
+    /// The client also keeps what the listing says of each tool's
+    /// 2025-11-25 `execution.taskSupport`, replacing what an earlier
+    /// listing said (a listing that fails leaves it as it was). Calls made
+    /// afterwards to a tool listed as `optional` or `required` carry the
+    /// legacy `task` opt-in, which servers still on that model need; see
+    /// [`TaskOptIn`](crate::protocol::TaskOptIn). Nothing is ever listed
+    /// behind the caller's back, and the raw [`Client::request`] neither
+    /// fills nor reads this memory.
     ///
     /// # Errors
     ///
@@ -48,7 +57,10 @@ impl Client {
                     return Err(Error::protocol("tools/list returned the same cursor twice")
                         .with_method("tools/list"));
                 }
-                None => return Ok(tools),
+                None => {
+                    self.remember_tools(&tools);
+                    return Ok(tools);
+                }
             }
         }
         Err(
@@ -65,6 +77,11 @@ impl Client {
     /// A tool that reports its own failure (`isError: true`) is an `Ok`
     /// result. For control over the task (a handle to park, a timeout, a
     /// TTL, listening), use [`Client::task`].
+    ///
+    /// It goes through [`Client::task`], so a tool that the last
+    /// [`Client::list_tools`] listed with `execution.taskSupport`
+    /// `optional` or `required` is called with the legacy `task: {}`
+    /// opt-in, and the task it becomes is driven to its end here.
     ///
     /// # Errors
     ///
@@ -83,22 +100,34 @@ impl Client {
 
     /// Sends `tools/call` and answers `input_required` rounds until the
     /// server completes the call or returns a task.
+    ///
+    /// Every round carries the legacy `task` opt-in (with `ttl`, when set)
+    /// if the last listing said the tool wants it.
     pub(crate) async fn call_rounds(
         &self,
         name: &str,
         arguments: Option<Value>,
         timeout: Option<Duration>,
+        ttl: Option<Duration>,
     ) -> Result<Called> {
+        let listed = self.listed_opt_in(name);
+        let task = (listed == Some(true))
+            .then(|| TaskOptIn::new(ttl.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))));
         let mut params = CallToolParams {
             name: name.to_owned(),
             arguments,
             input_responses: None,
             request_state: None,
+            task,
         };
         for _ in 0..=self.max_input_rounds() {
             let raw = self
                 .send("tools/call", Some(name), &params, Declare::Tasks, timeout)
-                .await?;
+                .await
+                .map_err(|e| match listed {
+                    None if wants_task_opt_in(&e) => e.with_hint(Hint::ListToolsForTaskOptIn),
+                    _ => e,
+                })?;
             let response = CallToolResponse::decode(raw.get(), true)
                 .map_err(|e| Error::protocol(e.to_string()).with_method("tools/call"))?;
             match response {
@@ -247,4 +276,16 @@ impl Client {
                 .with_task(id)
         })
     }
+}
+
+/// Whether an error to a `tools/call` is a 2025-11-25 server refusing a
+/// call without the `task` opt-in: `-32601` (or `-32600`) with a message
+/// about "task augmented" calls (neva 0.9: "Tool required task augmented
+/// call").
+fn wants_task_opt_in(e: &Error) -> bool {
+    e.is_rpc()
+        && e.rpc_error().is_some_and(|r| {
+            (r.code == error_codes::METHOD_NOT_FOUND || r.code == error_codes::INVALID_REQUEST)
+                && r.message.to_ascii_lowercase().contains("task augment")
+        })
 }

@@ -1,5 +1,6 @@
 //! The MCP client: one connection, shared by every clone and task handle.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
@@ -79,6 +80,9 @@ struct Inner {
     server_id: Option<String>,
     discovered: OnceCell<DiscoverResult>,
     watcher: OnceLock<Watcher>,
+    /// The tools of the last complete `list_tools()`: name → whether the
+    /// listing asked for the legacy `task` opt-in.
+    listed_tools: Mutex<HashMap<String, bool>>,
 }
 
 /// A client held weakly (by the listen watcher, which must not keep it alive).
@@ -175,6 +179,7 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
                 server_id: config.server_id,
                 discovered: OnceCell::new(),
                 watcher: OnceLock::new(),
+                listed_tools: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -427,6 +432,26 @@ impl Client {
 
     pub(crate) fn max_input_rounds(&self) -> usize {
         self.inner.max_input_rounds
+    }
+
+    /// Replaces what the client remembers of the server's tools.
+    pub(crate) fn remember_tools(&self, tools: &[crate::protocol::Tool]) {
+        let listed = tools
+            .iter()
+            .map(|t| {
+                let wants = t
+                    .task_support()
+                    .is_some_and(crate::protocol::TaskSupport::wants_opt_in);
+                (t.name.clone(), wants)
+            })
+            .collect();
+        *self.inner.listed_tools.lock().unwrap() = listed;
+    }
+
+    /// What the last listing said of a tool: `None` when it was not listed,
+    /// else whether it wants the legacy `task` opt-in.
+    pub(crate) fn listed_opt_in(&self, name: &str) -> Option<bool> {
+        self.inner.listed_tools.lock().unwrap().get(name).copied()
     }
 
     /// The client-wide listen watcher, started on first use.

@@ -40,5 +40,5 @@ pub use tasks::{
 };
 pub use tools::{
     CallToolParams, CallToolResult, ContentBlock, ListToolsParams, ListToolsResult,
-    ResourceContents, Tool, ToolAnnotations,
+    ResourceContents, TaskOptIn, TaskSupport, Tool, ToolAnnotations, ToolExecution,
 };

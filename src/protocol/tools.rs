@@ -1,6 +1,6 @@
 //! `tools/list`, `tools/call` and their results.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::InputResponses;
@@ -27,8 +27,12 @@ pub struct ToolAnnotations {
 }
 
 /// A tool the server offers.
+///
+/// Build one with [`Tool::new`] and set the public fields; the struct is
+/// `non_exhaustive` so that fields can be added.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Tool {
     /// The name to call it by.
     pub name: String,
@@ -50,9 +54,121 @@ pub struct Tool {
     /// Icons, as sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icons: Option<Vec<Value>>,
+    /// The 2025-11-25 `execution` member (`execution.taskSupport`), which
+    /// 2026-07-28 removed but some servers still send. `None` when absent
+    /// or not an object: a malformed value never fails the `tools/list`
+    /// decode.
+    ///
+    /// The client reads it for one thing: a `tools/call` made through
+    /// [`Client::task`](crate::Client::task) (and so [`Client::call_tool`](crate::Client::call_tool))
+    /// to a tool whose last listing said `optional` or `required` carries
+    /// the legacy `task` opt-in; see [`TaskOptIn`].
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_execution"
+    )]
+    pub execution: Option<ToolExecution>,
     /// Tool metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+}
+
+/// A tool's `execution` member, as servers still on 2025-11-25 send it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolExecution {
+    /// `execution.taskSupport`; `None` when absent or not a string.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_task_support"
+    )]
+    pub task_support: Option<TaskSupport>,
+}
+
+impl ToolExecution {
+    /// An `execution` member with this `taskSupport`.
+    pub fn task_support(support: TaskSupport) -> Self {
+        ToolExecution {
+            task_support: Some(support),
+        }
+    }
+}
+
+/// The values of the 2025-11-25 `execution.taskSupport`.
+///
+/// On the wire it is a string; any value but the three known ones reads as
+/// [`TaskSupport::Other`], kept as sent.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// `"forbidden"`: the tool never runs as a task.
+    Forbidden,
+    /// `"optional"`: the tool may run as a task.
+    Optional,
+    /// `"required"`: the tool runs only as a task.
+    Required,
+    /// A value this crate does not know.
+    Other(String),
+}
+
+impl TaskSupport {
+    /// The wire string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+            TaskSupport::Other(s) => s,
+        }
+    }
+
+    /// Whether a call should carry the legacy `task` opt-in: `optional`
+    /// or `required`.
+    pub fn wants_opt_in(&self) -> bool {
+        matches!(self, TaskSupport::Optional | TaskSupport::Required)
+    }
+}
+
+impl From<&str> for TaskSupport {
+    fn from(s: &str) -> Self {
+        match s {
+            "forbidden" => TaskSupport::Forbidden,
+            "optional" => TaskSupport::Optional,
+            "required" => TaskSupport::Required,
+            other => TaskSupport::Other(other.to_owned()),
+        }
+    }
+}
+
+impl Serialize for TaskSupport {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskSupport {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(TaskSupport::from(String::deserialize(d)?.as_str()))
+    }
+}
+
+/// `execution`: an object, else absent.
+fn lenient_execution<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ToolExecution>, D::Error> {
+    Ok(match Option::<Value>::deserialize(d)? {
+        Some(v @ Value::Object(_)) => serde_json::from_value(v).ok(),
+        _ => None,
+    })
+}
+
+/// `taskSupport`: a string, else absent.
+fn lenient_task_support<'de, D: Deserializer<'de>>(d: D) -> Result<Option<TaskSupport>, D::Error> {
+    Ok(match Option::<Value>::deserialize(d)? {
+        Some(Value::String(s)) => Some(TaskSupport::from(s.as_str())),
+        _ => None,
+    })
 }
 
 fn empty_object_schema() -> Value {
@@ -70,8 +186,14 @@ impl Tool {
             output_schema: None,
             annotations: None,
             icons: None,
+            execution: None,
             meta: None,
         }
+    }
+
+    /// The tool's `execution.taskSupport`, when it sent a known or unknown string.
+    pub fn task_support(&self) -> Option<&TaskSupport> {
+        self.execution.as_ref()?.task_support.as_ref()
     }
 }
 
@@ -116,6 +238,38 @@ pub struct CallToolParams {
     /// The previous round's `requestState`, echoed byte for byte.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_state: Option<String>,
+    /// The legacy `task` opt-in (see [`TaskOptIn`]); absent unless the
+    /// client decided to send it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskOptIn>,
+}
+
+/// The 2025-11-25 per-request task opt-in, `params.task = {ttl?}`.
+///
+/// 2026-07-28 removed it (servers must ignore it), but servers still on
+/// the older model, such as neva 0.9, run a tool whose `taskSupport` is
+/// `required` only when a call carries it, and answer `-32601` otherwise.
+///
+/// The client sends it on a `tools/call` made through
+/// [`Client::task`](crate::Client::task) or [`Client::call_tool`](crate::Client::call_tool)
+/// when, and only when, the client's last [`Client::list_tools`](crate::Client::list_tools)
+/// listed the tool with `execution.taskSupport` `optional` or `required`.
+/// It is `{"ttl": <ms>}` when the builder set
+/// [`with_ttl`](crate::TaskBuilder::with_ttl), else `{}` (the
+/// server then picks its own lifetime).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct TaskOptIn {
+    /// The requested lifetime in milliseconds; the server may choose another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<u64>,
+}
+
+impl TaskOptIn {
+    /// An opt-in that requests `ttl` milliseconds, or none.
+    pub fn new(ttl: Option<u64>) -> Self {
+        TaskOptIn { ttl }
+    }
 }
 
 /// The result of a tool call, immediate or inside a completed task.
@@ -276,5 +430,79 @@ impl ContentBlock {
             text: text.into(),
             annotations: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn support(execution: Value) -> Option<TaskSupport> {
+        let page: ListToolsResult = serde_json::from_value(json!({
+            "tools": [{ "name": "t", "inputSchema": { "type": "object" }, "execution": execution }]
+        }))
+        .expect("a malformed execution never fails the page");
+        page.tools[0].task_support().cloned()
+    }
+
+    #[test]
+    fn task_support_is_read_tolerantly() {
+        assert_eq!(
+            support(json!({"taskSupport": "required"})),
+            Some(TaskSupport::Required)
+        );
+        assert_eq!(
+            support(json!({"taskSupport": "optional"})),
+            Some(TaskSupport::Optional)
+        );
+        assert_eq!(
+            support(json!({"taskSupport": "forbidden"})),
+            Some(TaskSupport::Forbidden)
+        );
+        assert_eq!(
+            support(json!({"taskSupport": "Later"})),
+            Some(TaskSupport::Other("Later".into()))
+        );
+        assert_eq!(support(json!({"taskSupport": 3})), None);
+        assert_eq!(support(json!({"taskSupport": null})), None);
+        assert_eq!(support(json!({})), None);
+        assert_eq!(support(json!("required")), None);
+        assert_eq!(support(json!(null)), None);
+        assert!(!TaskSupport::Other("x".into()).wants_opt_in());
+        assert!(!TaskSupport::Forbidden.wants_opt_in());
+    }
+
+    #[test]
+    fn execution_and_opt_in_round_trip() {
+        let mut tool = Tool::new("t");
+        tool.execution = Some(ToolExecution::task_support(TaskSupport::Optional));
+        let v = serde_json::to_value(&tool).unwrap();
+        assert_eq!(v["execution"], json!({"taskSupport": "optional"}));
+        assert!(
+            serde_json::to_value(Tool::new("t"))
+                .unwrap()
+                .get("execution")
+                .is_none()
+        );
+        let params = CallToolParams {
+            name: "t".into(),
+            arguments: None,
+            input_responses: None,
+            request_state: None,
+            task: Some(TaskOptIn::new(None)),
+        };
+        assert_eq!(
+            serde_json::to_string(&params).unwrap(),
+            r#"{"name":"t","task":{}}"#
+        );
+        let params = CallToolParams {
+            task: Some(TaskOptIn::new(Some(60_000))),
+            ..params
+        };
+        assert_eq!(
+            serde_json::to_string(&params).unwrap(),
+            r#"{"name":"t","task":{"ttl":60000}}"#
+        );
     }
 }

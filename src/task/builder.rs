@@ -69,6 +69,10 @@ pub(crate) struct Settings {
     ///
     /// 2026-07-28 lets only the server set `ttlMs` (the server may delete
     /// the task when its own TTL passes); this bound is the client's own.
+    /// It is sent to the server only inside the legacy `task` opt-in, as
+    /// `task: {"ttl": <ms>}`, on a call to a tool that the last
+    /// [`Client::list_tools`] listed with `execution.taskSupport`
+    /// `optional` or `required` (see [`TaskOptIn`](crate::protocol::TaskOptIn)).
     #[builder(setters(
         name = with_ttl,
         option_fn(doc {
@@ -224,9 +228,20 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
     ///   read once (`tasks/get`) right away, since the creation result
     ///   carries no input requests, result or error.
     ///
+    /// If the client's last [`Client::list_tools`] listed the tool with the
+    /// 2025-11-25 `execution.taskSupport` `optional` or `required`, the
+    /// call also carries the legacy opt-in `task: {}` (`{"ttl": <ms>}` with
+    /// [`with_ttl`](TaskBuilder::with_ttl)), which 2026-07-28 servers
+    /// ignore and older ones need; see [`TaskOptIn`](crate::protocol::TaskOptIn).
+    /// No listing is ever made for this.
+    ///
     /// # Errors
     ///
     /// - [`Error::is_builder`]: `arguments` is not a JSON object (or null);
+    /// - [`Error::is_missing_capability`]: the server needs a capability
+    ///   the client did not declare, or (a 2025-11-25 server, `-32601`
+    ///   about a "task augmented call") the legacy opt-in for a tool not
+    ///   listed yet: call [`Client::list_tools`] first;
     /// - [`Error::is_input_required`] / [`Error::is_input`]: an MRTR round
     ///   no handler can answer, or a handler failed;
     /// - [`Error::is_outcome_unknown`]: the connection dropped or the request
@@ -251,7 +266,12 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
         };
         let called = settings
             .client
-            .call_rounds(name, arguments, Some(settings.request_timeout()))
+            .call_rounds(
+                name,
+                arguments,
+                Some(settings.request_timeout()),
+                settings.ttl,
+            )
             .await?;
         let created = match called {
             Called::Complete(result) => {

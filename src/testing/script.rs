@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::protocol::{CallToolResult, InputRequests, RpcError, TaskStatus, Tool};
+use crate::protocol::{
+    CallToolResult, InputRequests, RpcError, TaskStatus, TaskSupport, Tool, ToolExecution,
+};
 
 /// A tool of the [`TestServer`](super::TestServer) and the script it follows
 /// when called.
@@ -29,6 +31,8 @@ use crate::protocol::{CallToolResult, InputRequests, RpcError, TaskStatus, Tool}
 pub struct ScriptedTool {
     pub(super) tool: Tool,
     pub(super) behavior: Behavior,
+    /// Calls without `params.task` are refused, as 2025-11-25 servers do.
+    pub(super) needs_task_param: bool,
 }
 
 /// How a tool answers `tools/call`.
@@ -53,6 +57,7 @@ impl ScriptedTool {
         ScriptedTool {
             tool: Tool::new(name),
             behavior,
+            needs_task_param: false,
         }
     }
 
@@ -112,6 +117,23 @@ impl ScriptedTool {
     /// Sets the input schema shown by `tools/list` (default `{"type":"object"}`).
     pub fn input_schema(mut self, schema: Value) -> Self {
         self.tool.input_schema = schema;
+        self
+    }
+
+    /// Shows `execution: {"taskSupport": …}` for the tool in `tools/list`,
+    /// as servers still on 2025-11-25 do. It changes nothing else: pair it
+    /// with [`ScriptedTool::require_task_param`] to act on it.
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.tool.execution = Some(ToolExecution::task_support(support));
+        self
+    }
+
+    /// Refuses every call whose params lack the legacy `task` member with
+    /// `-32601` "Tool required task augmented call", as neva 0.9 does for a
+    /// tool whose task support is `required`. A call that carries it
+    /// follows the tool's script.
+    pub fn require_task_param(mut self) -> Self {
+        self.needs_task_param = true;
         self
     }
 

@@ -419,6 +419,12 @@ impl TestServer {
             .iter()
             .find(|t| t.tool.name == name)
             .ok_or_else(|| invalid(format!("unknown tool: {name}")))?;
+        if tool.needs_task_param && params.get("task").is_none_or(Value::is_null) {
+            return Err(RpcError::new(
+                error_codes::METHOD_NOT_FOUND,
+                "Tool required task augmented call",
+            ));
+        }
         match &tool.behavior {
             Behavior::Immediate(result) => Ok(call_result(result)),
             Behavior::InputRequired {

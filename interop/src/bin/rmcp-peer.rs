@@ -14,7 +14,7 @@
 //!
 //! | tool | with the Tasks extension declared | without it |
 //! |---|---|---|
-//! | `progress` | a task that runs `steps` × `step_ms`, with a status message per step | `-32021` |
+//! | `progress` | a task that runs `steps` × `step_ms`, with a status message per step; `push: true`: also sends `notifications/tasks` on each change (see below) | `-32021` |
 //! | `task_required` | a short task | `-32021` |
 //! | `task_optional` | a task when `work_ms` ≥ 200, else an immediate result | an immediate result |
 //! | `fail` | a task that ends `failed` (code `-32001`); `now: true`: a JSON-RPC error at once | the same error at once |
@@ -31,6 +31,15 @@
 //!
 //! `subscriptions/listen` is accepted, and rmcp acknowledges it without the
 //! `taskIds` (its filter type has no such field), so clients fall back to polling.
+//!
+//! Pushes: rmcp's subscription sink refuses `notifications/tasks` (its filter
+//! has no `taskIds`), so a `progress` call with `push: true` sends them the
+//! only way rmcp can: through the `tools/call` request's peer, with no
+//! `subscriptionId` in `_meta`. Each one is the full `tasks/get` snapshot
+//! (`DetailedTask`: `taskId`, `status`, `statusMessage`, timestamps, `ttlMs`,
+//! `pollIntervalMs`, and the `result` once `completed`), sent on every change
+//! of status or status message, the terminal one included. The server reads
+//! its own task store for them; those reads are not counted as `tasks/get`.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -44,10 +53,11 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
     ContentBlock, CreateTaskResult, DetailedTask, ElicitationCapability, ErrorCode, GetTaskParams,
     GetTaskResult, Implementation, InputRequest, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Task,
-    TaskPayload, TaskStatus, Tool, UpdateTaskParams,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, ServerNotification,
+    SubscriptionFilter, Task, TaskPayload, TaskStatus, TaskStatusNotification,
+    TaskStatusNotificationParams, Tool, UpdateTaskParams,
 };
-use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
+use rmcp::service::{Peer as PeerHandle, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions, current_timestamp};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -227,8 +237,12 @@ fn tools(bench: bool) -> Vec<Tool> {
     let mut tools = vec![
         tool(
             "progress",
-            "Runs steps × step_ms, reporting each step in the status message.",
-            json!({ "steps": { "type": "integer" }, "step_ms": { "type": "integer" } }),
+            "Runs steps × step_ms, reporting each step in the status message; push=true also sends notifications/tasks on each change.",
+            json!({
+                "steps": { "type": "integer" },
+                "step_ms": { "type": "integer" },
+                "push": { "type": "boolean" }
+            }),
         ),
         tool(
             "task_required",
@@ -355,6 +369,38 @@ impl Peer {
     }
 }
 
+/// How often [`push_changes`] looks at its task.
+const PUSH_CHECK: Duration = Duration::from_millis(5);
+
+/// Sends `notifications/tasks` with the full snapshot each time the task's
+/// status or status message changes, until it is terminal (that snapshot
+/// included) or gone. It goes through the `tools/call` request's peer,
+/// since rmcp's subscription sink refuses task notifications.
+async fn push_changes(tasks: TaskManager, peer: PeerHandle<RoleServer>, seed: Task) {
+    let mut last = (seed.status, seed.status_message);
+    loop {
+        tokio::time::sleep(PUSH_CHECK).await;
+        let Ok(snapshot) = tasks.get_task(&seed.task_id) else {
+            return;
+        };
+        let now = (snapshot.task.status, snapshot.task.status_message.clone());
+        if now == last {
+            continue;
+        }
+        let terminal = !matches!(now.0, TaskStatus::Working | TaskStatus::InputRequired);
+        last = now;
+        let note = TaskStatusNotification::new(TaskStatusNotificationParams::new(snapshot));
+        if peer
+            .send_notification(ServerNotification::TaskStatusNotification(note))
+            .await
+            .is_err()
+            || terminal
+        {
+            return;
+        }
+    }
+}
+
 fn quick() -> TaskOptions {
     TaskOptions::new().with_poll_interval_ms(50)
 }
@@ -426,15 +472,25 @@ impl ServerHandler for Peer {
                 let steps = arg_u64(&args, "steps", 3);
                 let step_ms = arg_u64(&args, "step_ms", 100);
                 let options = quick().with_status_message("starting");
-                Ok(self.spawn(options, move |ctx| async move {
-                    for i in 1..=steps {
-                        work(&ctx, Duration::from_millis(step_ms)).await?;
-                        ctx.set_status_message(format!("step {i}/{steps}"));
-                    }
-                    let mut result = text(format!("done after {steps} steps"));
-                    result.structured_content = Some(json!({ "steps": steps }));
-                    Ok(result)
-                }))
+                let task = self.tasks.spawn(options, move |ctx| {
+                    Box::pin(async move {
+                        for i in 1..=steps {
+                            work(&ctx, Duration::from_millis(step_ms)).await?;
+                            ctx.set_status_message(format!("step {i}/{steps}"));
+                        }
+                        let mut result = text(format!("done after {steps} steps"));
+                        result.structured_content = Some(json!({ "steps": steps }));
+                        Ok(result)
+                    })
+                });
+                if args.get("push") == Some(&Value::Bool(true)) {
+                    tokio::spawn(push_changes(
+                        self.tasks.clone(),
+                        context.peer.clone(),
+                        task.clone(),
+                    ));
+                }
+                Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
             }
             "task_required" => Ok(self.spawn(quick(), |ctx| async move {
                 work(&ctx, Duration::from_millis(100)).await?;

@@ -2,11 +2,12 @@
 //! extension but creates tasks only for the removed `params.task` opt-in.
 //!
 //! What must hold: no hang, no panic, and an error or an immediate result
-//! that says what happened.
+//! that says what happened; and once the tools are listed, the client's
+//! legacy opt-in makes neva's task tools work.
 
 use std::time::{Duration, Instant};
 
-use mcp_tasks::protocol::TaskId;
+use mcp_tasks::protocol::{TaskId, TaskSupport};
 use mcp_tasks::{TaskRef, TaskState};
 use serde_json::json;
 
@@ -21,15 +22,24 @@ pub async fn discover(peer: &Peer) {
     let client = peer.client().await;
     assert!(client.supports_tasks().await.expect("server/discover"));
     assert_eq!(client.server_id(), Some("neva-peer"));
-    // Its tools still carry the 2025-11-25 `execution.taskSupport`, which
-    // the client ignores.
+    // Its tools still carry the 2025-11-25 `execution.taskSupport`.
     let tools = client.list_tools().await.expect("tools/list");
     assert_eq!(tools.len(), 3);
+    let support = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.name == name)
+            .and_then(|t| t.task_support().cloned())
+    };
+    assert_eq!(support("export"), Some(TaskSupport::Required));
+    assert_eq!(support("summary"), Some(TaskSupport::Optional));
+    assert_eq!(support("echo"), None);
 }
 
-/// A tool whose task support is `required`: neva wants `params.task`,
-/// ignores the declared extension, and answers `-32601`. The client
-/// returns that error at once, saying which request and why.
+/// A tool whose task support is `required`, called before `list_tools()`:
+/// neva wants `params.task`, ignores the declared extension, and answers
+/// `-32601`. The client returns that error at once, saying which request
+/// and why, and that listing the tools first fixes it.
 pub async fn required_tool_fails_clearly(peer: &Peer) {
     let client = peer.client().await;
     let started = Instant::now();
@@ -45,17 +55,65 @@ pub async fn required_tool_fails_clearly(peer: &Peer) {
     assert_eq!(rpc.code, -32601);
     assert!(rpc.message.contains("task"), "{rpc}");
     assert!(err.task_id().is_none(), "no task was created");
+    assert!(err.is_missing_capability(), "{err}");
     assert_eq!(
         err.to_string(),
-        "tools/call: the server answered with an error: Tool required task augmented call (code -32601)"
+        "tools/call: the server answered with an error: Tool required task augmented call \
+         (code -32601); the server wants the 2025-11-25 `task` opt-in for this tool: \
+         call list_tools() first so the client knows the tool wants a task"
     );
     // The plain call reports the same.
     let err = client.call_tool("export", json!({})).await.unwrap_err();
     assert_eq!(err.rpc_error().map(|e| e.code), Some(-32601));
+    assert!(err.is_missing_capability(), "{err}");
 }
 
-/// A tool whose task support is `optional`: neva never makes it a task for
-/// a 2026-07-28 client, so the answer is immediate (`Finished`, no id).
+/// After `list_tools()` the client knows `export` wants the legacy opt-in
+/// and sends `task: {}`: neva makes it a task, which the client drives to
+/// its end (neva sends no `pollIntervalMs`, so the builder's interval is
+/// used). The plain call does the same, and so does the `optional` tool,
+/// which neva now runs as a task too.
+pub async fn listed_required_tool_becomes_a_task(peer: &Peer) {
+    let client = peer.client().await;
+    client.list_tools().await.expect("tools/list");
+    let state = client
+        .task()
+        .poll_interval(Duration::from_millis(50))
+        .call_tool("export", json!({}))
+        .await
+        .expect("a task");
+    assert!(state.id().is_some(), "{state:?}");
+    let finished = state.await.expect("finish");
+    assert_eq!(
+        finished.outcome().result().unwrap().joined_text(),
+        "exported 42 rows"
+    );
+    let state = client
+        .task()
+        .with_ttl(Duration::from_secs(30))
+        .poll_interval(Duration::from_millis(50))
+        .call_tool("summary", json!({}))
+        .await
+        .expect("a task");
+    assert!(state.id().is_some(), "{state:?}");
+    let finished = state.await.expect("finish");
+    assert_eq!(
+        finished.outcome().result().unwrap().joined_text(),
+        "3 tables, 42 rows"
+    );
+    let plain = client.call_tool("export", json!({})).await.expect("plain");
+    assert_eq!(plain.joined_text(), "exported 42 rows");
+    // A tool without task support is called as before.
+    let echo = client
+        .call_tool("echo", json!({ "arg0": "hi" }))
+        .await
+        .unwrap();
+    assert_eq!(echo.joined_text(), "hi");
+}
+
+/// A tool whose task support is `optional`, called before `list_tools()`
+/// (so without the legacy opt-in): neva never makes it a task then, so the
+/// answer is immediate (`Finished`, no id).
 pub async fn optional_tool_answers_at_once(peer: &Peer) {
     let client = peer.client().await;
     let state = client
@@ -135,6 +193,7 @@ mod stdio {
     scenarios!(crate::support::Sdk::Neva, crate::support::Transport::Stdio;
         neva::discover,
         neva::required_tool_fails_clearly,
+        neva::listed_required_tool_becomes_a_task,
         neva::optional_tool_answers_at_once,
         neva::unknown_id,
         neva::legacy_task_resumed,

@@ -248,6 +248,49 @@ pub async fn poll_pacing(peer: &Peer) {
     assert!(at_floor < at_server_pace);
 }
 
+/// The peer's `progress` with `push: true` sends `notifications/tasks` (full
+/// snapshots, the terminal one included) on the `tools/call` request's
+/// stream, with no `subscriptionId`, and acknowledges the listen without
+/// the task ids. The same task run twice, once polled and once with
+/// `listen()` and pushes on: a client that applies those pushes by
+/// `taskId` reads the task strictly fewer times than one that polls.
+pub async fn pushes_save_reads(peer: &Peer) {
+    let client = peer.client().await;
+    let run = |listen: bool| {
+        let client = client.clone();
+        async move {
+            let (before, _) = stats(&client).await;
+            let args = json!({ "steps": 4, "step_ms": 100, "push": listen });
+            let builder = client.task();
+            let state = if listen {
+                builder.listen().call_tool("progress", args).await
+            } else {
+                builder.call_tool("progress", args).await
+            };
+            let finished = state.expect("tools/call").await.expect("finish");
+            assert_eq!(
+                finished
+                    .outcome()
+                    .result()
+                    .expect("completed")
+                    .joined_text(),
+                "done after 4 steps"
+            );
+            let (after, _) = stats(&client).await;
+            after - before
+        }
+    };
+    let polled = run(false).await;
+    let pushed = run(true).await;
+    let (_, listens) = stats(&client).await;
+    println!("pushes_save_reads: {pushed} tasks/get with pushes, {polled} by polling");
+    assert_eq!(listens, 1, "the second run listened");
+    assert!(
+        pushed < polled,
+        "{pushed} reads with pushes, {polled} by polling"
+    );
+}
+
 /// Every scenario that applies to the rmcp peer, over one transport.
 macro_rules! rmcp_scenarios {
     ($transport:expr) => {
@@ -282,6 +325,18 @@ macro_rules! rmcp_scenarios {
 
 mod stdio {
     rmcp_scenarios!(crate::support::Transport::Stdio);
+
+    // Over stdio only: over HTTP the `tools/call` stream the pushes would
+    // travel on has closed by the time they are sent.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn pushes_save_reads() {
+        let peer = crate::support::Peer::start(
+            crate::support::Sdk::Rmcp,
+            crate::support::Transport::Stdio,
+        )
+        .await;
+        crate::support::bounded(crate::rmcp::pushes_save_reads(&peer)).await;
+    }
 }
 
 mod http_sse {
