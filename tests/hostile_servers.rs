@@ -25,14 +25,20 @@ fn export(script: TaskScript) -> TestServer {
     TestServer::new().tool(ScriptedTool::task("export", script))
 }
 
-/// The next request the client sent (skipping notifications).
+/// The next request the client sent (skipping notifications), within a
+/// minute of paused time.
 async fn next_request(stream: &mut memory::MemoryStream) -> Value {
-    loop {
-        let v = next_json(stream).await;
-        if v.get("id").is_some() {
-            return v;
+    let next = async {
+        loop {
+            let v = next_json(stream).await;
+            if v.get("id").is_some() {
+                return v;
+            }
         }
-    }
+    };
+    tokio::time::timeout(ms(60_000), next)
+        .await
+        .expect("the client sent no request within a minute")
 }
 
 fn result(request: &Value, result: Value) -> String {
