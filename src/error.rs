@@ -1,8 +1,10 @@
 //! The crate's error type: opaque, one word wide, queried by predicates.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
+use crate::protocol::method::Method;
 use crate::protocol::{RpcError, TaskId, error_codes};
 
 /// A boxed error from elsewhere (an input handler, an I/O layer).
@@ -35,7 +37,7 @@ pub struct Error {
 
 struct Inner {
     kind: Kind,
-    method: Option<&'static str>,
+    method: Option<Cow<'static, str>>,
     task_id: Option<TaskId>,
     source: Option<BoxError>,
     hint: Option<Hint>,
@@ -125,8 +127,11 @@ impl Error {
         Self::new(Kind::Builder(msg.into()))
     }
 
-    pub(crate) fn with_method(mut self, method: &'static str) -> Self {
-        self.inner.method.get_or_insert(method);
+    /// Tags the error with its request's method, unless it has one.
+    pub(crate) fn with_method(mut self, method: impl Into<Cow<'static, str>>) -> Self {
+        if self.inner.method.is_none() {
+            self.inner.method = Some(method.into());
+        }
         self
     }
 
@@ -221,7 +226,9 @@ impl Error {
     /// purged (`-32602` on a `tasks/*` request).
     pub fn is_task_not_found(&self) -> bool {
         self.rpc_code() == Some(error_codes::INVALID_PARAMS)
-            && self.inner.method.is_some_and(|m| m.starts_with("tasks/"))
+            && self
+                .method()
+                .is_some_and(|m| Method::of(m).is_task_scoped())
     }
 
     /// The reply to a `tools/call` was lost, or did not come within the
@@ -234,7 +241,9 @@ impl Error {
     pub fn is_outcome_unknown(&self) -> bool {
         match self.inner.kind {
             Kind::OutcomeUnknown(_) => true,
-            Kind::Timeout { .. } => self.inner.method == Some("tools/call"),
+            Kind::Timeout { .. } => self
+                .method()
+                .is_some_and(|m| Method::of(m).loses_outcome_with_its_reply()),
             _ => false,
         }
     }
@@ -277,9 +286,10 @@ impl Error {
         self.inner.task_id.as_ref()
     }
 
-    /// The wire method of the request that failed, when there is one.
-    pub fn method(&self) -> Option<&'static str> {
-        self.inner.method
+    /// The wire method of the request that failed, when there is one
+    /// (any method, also one sent through [`Client::request`](crate::Client::request)).
+    pub fn method(&self) -> Option<&str> {
+        self.inner.method.as_deref()
     }
 
     /// Servers often echo the task id in their messages ("unknown task:
@@ -337,8 +347,8 @@ impl fmt::Debug for Error {
             "kind",
             &Redacted(self.scrub(format!("{:?}", self.inner.kind))),
         );
-        if let Some(m) = self.inner.method {
-            d.field("method", &m);
+        if let Some(m) = &self.inner.method {
+            d.field("method", m);
         }
         if let Some(id) = &self.inner.task_id {
             d.field("task_id", id);
@@ -355,7 +365,7 @@ impl fmt::Debug for Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(m) = self.inner.method {
+        if let Some(m) = &self.inner.method {
             write!(f, "{m}: ")?;
         }
         f.write_str(&self.scrub(self.inner.kind.to_string()))?;

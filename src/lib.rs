@@ -92,7 +92,6 @@ pub mod task;
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
 pub mod transport;
-mod wait;
 
 pub use client::{Client, ClientBuilder, client_builder};
 pub use error::{BoxError, Error, Result};

@@ -2,31 +2,30 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::OnceCell;
 
 use crate::error::{Error, Result};
 use crate::input::InputHandlers;
-use crate::protocol::{
-    ClientCapabilities, DiscoverResult, Implementation, PROTOCOL_VERSION, ResultType,
-};
+use crate::protocol::method::{self, Method};
+use crate::protocol::{DiscoverResult, Implementation, ResultType};
 use crate::transport::Transport;
 
 pub(crate) mod call;
+mod envelope;
+mod listen;
 pub(crate) mod rpc;
+mod wire;
 
-use rpc::{Connection, Subscription};
+use envelope::Envelope;
+pub(crate) use listen::{Push, Watch};
+use rpc::Connection;
+pub(crate) use wire::{Call, Started, Wire};
 
-use crate::protocol::{ListenParams, SubscriptionFilter, TaskId};
-use crate::wait::listen::Watcher;
-
-/// Protocol versions this client can speak, preferred first.
-const KNOWN_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
 /// The default bound on one request.
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default bound on MRTR rounds of one `tools/call`.
@@ -69,35 +68,21 @@ pub struct Client {
 }
 
 struct Inner {
-    conn: Connection,
-    info: Implementation,
+    wire: Wire,
     handlers: InputHandlers,
-    capabilities: ClientCapabilities,
-    capabilities_with_tasks: ClientCapabilities,
-    protocol_version: Mutex<Arc<str>>,
     request_timeout: Duration,
     max_input_rounds: usize,
     server_id: Option<String>,
     discovered: OnceCell<DiscoverResult>,
-    watcher: OnceLock<Watcher>,
     /// The tools of the last complete `list_tools()`: name → whether the
     /// listing asked for the legacy `task` opt-in.
     listed_tools: Mutex<HashMap<String, bool>>,
 }
 
-/// A client held weakly (by the listen watcher, which must not keep it alive).
-pub(crate) struct WeakClient(Weak<Inner>);
-
-impl WeakClient {
-    pub(crate) fn upgrade(&self) -> Option<Client> {
-        self.0.upgrade().map(|inner| Client { inner })
-    }
-}
-
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
-            .field("client_info", &self.inner.info.name)
+            .field("client_info", &self.inner.wire.envelope().info().name)
             .field("protocol_version", &self.protocol_version())
             .field("input_handlers", &self.inner.handlers)
             .finish_non_exhaustive()
@@ -159,56 +144,24 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         let config = self.build_config();
         let conn = Connection::open(transport).await?;
         let handlers = config.input_handlers.unwrap_or_default();
-        let capabilities = handlers.capabilities();
+        let info = config.client_info.unwrap_or_else(|| {
+            Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
+        });
+        let envelope = Envelope::new(info, handlers.capabilities(), config.protocol_version);
+        let request_timeout = config.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
+        let wire = Wire::Modern(wire::Modern::new(conn, Arc::new(envelope), request_timeout));
         Ok(Client {
             inner: Arc::new(Inner {
-                conn,
-                info: config.client_info.unwrap_or_else(|| {
-                    Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
-                }),
-                capabilities_with_tasks: capabilities.clone().with_tasks(),
-                capabilities,
+                wire,
                 handlers,
-                protocol_version: Mutex::new(
-                    config
-                        .protocol_version
-                        .map_or_else(|| Arc::from(PROTOCOL_VERSION), Arc::from),
-                ),
-                request_timeout: config.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT),
+                request_timeout,
                 max_input_rounds: config.max_input_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS),
                 server_id: config.server_id,
                 discovered: OnceCell::new(),
-                watcher: OnceLock::new(),
                 listed_tools: Mutex::new(HashMap::new()),
             }),
         })
     }
-}
-
-/// The `_meta` of one request, borrowed from the client.
-#[derive(Serialize)]
-struct MetaRef<'a> {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: &'a str,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
-    client_capabilities: &'a ClientCapabilities,
-    #[serde(rename = "io.modelcontextprotocol/clientInfo")]
-    client_info: &'a Implementation,
-}
-
-#[derive(Serialize)]
-struct WithMeta<'a, P: Serialize> {
-    #[serde(flatten)]
-    params: &'a P,
-    #[serde(rename = "_meta")]
-    meta: MetaRef<'a>,
-}
-
-/// Whether a request declares the Tasks extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Declare {
-    Core,
-    Tasks,
 }
 
 impl Client {
@@ -228,7 +181,7 @@ impl Client {
 
     /// The protocol version requests are sent with.
     pub fn protocol_version(&self) -> Arc<str> {
-        self.inner.protocol_version.lock().unwrap().clone()
+        self.inner.wire.envelope().protocol_version()
     }
 
     /// The client's input handlers.
@@ -259,12 +212,12 @@ impl Client {
     /// (it returns to zero once every request has been answered, timed out
     /// or been dropped).
     pub fn pending_requests(&self) -> usize {
-        self.inner.conn.pending_len()
+        self.inner.wire.connection().pending_len()
     }
 
     /// Why the connection closed, if it has.
     pub fn closed_reason(&self) -> Option<String> {
-        self.inner.conn.closed_reason()
+        self.inner.wire.connection().closed_reason()
     }
 
     /// How many messages from the server were skipped so far: lines that
@@ -276,12 +229,12 @@ impl Client {
     /// been a reply: a request that then times out says how many messages
     /// were skipped while it waited.
     pub fn discarded_messages(&self) -> u64 {
-        self.inner.conn.discarded()
+        self.inner.wire.connection().discarded()
     }
 
     /// Resolves once the connection has closed (at once if it has).
     pub(crate) async fn closed(&self) {
-        self.inner.conn.closed().await;
+        self.inner.wire.connection().closed().await;
     }
 
     /// Sends `server/discover` once and caches the answer.
@@ -294,9 +247,11 @@ impl Client {
             .discovered
             .get_or_try_init(|| async {
                 let raw = self
-                    .send("server/discover", None, &Map::new(), Declare::Tasks, None)
+                    .inner
+                    .wire
+                    .send(method::SERVER_DISCOVER, &Map::new(), None)
                     .await?;
-                decode(&raw, "server/discover")
+                decode(&raw, method::SERVER_DISCOVER)
             })
             .await
     }
@@ -337,93 +292,29 @@ impl Client {
             Value::Null => Map::new(),
             _ => return Err(Error::builder("params must be a JSON object")),
         };
-        let declare = if is_task_related(method) {
-            Declare::Tasks
-        } else {
-            Declare::Core
-        };
-        let mut meta =
-            serde_json::to_value(self.meta(declare)).map_err(|e| Error::builder(e.to_string()))?;
-        if let (Some(Value::Object(user)), Value::Object(ours)) =
-            (params.remove("_meta"), &mut meta)
-        {
-            ours.extend(user);
+        let mut meta = self.inner.wire.envelope().meta_object(method);
+        if let Some(Value::Object(user)) = params.remove("_meta") {
+            meta.extend(user);
         }
-        params.insert("_meta".into(), meta);
+        params.insert("_meta".into(), Value::Object(meta));
         let raw = self
             .inner
-            .conn
+            .wire
+            .connection()
             .request(method, None, &params, self.inner.request_timeout)
             .await
-            .map_err(|e| match static_method(method) {
-                Some(m) => e.with_method(m),
-                None => e,
-            })?;
+            .map_err(|e| e.with_method(method.to_owned()))?;
         if is_stray_task(method, &raw) {
             let e = Error::protocol(format!("{method} answered with a task, which it cannot be"));
-            return Err(match static_method(method) {
-                Some(m) => e.with_method(m),
-                None => e,
-            });
+            return Err(e.with_method(method.to_owned()));
         }
-        serde_json::from_str(raw.get()).map_err(|e| Error::protocol(format!("{method}: {e}")))
+        serde_json::from_str(raw.get())
+            .map_err(|e| Error::protocol(format!("{method}: {e}")).with_method(method.to_owned()))
     }
 
-    fn meta(&self, declare: Declare) -> OwnedMeta {
-        OwnedMeta {
-            protocol_version: self.protocol_version().to_string(),
-            client_capabilities: match declare {
-                Declare::Core => self.inner.capabilities.clone(),
-                Declare::Tasks => self.inner.capabilities_with_tasks.clone(),
-            },
-            client_info: self.inner.info.clone(),
-        }
-    }
-
-    /// Sends one request with the client's `_meta`, retrying once with
-    /// another protocol version on `-32022`.
-    pub(crate) async fn send<P: Serialize>(
-        &self,
-        method: &'static str,
-        name: Option<&str>,
-        params: &P,
-        declare: Declare,
-        timeout: Option<Duration>,
-    ) -> Result<Box<RawValue>> {
-        let timeout = timeout.unwrap_or(self.inner.request_timeout);
-        let mut renegotiated = false;
-        loop {
-            let version = self.protocol_version();
-            let body = WithMeta {
-                params,
-                meta: MetaRef {
-                    protocol_version: &version,
-                    client_capabilities: match declare {
-                        Declare::Core => &self.inner.capabilities,
-                        Declare::Tasks => &self.inner.capabilities_with_tasks,
-                    },
-                    client_info: &self.inner.info,
-                },
-            };
-            let result = self
-                .inner
-                .conn
-                .request(method, name.map(str::to_owned), &body, timeout)
-                .await;
-            match result {
-                Err(e) if e.is_unsupported_version() && !renegotiated => {
-                    let Some(next) =
-                        pick_version(e.rpc_error().and_then(|r| r.data.as_ref()), &version)
-                    else {
-                        return Err(e.with_method(method));
-                    };
-                    tracing::debug!(from = %version, to = next, "renegotiating the protocol version");
-                    *self.inner.protocol_version.lock().unwrap() = Arc::from(next);
-                    renegotiated = true;
-                }
-                other => return other.map_err(|e| e.with_method(method)),
-            }
-        }
+    /// The wire every task-level operation goes through.
+    pub(crate) fn wire(&self) -> &Wire {
+        &self.inner.wire
     }
 
     pub(crate) fn handlers(&self) -> &InputHandlers {
@@ -453,83 +344,6 @@ impl Client {
     pub(crate) fn listed_opt_in(&self, name: &str) -> Option<bool> {
         self.inner.listed_tools.lock().unwrap().get(name).copied()
     }
-
-    /// The client-wide listen watcher, started on first use.
-    pub(crate) fn watcher(&self) -> &Watcher {
-        self.inner.watcher.get_or_init(|| {
-            Watcher::start(
-                WeakClient(Arc::downgrade(&self.inner)),
-                self.inner.conn.task_pushes(),
-                self.inner.request_timeout,
-            )
-        })
-    }
-
-    /// Opens `subscriptions/listen` for these tasks (declaring the extension).
-    pub(crate) async fn open_listen(&self, ids: Vec<TaskId>) -> Result<Subscription> {
-        let params = ListenParams {
-            notifications: SubscriptionFilter {
-                task_ids: Some(ids),
-                ..SubscriptionFilter::default()
-            },
-        };
-        let version = self.protocol_version();
-        let body = WithMeta {
-            params: &params,
-            meta: MetaRef {
-                protocol_version: &version,
-                client_capabilities: &self.inner.capabilities_with_tasks,
-                client_info: &self.inner.info,
-            },
-        };
-        self.inner
-            .conn
-            .subscribe("subscriptions/listen", &body)
-            .await
-    }
-}
-
-#[derive(Serialize)]
-struct OwnedMeta {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: String,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
-    client_capabilities: ClientCapabilities,
-    #[serde(rename = "io.modelcontextprotocol/clientInfo")]
-    client_info: Implementation,
-}
-
-fn is_task_related(method: &str) -> bool {
-    method == "tools/call" || method == "subscriptions/listen" || method.starts_with("tasks/")
-}
-
-fn static_method(method: &str) -> Option<&'static str> {
-    Some(match method {
-        "tools/call" => "tools/call",
-        "tools/list" => "tools/list",
-        "server/discover" => "server/discover",
-        "tasks/get" => "tasks/get",
-        "tasks/update" => "tasks/update",
-        "tasks/cancel" => "tasks/cancel",
-        "subscriptions/listen" => "subscriptions/listen",
-        _ => return None,
-    })
-}
-
-/// Picks a version from `data.supported` of a `-32022` error that this
-/// client speaks, preferring one it did not just try. The version just
-/// tried comes back only when the server lists it as supported (a server
-/// behind a load balancer mid-upgrade, say): the caller retries once.
-fn pick_version(data: Option<&Value>, tried: &str) -> Option<&'static str> {
-    let supported = data?.get("supported")?.as_array()?;
-    let common = |v: &&str| supported.iter().any(|s| s.as_str() == Some(*v));
-    let mut candidates = KNOWN_VERSIONS.iter().copied().filter(common);
-    let first = candidates.next()?;
-    Some(if first == tried {
-        candidates.next().unwrap_or(first)
-    } else {
-        first
-    })
 }
 
 /// Decodes the result of a method that has only one kind of result
@@ -559,7 +373,6 @@ pub(crate) fn decode<T: serde::de::DeserializeOwned>(
 /// only `tools/call` can become a task (and `tasks/get` is read leniently,
 /// since one of the specification's own examples tags it `task`).
 fn is_stray_task(method: &str, raw: &RawValue) -> bool {
-    method != "tools/call"
-        && method != "tasks/get"
+    !Method::of(method).may_answer_with_a_task()
         && matches!(ResultType::of(raw.get()), Ok(ResultType::Task))
 }

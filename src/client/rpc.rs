@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::error::{Error, Kind};
 use crate::protocol::jsonrpc::OutRequest;
+use crate::protocol::method::{self, Method};
 use crate::protocol::{Message, RequestId, RpcError};
 use crate::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
 
@@ -151,7 +152,7 @@ impl Shared {
     fn route(&self, method: String, params: Option<Box<RawValue>>) {
         let sub_id = params.as_deref().and_then(subscription_id_of);
         let mut t = self.tables.lock().unwrap();
-        if method == "notifications/cancelled" {
+        if method == method::NOTIFICATIONS_CANCELLED {
             // On stdio, a server ends a listen stream this way.
             if let Some(id) = params.as_deref().and_then(cancelled_request_id) {
                 t.subscriptions.remove(&id);
@@ -169,7 +170,7 @@ impl Shared {
         }
         // Task pushes are correlated by task id, not by stream: some servers
         // send them on the request's own stream, without a subscription id.
-        if method == "notifications/tasks" {
+        if method == method::NOTIFICATIONS_TASKS {
             if let Some(entry) = &t.task_pushes
                 && !entry.send(SubEvent::Notification { method, params })
             {
@@ -217,7 +218,32 @@ pub(crate) struct Connection {
     shared: Arc<Shared>,
 }
 
+/// A connection held weakly (by the listen watcher, which must not keep it
+/// open).
+pub(crate) struct WeakConnection {
+    out: mpsc::WeakSender<Outbound>,
+    shared: Weak<Shared>,
+}
+
+impl WeakConnection {
+    /// The connection, while some client still holds it.
+    pub(crate) fn upgrade(&self) -> Option<Connection> {
+        Some(Connection {
+            out: self.out.upgrade()?,
+            shared: self.shared.upgrade()?,
+        })
+    }
+}
+
 impl Connection {
+    /// A handle that does not keep the connection open.
+    pub(crate) fn downgrade(&self) -> WeakConnection {
+        WeakConnection {
+            out: self.out.downgrade(),
+            shared: Arc::downgrade(&self.shared),
+        }
+    }
+
     /// Opens the transport and spawns the reader and writer tasks.
     pub(crate) async fn open<T: Transport>(transport: T) -> Result<Connection, Error> {
         let (sink, stream) = transport
@@ -300,7 +326,7 @@ impl Connection {
         let mut msg = Outbound::new(json, method);
         msg.id = Some(id);
         msg.name = name;
-        let lost_outcome = method == "tools/call";
+        let lost_outcome = Method::of(method).loses_outcome_with_its_reply();
         let discarded_before = self.discarded();
         if self.out.send(msg).await.is_err() {
             return Err(Error::transport("the connection is closed"));
@@ -395,11 +421,11 @@ impl Connection {
         }
         let json = serde_json::json!({
             "jsonrpc": "2.0",
-            "method": "notifications/cancelled",
+            "method": method::NOTIFICATIONS_CANCELLED,
             "params": { "requestId": id, "reason": "the client no longer waits for this request" }
         })
         .to_string();
-        let mut msg = Outbound::new(json, "notifications/cancelled");
+        let mut msg = Outbound::new(json, method::NOTIFICATIONS_CANCELLED);
         msg.cancels = Some(id);
         if self.out.try_send(msg).is_err() {
             tracing::debug!("outgoing queue full; the cancellation notice was not sent");

@@ -15,6 +15,7 @@ mod input;
 pub(crate) mod jsonrpc;
 mod lenient;
 mod meta;
+pub(crate) mod method;
 pub(crate) mod result;
 mod subscriptions;
 mod tasks;

@@ -4,7 +4,9 @@ use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 
 use super::Task;
+use super::core::Core;
 use super::handle::TaskError;
+use super::observed::Observed;
 use super::state::{Finished, InputRequired, Pending};
 use crate::protocol::{TaskId, TaskStatus};
 
@@ -26,6 +28,27 @@ pub enum TaskState {
 }
 
 impl TaskState {
+    /// The handle for what was observed.
+    pub(crate) fn from_core(mut core: Box<Core>, observed: Observed) -> TaskState {
+        match observed {
+            Observed::Pending => TaskState::Pending(Task {
+                core,
+                state: Pending {},
+            }),
+            Observed::InputRequired(requests) => TaskState::InputRequired(Task {
+                core,
+                state: InputRequired { requests },
+            }),
+            Observed::Finished(outcome) => {
+                core.finish(&outcome);
+                TaskState::Finished(Task {
+                    core,
+                    state: Finished { outcome },
+                })
+            }
+        }
+    }
+
     /// The task's id; `None` for an immediate result.
     pub fn id(&self) -> Option<&TaskId> {
         match self {

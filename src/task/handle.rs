@@ -4,314 +4,20 @@ use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::ops::Deref;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
-use tokio::time::Instant;
 
-use super::builder::Settings;
-use super::machine::{Machine, Transition};
+use super::core::Core;
+use super::drive::{Goal, drive, drive_within};
+use super::observed::Observed;
+use super::snapshot::Snapshot;
 use super::state::{Cancellable, Finished, InputRequired, Pending, State};
 use super::{Outcome, TaskRef, TaskState};
 use crate::Client;
 use crate::error::{Error, Result};
 use crate::input::validate;
-use crate::protocol::{
-    CallToolResult, CreateTaskResult, DetailedTask, InputRequests, InputResponse, InputResponses,
-    TaskId, TaskPayload, TaskStatus,
-};
-use crate::wait::listen::Watch;
-use crate::wait::{self, Goal, Observed};
-
-/// What the client last saw of a task, without its payload.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Snapshot {
-    /// The status.
-    pub status: TaskStatus,
-    /// Progress or explanation for people.
-    pub status_message: Option<String>,
-    /// Creation time, as the server sent it.
-    pub created_at: Option<String>,
-    /// Time of the last change, as the server sent it.
-    pub last_updated_at: Option<String>,
-    /// The server's lifetime for the task in milliseconds (`None`: unlimited).
-    pub ttl_ms: Option<u64>,
-    /// The server's suggested polling interval in milliseconds.
-    pub poll_interval_ms: Option<u64>,
-    /// The status as sent, when the client does not know it (`status` is
-    /// then [`TaskStatus::Unknown`]); `None` otherwise.
-    pub unknown_status: Option<String>,
-}
-
-impl Snapshot {
-    pub(crate) fn from_created(t: &CreateTaskResult) -> Self {
-        Snapshot {
-            status: t.status,
-            status_message: t.status_message.clone(),
-            created_at: t.created_at.clone(),
-            last_updated_at: t.last_updated_at.clone(),
-            ttl_ms: t.ttl_ms,
-            poll_interval_ms: t.poll_interval_ms,
-            unknown_status: None,
-        }
-    }
-
-    pub(crate) fn from_detailed(t: &DetailedTask) -> Self {
-        Snapshot {
-            status: t.status(),
-            status_message: t.status_message.clone(),
-            created_at: t.created_at.clone(),
-            last_updated_at: t.last_updated_at.clone(),
-            ttl_ms: t.ttl_ms,
-            poll_interval_ms: t.poll_interval_ms,
-            unknown_status: match &t.payload {
-                TaskPayload::Unknown(raw) => Some(raw.clone()),
-                _ => None,
-            },
-        }
-    }
-}
-
-/// What every handle holds, whatever its state.
-pub(crate) struct Core {
-    pub(crate) settings: Arc<Settings>,
-    /// `None` only for an immediate (non-task) result.
-    pub(crate) id: Option<TaskId>,
-    pub(crate) machine: Machine,
-    pub(crate) snapshot: Snapshot,
-    /// When the task was last read; `None` means read at once.
-    pub(crate) last_read: Option<Instant>,
-    /// When the `with_ttl` lifetime passes.
-    pub(crate) expires_at: Option<Instant>,
-    /// Whether dropping the handle may send `tasks/cancel`.
-    pub(crate) armed: bool,
-    /// The registration with the listen watcher, while listening.
-    pub(crate) watch: Option<Watch>,
-    /// Listening was tried and fell back to polling for this task.
-    pub(crate) listen_failed: bool,
-    /// A read due soon after a write (`tasks/update`, `tasks/cancel`), once.
-    pub(crate) read_soon: Option<Instant>,
-    /// An unknown status was reported for this task already.
-    warned_unknown: bool,
-}
-
-impl Core {
-    pub(crate) fn immediate(settings: Arc<Settings>, status: TaskStatus) -> Box<Core> {
-        Box::new(Core {
-            settings,
-            id: None,
-            machine: Machine::finished(status),
-            snapshot: Snapshot {
-                status,
-                status_message: None,
-                created_at: None,
-                last_updated_at: None,
-                ttl_ms: None,
-                poll_interval_ms: None,
-                unknown_status: None,
-            },
-            last_read: None,
-            expires_at: None,
-            armed: false,
-            watch: None,
-            listen_failed: false,
-            read_soon: None,
-            warned_unknown: false,
-        })
-    }
-
-    /// The core of a task that exists on the server. Its `with_ttl`
-    /// lifetime starts now.
-    pub(crate) fn live(
-        settings: Arc<Settings>,
-        id: TaskId,
-        machine: Machine,
-        snapshot: Snapshot,
-        last_read: Option<Instant>,
-    ) -> Box<Core> {
-        let now = Instant::now();
-        Box::new(Core {
-            // A lifetime too long to count is no lifetime.
-            expires_at: settings.ttl.and_then(|d| now.checked_add(d)),
-            settings,
-            id: Some(id),
-            machine,
-            snapshot,
-            last_read,
-            armed: true,
-            watch: None,
-            listen_failed: false,
-            read_soon: None,
-            warned_unknown: false,
-        })
-    }
-
-    /// Schedules one read soon after a write the server acknowledged, so
-    /// its effect is seen without waiting a whole interval: at the floor
-    /// (`min_poll_interval`) from now.
-    pub(crate) fn wrote(&mut self) {
-        self.read_soon = Instant::now().checked_add(self.settings.min_poll_interval);
-    }
-    pub(crate) fn client(&self) -> &Client {
-        &self.settings.client
-    }
-
-    /// The id of a task that exists on the server.
-    pub(crate) fn task_id(&self) -> &TaskId {
-        self.id
-            .as_ref()
-            .expect("only immediate results have no id, and they are never waited on")
-    }
-
-    /// The spacing of reads: the server's interval (or the default), never
-    /// above the ceiling nor under the floor.
-    pub(crate) fn interval(&self) -> Duration {
-        self.settings.interval(self.snapshot.poll_interval_ms)
-    }
-
-    /// Whether a wait may answer these requests itself: input is not
-    /// manual and a handler answers every one of them.
-    pub(crate) fn can_answer(&self, requests: &InputRequests) -> bool {
-        let handlers = self.client().handlers();
-        self.settings.input != super::InputMode::Manual
-            && requests.values().all(|r| handlers.can_answer(r))
-    }
-
-    /// Applies a detailed snapshot. `None` when the machine rejected it.
-    pub(crate) fn apply(&mut self, task: DetailedTask) -> Option<Observed> {
-        let was_final = self.machine.is_final();
-        match self.machine.observe(task.status()) {
-            Transition::Rejected { current, claimed } => {
-                tracing::warn!(
-                    task = ?task.task_id,
-                    "ignoring a snapshot that breaks the task state machine ({current} -> {claimed})"
-                );
-                return None;
-            }
-            // A repeat of the final snapshot: the first one won.
-            Transition::Same if was_final => return None,
-            Transition::Same | Transition::Moved { .. } => {}
-        }
-        let DetailedTask {
-            task_id: _,
-            payload,
-            status_message,
-            created_at,
-            last_updated_at,
-            ttl_ms,
-            poll_interval_ms,
-        } = task;
-        self.snapshot = Snapshot {
-            status: payload.status(),
-            status_message,
-            created_at,
-            last_updated_at,
-            ttl_ms,
-            poll_interval_ms,
-            unknown_status: None,
-        };
-        Some(match payload {
-            TaskPayload::Working => Observed::Pending,
-            TaskPayload::InputRequired(requests) => {
-                let open = self.machine.ledger().unanswered(&requests);
-                if open.is_empty() {
-                    Observed::Pending
-                } else {
-                    Observed::InputRequired(open)
-                }
-            }
-            TaskPayload::Completed(r) => Observed::Finished(Outcome::Completed(r)),
-            TaskPayload::Failed(e) => Observed::Finished(Outcome::Failed(e)),
-            TaskPayload::Cancelled => Observed::Finished(Outcome::Cancelled),
-            TaskPayload::Unknown(raw) => {
-                if !self.warned_unknown {
-                    self.warned_unknown = true;
-                    tracing::warn!(
-                        task = ?self.id,
-                        status = %raw,
-                        "the server sent a task status this client does not know; \
-                         treating the task as still running"
-                    );
-                }
-                self.snapshot.unknown_status = Some(raw);
-                Observed::Pending
-            }
-        })
-    }
-
-    /// One `tasks/get`, applied. `Ok(None)` when the snapshot was ignored.
-    pub(crate) async fn read_within(&mut self, timeout: Duration) -> Result<Option<Observed>> {
-        let id = self.task_id().clone();
-        let task = self.client().get_task_within(&id, Some(timeout)).await?;
-        self.last_read = Some(Instant::now());
-        self.read_soon = None;
-        Ok(self.apply(task))
-    }
-
-    pub(crate) async fn read(&mut self) -> Result<Option<Observed>> {
-        let t = self.settings.request_timeout();
-        self.read_within(t).await
-    }
-
-    /// Builds the handle for what was observed.
-    pub(crate) fn into_state(self: Box<Self>, observed: Observed) -> TaskState {
-        let mut this = self;
-        match observed {
-            Observed::Pending => TaskState::Pending(Task {
-                core: this,
-                state: Pending {},
-            }),
-            Observed::InputRequired(requests) => TaskState::InputRequired(Task {
-                core: this,
-                state: InputRequired { requests },
-            }),
-            Observed::Finished(outcome) => {
-                this.armed = false;
-                this.watch = None;
-                if let Outcome::Expired = outcome {
-                    this.snapshot.status = TaskStatus::Cancelled;
-                }
-                TaskState::Finished(Task {
-                    core: this,
-                    state: Finished { outcome },
-                })
-            }
-        }
-    }
-
-    /// Sends `tasks/cancel`; an unknown task means there is nothing to cancel.
-    pub(crate) async fn send_cancel(&self) -> Result<()> {
-        let id = self.task_id();
-        match self
-            .client()
-            .cancel_task_within(id, Some(self.settings.request_timeout()))
-            .await
-        {
-            Err(e) if e.is_task_not_found() => Ok(()),
-            other => other,
-        }
-    }
-}
-
-impl Drop for Core {
-    fn drop(&mut self) {
-        if !(self.armed && self.settings.cancel_on_drop) {
-            return;
-        }
-        let (Some(id), Ok(rt)) = (self.id.clone(), tokio::runtime::Handle::try_current()) else {
-            return;
-        };
-        let client = self.settings.client.clone();
-        tracing::debug!(task = ?id, "handle dropped; cancelling the task");
-        rt.spawn(async move {
-            if let Err(e) = client.cancel_task(&id).await {
-                tracing::debug!(task = ?id, "cancel on drop failed: {e}");
-            }
-        });
-    }
-}
+use crate::protocol::{CallToolResult, InputRequests, InputResponse, InputResponses, TaskId};
 
 /// A handle on a task, typed by what the client last observed.
 ///
@@ -338,8 +44,8 @@ pub struct Task<S: State> {
 impl<S: State + fmt::Debug> fmt::Debug for Task<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Task")
-            .field("id", &self.core.id)
-            .field("status", &self.core.snapshot.status)
+            .field("id", &self.core.id())
+            .field("status", &self.core.snapshot().status)
             .field("state", &self.state)
             .finish()
     }
@@ -348,12 +54,12 @@ impl<S: State + fmt::Debug> fmt::Debug for Task<S> {
 impl<S: State> Task<S> {
     /// The last status message the server sent.
     pub fn status_message(&self) -> Option<&str> {
-        self.core.snapshot.status_message.as_deref()
+        self.core.snapshot().status_message.as_deref()
     }
 
     /// What the client last saw of the task.
     pub fn snapshot(&self) -> &Snapshot {
-        &self.core.snapshot
+        self.core.snapshot()
     }
 
     /// The client this handle talks through.
@@ -435,31 +141,8 @@ impl<T> From<TaskError<T>> for Error {
 
 type Finish = Result<Task<Finished>, TaskError<TaskState>>;
 
-/// Waits for `goal`, within the builder's `timeout`.
-pub(crate) async fn drive(
-    core: Box<Core>,
-    observed: Observed,
-    goal: Goal,
-) -> (Box<Core>, Observed, Result<()>) {
-    let bound = core.settings.timeout;
-    drive_within(core, observed, goal, bound).await
-}
-
-/// Waits for `goal`, within `bound`.
-pub(crate) async fn drive_within(
-    core: Box<Core>,
-    observed: Observed,
-    goal: Goal,
-    bound: Duration,
-) -> (Box<Core>, Observed, Result<()>) {
-    let mut core = core;
-    let mut observed = observed;
-    let r = wait::wait(&mut core, &mut observed, goal, bound).await;
-    (core, observed, r)
-}
-
 fn settle(core: Box<Core>, observed: Observed, r: Result<()>) -> Finish {
-    let state = core.into_state(observed);
+    let state = TaskState::from_core(core, observed);
     match (r, state) {
         (Ok(()), TaskState::Finished(t)) => Ok(t),
         (Err(e), state) => Err(TaskError::new(e, state)),
@@ -477,12 +160,10 @@ fn settle(core: Box<Core>, observed: Observed, r: Result<()>) -> Finish {
     }
 }
 
-async fn cancel_and_settle(core: Box<Core>, observed: Observed) -> Finish {
-    let mut core = core;
+async fn cancel_and_settle(mut core: Box<Core>, observed: Observed) -> Finish {
     if let Err(e) = core.send_cancel().await {
-        return Err(TaskError::new(e, core.into_state(observed)));
+        return Err(TaskError::new(e, TaskState::from_core(core, observed)));
     }
-    core.wrote();
     let (core, observed, r) = drive(core, observed, Goal::Settle).await;
     match r {
         // Gone after an acknowledged cancel: the server dropped it.
@@ -515,11 +196,10 @@ impl<S: Cancellable> Task<S> {
     /// # Errors
     ///
     /// The request failed; the handle is in the error.
-    pub async fn cancel(self) -> Result<(), TaskError<Self>> {
+    pub async fn cancel(mut self) -> Result<(), TaskError<Self>> {
         match self.core.send_cancel().await {
             Ok(()) => {
-                let mut core = self.core;
-                core.armed = false;
+                self.core.disarm();
                 Ok(())
             }
             Err(e) => Err(TaskError::new(e, self)),
@@ -540,8 +220,8 @@ impl Task<Pending> {
     pub async fn refresh(self) -> Result<TaskState, TaskError<Self>> {
         let mut core = self.core;
         match core.read().await {
-            Ok(Some(observed)) => Ok(core.into_state(observed)),
-            Ok(None) => Ok(core.into_state(Observed::Pending)),
+            Ok(Some(observed)) => Ok(TaskState::from_core(core, observed)),
+            Ok(None) => Ok(TaskState::from_core(core, Observed::Pending)),
             Err(e) => Err(TaskError::new(
                 e,
                 Task {
@@ -562,7 +242,7 @@ impl Task<Pending> {
     /// the error.
     pub async fn next(self) -> Result<TaskState, TaskError<TaskState>> {
         let (core, observed, r) = drive(self.core, Observed::Pending, Goal::Change).await;
-        let state = core.into_state(observed);
+        let state = TaskState::from_core(core, observed);
         match r {
             Ok(()) => Ok(state),
             Err(e) => Err(TaskError::new(e, state)),
@@ -654,13 +334,7 @@ impl Task<InputRequired> {
             return Err(TaskError::new(e, self));
         }
         let mut core = self.core;
-        let timeout = core.settings.request_timeout();
-        let id = core.task_id().clone();
-        if let Err(e) = core
-            .client()
-            .update_task_within(&id, &responses, Some(timeout))
-            .await
-        {
+        if let Err(e) = core.send_answers(&responses).await {
             return Err(TaskError::new(
                 e,
                 Task {
@@ -669,13 +343,11 @@ impl Task<InputRequired> {
                 },
             ));
         }
-        core.machine.ledger_mut().record(&responses);
-        core.wrote();
-        let open = core.machine.ledger().unanswered(&self.state.requests);
+        let open = core.unanswered(&self.state.requests);
         Ok(if open.is_empty() {
-            core.into_state(Observed::Pending)
+            TaskState::from_core(core, Observed::Pending)
         } else {
-            core.into_state(Observed::InputRequired(open))
+            TaskState::from_core(core, Observed::InputRequired(open))
         })
     }
 
@@ -726,8 +398,11 @@ impl Task<InputRequired> {
     pub async fn refresh(self) -> Result<TaskState, TaskError<Self>> {
         let mut core = self.core;
         match core.read().await {
-            Ok(Some(observed)) => Ok(core.into_state(observed)),
-            Ok(None) => Ok(core.into_state(Observed::InputRequired(self.state.requests))),
+            Ok(Some(observed)) => Ok(TaskState::from_core(core, observed)),
+            Ok(None) => Ok(TaskState::from_core(
+                core,
+                Observed::InputRequired(self.state.requests),
+            )),
             Err(e) => Err(TaskError::new(
                 e,
                 Task {
@@ -780,7 +455,7 @@ impl Task<InputRequired> {
 impl Task<Finished> {
     /// The task's id; `None` when the server answered at once without a task.
     pub fn id(&self) -> Option<&TaskId> {
-        self.core.id.as_ref()
+        self.core.id()
     }
 
     /// How the task ended.
@@ -799,7 +474,7 @@ impl Task<Finished> {
     ///
     /// The task failed, was cancelled or expired.
     pub fn into_result(self) -> Result<CallToolResult> {
-        let id = self.core.id.clone();
+        let id = self.core.id().cloned();
         self.state.outcome.into_result().map_err(|e| match &id {
             Some(id) => e.with_task(id),
             None => e,

@@ -121,17 +121,23 @@
 
 mod any;
 mod builder;
-pub(crate) mod handle;
+mod core;
+mod drive;
+mod handle;
 pub mod machine;
+mod observed;
 mod outcome;
 mod reference;
+mod settings;
+mod snapshot;
 mod state;
 mod updates;
 
 pub use any::TaskState;
-pub use builder::{InputMode, TaskBuilder, task_builder};
-pub use handle::{Snapshot, Task, TaskError};
+pub use handle::{Task, TaskError};
 pub use outcome::Outcome;
 pub use reference::TaskRef;
+pub use settings::{InputMode, TaskBuilder, task_builder};
+pub use snapshot::Snapshot;
 pub use state::{Cancellable, Finished, InputRequired, Pending, State};
 pub use updates::Updates;

@@ -7,10 +7,12 @@ use std::task::{Context, Poll};
 
 use futures_core::Stream;
 
-use super::handle::{Core, Snapshot, drive};
+use super::core::Core;
+use super::drive::{Goal, drive};
+use super::observed::Observed;
+use super::snapshot::Snapshot;
 use super::{Pending, Task, TaskState};
 use crate::error::Error;
-use crate::wait::{Goal, Observed};
 
 type Step = Pin<Box<dyn Future<Output = (Box<Core>, Observed, crate::Result<()>)> + Send>>;
 
@@ -120,8 +122,8 @@ impl Stream for Updates {
             Poll::Ready(done) => done,
         };
         this.step = None;
-        let snapshot = core.snapshot.clone();
-        let state = core.into_state(observed);
+        let snapshot = core.snapshot().clone();
+        let state = TaskState::from_core(core, observed);
         let item = match result {
             Ok(()) => {
                 // A question the wait answers itself is shown, then the

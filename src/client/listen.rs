@@ -34,9 +34,12 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until};
 
-use crate::client::rpc::{Pushes, SubEvent, Subscription};
-use crate::client::{Client, WeakClient};
-use crate::protocol::{DetailedTask, SubscriptionAcknowledged, TaskId};
+use super::envelope::Envelope;
+use super::rpc::{Pushes, SubEvent, Subscription, WeakConnection};
+use crate::protocol::method;
+use crate::protocol::{
+    DetailedTask, ListenParams, SubscriptionAcknowledged, SubscriptionFilter, TaskId,
+};
 
 /// Pushes that may wait for one handle before it is told it lagged.
 const PER_TASK_QUEUE: usize = 16;
@@ -92,15 +95,28 @@ pub(crate) struct Watch {
     flags: Arc<Flags>,
     cmds: mpsc::UnboundedSender<Cmd>,
     /// The stream accepted the task.
-    pub(crate) confirmed: bool,
+    confirmed: bool,
+}
+
+/// What the watcher needs of the client: the connection (held weakly, so
+/// the watcher never keeps it open) and the envelope of its requests.
+struct Link {
+    conn: WeakConnection,
+    envelope: Arc<Envelope>,
 }
 
 impl Watcher {
-    /// Starts the watcher task for `client` (held weakly: the watcher never
-    /// keeps a client alive).
-    pub(crate) fn start(client: WeakClient, pushes: Pushes, ack_timeout: Duration) -> Watcher {
+    /// Starts the watcher task for a connection (held weakly: the watcher
+    /// never keeps it open), taking the pushes no subscription claims.
+    pub(crate) fn start(
+        conn: WeakConnection,
+        envelope: Arc<Envelope>,
+        pushes: Pushes,
+        ack_timeout: Duration,
+    ) -> Watcher {
         let (cmds, rx) = mpsc::unbounded_channel();
-        tokio::spawn(run(client, rx, pushes, ack_timeout));
+        let link = Link { conn, envelope };
+        tokio::spawn(run(link, rx, pushes, ack_timeout));
         Watcher {
             cmds,
             next_key: AtomicU64::new(1),
@@ -129,6 +145,21 @@ impl Watcher {
 }
 
 impl Watch {
+    /// Whether the stream accepted the task, so pushes keep it current.
+    pub(crate) fn confirmed(&self) -> bool {
+        self.confirmed
+    }
+
+    /// The stream accepted the task.
+    pub(crate) fn confirm(&mut self) {
+        self.confirmed = true;
+    }
+
+    /// The stream did not accept the task (pushes may still come).
+    pub(crate) fn unconfirm(&mut self) {
+        self.confirmed = false;
+    }
+
     /// The next push. `Ended` when the watcher is gone.
     pub(crate) async fn recv(&mut self) -> Push {
         if self.flags.stopped.swap(false, Ordering::AcqRel) {
@@ -270,7 +301,9 @@ impl State {
 
     fn on_event(&mut self, event: Option<SubEvent>) {
         match event {
-            Some(SubEvent::Notification { method, params }) if method == "notifications/tasks" => {
+            Some(SubEvent::Notification { method, params })
+                if method == method::NOTIFICATIONS_TASKS =>
+            {
                 self.on_push(params);
             }
             Some(SubEvent::Notification { method, .. }) => {
@@ -313,7 +346,7 @@ async fn next_stray(pushes: &mut Option<Pushes>) -> Option<SubEvent> {
 }
 
 async fn run(
-    client: WeakClient,
+    link: Link,
     mut cmds: mpsc::UnboundedReceiver<Cmd>,
     pushes: Pushes,
     ack_timeout: Duration,
@@ -351,10 +384,9 @@ async fn run(
                     () = sleep_until(until) => break,
                 }
             }
-            let Some(client) = client.upgrade() else {
+            if !open(&link, &mut state, &mut pushes, ack_timeout).await {
                 return;
-            };
-            open(&client, &mut state, &mut pushes, ack_timeout).await;
+            }
         }
         if state.entries.is_empty() {
             state.current = None;
@@ -363,23 +395,40 @@ async fn run(
 }
 
 /// Opens a stream for every watched id, keeps serving the old one until
-/// the new one is acknowledged, then switches.
+/// the new one is acknowledged, then switches. `false` once the connection
+/// is gone (every client dropped).
 async fn open(
-    client: &Client,
+    link: &Link,
     state: &mut State,
     pushes: &mut Option<Pushes>,
     ack_timeout: Duration,
-) {
+) -> bool {
     let ids = state.ids();
     if ids.is_empty() {
-        return;
+        return true;
     }
+    let Some(conn) = link.conn.upgrade() else {
+        return false;
+    };
     let opening = async {
-        let mut sub = client.open_listen(ids).await.ok()?;
+        let params = ListenParams {
+            notifications: SubscriptionFilter {
+                task_ids: Some(ids),
+                ..SubscriptionFilter::default()
+            },
+        };
+        let version = link.envelope.protocol_version();
+        let body = link
+            .envelope
+            .wrap(method::SUBSCRIPTIONS_LISTEN, &params, &version);
+        let mut sub = conn
+            .subscribe(method::SUBSCRIPTIONS_LISTEN, &body)
+            .await
+            .ok()?;
         let ack = tokio::time::timeout(ack_timeout, sub.next()).await.ok()??;
         match ack {
             SubEvent::Notification { method, params }
-                if method == "notifications/subscriptions/acknowledged" =>
+                if method == method::NOTIFICATIONS_ACKNOWLEDGED =>
             {
                 let ack: SubscriptionAcknowledged = params
                     .and_then(|p| serde_json::from_str(p.get()).ok())
@@ -427,4 +476,5 @@ async fn open(
             }
         }
     }
+    true
 }

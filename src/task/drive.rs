@@ -1,15 +1,52 @@
-//! The poll loop.
+//! The wait loop: drives a handle's core until a goal, by polling or by
+//! pushes.
+//!
+//! Two clocks bound a wait. The *deadline* (`timeout` on the builder, 60 s
+//! by default, or the bound given to `finish_within`) bounds the whole
+//! wait; reaching it hands the task back
+//! ([`Error::is_deadline`](crate::Error::is_deadline)). The *request
+//! timeout* bounds each read; a read that times out or hits a transport
+//! error is retried with backoff inside the deadline, since reads are
+//! idempotent. Writes (answers, cancels) and `tools/call` are never retried
+//! blindly.
+//!
+//! The schedule:
+//! - no sleep before the first read when the handle's snapshot is not fresh
+//!   (a creation result that is not `working`, a resume, a failed read);
+//! - after a read, the next one comes one interval later, where interval =
+//!   the latest `pollIntervalMs` (else `poll_interval`), capped at
+//!   `max_poll_interval` (30 s by default) and raised to `min_poll_interval`
+//!   (50 ms), re-read from every snapshot. A server's interval is a
+//!   suggestion: however large (`1e12`, `u64::MAX`), reads keep coming at
+//!   the cap, and a wait that starts when the last read is older than the
+//!   cap reads at once. Non-integer values round up to whole milliseconds;
+//!   zero, negative and non-numeric ones count as absent;
+//! - an applied push counts as a read: the next read comes one interval
+//!   after it;
+//! - after a write the server acknowledged (an answer, a cancel), one read
+//!   comes at the floor (`min_poll_interval`) instead of a whole interval
+//!   later, so an answer or a cancel shows its effect soon; the reads after
+//!   that one are spaced by the interval again. A listener whose stream
+//!   accepted the task relies on pushes instead;
+//! - no sleep past the deadline, and none past the `with_ttl` lifetime
+//!   (which cancels the task and ends with `Outcome::Expired`);
+//! - a closed connection wakes every wait at once: it fails with
+//!   [`Error::is_transport`](crate::Error::is_transport) and the handle.
+//!
+//! The loop lives beside the handles because what it works on is the
+//! handle's core (its machine, ledger, snapshot and schedule): a trait
+//! between the two would restate `Core`'s methods one for one.
 
 use std::time::Duration;
 
 use tokio::time::{Instant, sleep_until};
 
+use super::core::Core;
+use super::observed::Observed;
+use super::outcome::Outcome;
+use crate::client::Push;
 use crate::error::{Error, Kind, Result};
-use crate::input::InputHandlers;
 use crate::protocol::{InputRequests, InputResponses};
-use crate::task::Outcome;
-use crate::task::handle::Core;
-use crate::wait::listen::Push;
 
 /// The first retry of a failed read comes this long after it.
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
@@ -21,14 +58,6 @@ enum Woke {
     Timer,
     Push(Push),
     Closed,
-}
-
-/// What a handle knows after a read, before it is typed.
-#[derive(Debug)]
-pub(crate) enum Observed {
-    Pending,
-    InputRequired(InputRequests),
-    Finished(Outcome),
 }
 
 /// When a wait ends.
@@ -56,7 +85,11 @@ pub(crate) async fn wait(
     let started = Instant::now();
     // A bound too long to count is no bound.
     let deadline = started.checked_add(bound).unwrap_or_else(|| started + FAR);
-    let first = (core.snapshot.status, core.snapshot.status_message.clone());
+    let far = started + FAR;
+    let first = (
+        core.snapshot().status,
+        core.snapshot().status_message.clone(),
+    );
     let client = core.client().clone();
     let mut read_at: Option<Instant> = None;
     let mut backoff = FIRST_BACKOFF;
@@ -66,7 +99,7 @@ pub(crate) async fn wait(
             Observed::InputRequired(_) if goal == Goal::Change => return Ok(()),
             // An update stream shows the question before it is answered.
             Observed::InputRequired(_)
-                if goal == Goal::Updates && core.snapshot.status != first.0 =>
+                if goal == Goal::Updates && core.snapshot().status != first.0 =>
             {
                 return Ok(());
             }
@@ -75,14 +108,13 @@ pub(crate) async fn wait(
                     // Stop here: the caller gets Task<InputRequired>.
                     return Ok(());
                 }
-                let handlers = client.handlers().clone();
-                Box::pin(answer(core, &handlers, requests)).await?;
+                Box::pin(answer(core, requests)).await?;
                 *observed = Observed::Pending;
             }
             Observed::InputRequired(_) | Observed::Pending => {
                 let now = (
-                    core.snapshot.status,
-                    core.snapshot.status_message.as_deref(),
+                    core.snapshot().status,
+                    core.snapshot().status_message.as_deref(),
                 );
                 if matches!(goal, Goal::Change | Goal::Updates)
                     && now != (first.0, first.1.as_deref())
@@ -92,28 +124,19 @@ pub(crate) async fn wait(
             }
         }
 
-        if core.settings.listen && !core.listen_failed && core.watch.is_none() {
-            let id = core.task_id().clone();
-            core.watch = Some(core.client().watcher().register(id));
-        }
-        let listening = core.watch.as_ref().is_some_and(|w| w.confirmed);
+        core.ensure_watch();
+        let listening = core.listening();
 
         // When to read next: a scheduled retry or read-after-ack, else one
         // interval after the last read (never while pushes keep us
         // current), and once soon after a write.
-        let now = Instant::now();
-        let scheduled = read_at.or_else(|| match core.last_read {
-            _ if listening => None,
-            Some(at) => Some(at.checked_add(core.interval()).unwrap_or(deadline)),
-            None => Some(now),
-        });
-        // Pushes show a write's effect to a confirmed listener.
-        let soon = core.read_soon.filter(|_| !listening);
-        let next_read = match (scheduled, soon) {
+        // A scheduled retry or read-after-ack replaces the schedule.
+        let scheduled = read_at.or_else(|| core.scheduled_read(listening, far));
+        let next_read = match (scheduled, core.soon_read(listening)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        let expiry = core.expires_at;
+        let expiry = core.expires_at();
         let wake = [next_read, expiry, Some(deadline)]
             .into_iter()
             .flatten()
@@ -126,7 +149,7 @@ pub(crate) async fn wait(
         let woke = if wake <= Instant::now() {
             Woke::Timer
         } else {
-            match core.watch.as_mut() {
+            match core.watch_mut() {
                 Some(watch) => tokio::select! {
                     push = watch.recv() => Woke::Push(push),
                     () = client.closed() => Woke::Closed,
@@ -151,33 +174,18 @@ pub(crate) async fn wait(
         if let Some(push) = push {
             match push {
                 Push::Accepted => {
-                    if let Some(w) = core.watch.as_mut() {
-                        w.confirmed = true;
+                    if let Some(w) = core.watch_mut() {
+                        w.confirm();
                     }
                     // Read once after the ack, so a change made before the
                     // stream opened is not missed.
                     read_at = Some(Instant::now());
                 }
-                Push::Refused => {
-                    // Keep the registration: pushes the server sends anyway
-                    // (on another stream, or untagged) still save reads.
-                    tracing::debug!(task = ?core.task_id(), "the stream did not accept the task; polling");
-                    if let Some(w) = core.watch.as_mut() {
-                        w.confirmed = false;
-                    }
-                    core.listen_failed = true;
-                }
-                Push::Ended => {
-                    tracing::debug!(task = ?core.task_id(), "not listening; polling instead");
-                    core.watch = None;
-                    core.listen_failed = true;
-                }
+                Push::Refused => core.listen_refused(),
+                Push::Ended => core.listen_ended(),
                 Push::Lagged => read_at = Some(Instant::now()),
                 Push::Snapshot(task) => {
-                    if let Some(next) = core.apply(*task) {
-                        // As fresh as a read: the next one waits an interval.
-                        core.last_read = Some(Instant::now());
-                        core.read_soon = None;
+                    if let Some(next) = core.apply_push(*task) {
                         *observed = next;
                     }
                 }
@@ -193,13 +201,13 @@ pub(crate) async fn wait(
         }
         if next_read.is_none_or(|at| at > now) {
             // Woken by the deadline.
-            return Err(Error::new(Kind::Deadline(core.settings.timeout)).with_task(core.task_id()));
+            return Err(Error::new(Kind::Deadline(bound)).with_task(core.task_id()));
         }
 
         read_at = None;
         let remaining = deadline.saturating_duration_since(now);
         let timeout = core
-            .settings
+            .settings()
             .request_timeout()
             .min(remaining)
             .max(Duration::from_millis(1));
@@ -213,7 +221,7 @@ pub(crate) async fn wait(
             }
             Ok(None) => backoff = FIRST_BACKOFF,
             Err(e) if retryable(core, &e) => {
-                tracing::debug!(task = ?core.task_id(), "tasks/get failed, retrying in {backoff:?}: {e}");
+                tracing::debug!(task = ?core.task_id(), "a read failed, retrying in {backoff:?}: {e}");
                 read_at = Some(Instant::now() + backoff);
                 backoff = (backoff * 2).min(core.interval().max(FIRST_BACKOFF));
             }
@@ -228,23 +236,40 @@ fn retryable(core: &Core, e: &Error) -> bool {
     (e.is_timeout() || e.is_transport()) && core.client().closed_reason().is_none()
 }
 
-/// Answers every request with the handlers (in key order) and sends one
-/// `tasks/update`. Keys are recorded only once the server acknowledged.
-async fn answer(core: &mut Core, handlers: &InputHandlers, requests: &InputRequests) -> Result<()> {
-    let id = core.task_id().clone();
+/// Answers every request with the handlers (in key order) and sends them
+/// in one write. Keys are recorded only once the server acknowledged.
+async fn answer(core: &mut Core, requests: &InputRequests) -> Result<()> {
+    let client = core.client().clone();
     let mut responses = InputResponses::new();
     for (key, request) in requests {
-        let response = handlers
+        let response = client
+            .handlers()
             .answer(key, request)
             .await
-            .map_err(|e| e.with_task(&id))?;
+            .map_err(|e| e.with_task(core.task_id()))?;
         responses.insert(key.clone(), response);
     }
-    let timeout = core.settings.request_timeout();
-    core.client()
-        .update_task_within(&id, &responses, Some(timeout))
-        .await?;
-    core.machine.ledger_mut().record(&responses);
-    core.wrote();
-    Ok(())
+    core.send_answers(&responses).await
+}
+
+/// Waits for `goal` within the builder's `timeout`, owning the core (for
+/// futures that must be `'static`).
+pub(crate) async fn drive(
+    core: Box<Core>,
+    observed: Observed,
+    goal: Goal,
+) -> (Box<Core>, Observed, Result<()>) {
+    let bound = core.settings().timeout;
+    drive_within(core, observed, goal, bound).await
+}
+
+/// Waits for `goal` within `bound`, owning the core.
+pub(crate) async fn drive_within(
+    mut core: Box<Core>,
+    mut observed: Observed,
+    goal: Goal,
+    bound: Duration,
+) -> (Box<Core>, Observed, Result<()>) {
+    let r = wait(&mut core, &mut observed, goal, bound).await;
+    (core, observed, r)
 }

@@ -1,0 +1,135 @@
+//! The one way a request's params get their `_meta`: the protocol version,
+//! the client's capabilities (with the Tasks extension where the method
+//! needs it) and the client's info, as 2026-07-28 requires on every
+//! request. Also which protocol versions the client speaks.
+
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::protocol::method::Method;
+use crate::protocol::{ClientCapabilities, Implementation, PROTOCOL_VERSION};
+
+/// Protocol versions this client can speak, preferred first.
+const KNOWN_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
+
+/// What every request's `_meta` says, and the version it says it in.
+pub(crate) struct Envelope {
+    info: Implementation,
+    capabilities: ClientCapabilities,
+    capabilities_with_tasks: ClientCapabilities,
+    protocol_version: Mutex<Arc<str>>,
+}
+
+/// The `_meta` of one request, borrowed from the envelope.
+#[derive(Serialize)]
+struct MetaRef<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: &'a str,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+    client_capabilities: &'a ClientCapabilities,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo")]
+    client_info: &'a Implementation,
+}
+
+/// A request's params with the envelope's `_meta` beside them.
+#[derive(Serialize)]
+pub(crate) struct WithMeta<'a, P: Serialize> {
+    #[serde(flatten)]
+    params: &'a P,
+    #[serde(rename = "_meta")]
+    meta: MetaRef<'a>,
+}
+
+impl Envelope {
+    pub(crate) fn new(
+        info: Implementation,
+        capabilities: ClientCapabilities,
+        protocol_version: Option<String>,
+    ) -> Self {
+        Envelope {
+            capabilities_with_tasks: capabilities.clone().with_tasks(),
+            capabilities,
+            info,
+            protocol_version: Mutex::new(
+                protocol_version.map_or_else(|| Arc::from(PROTOCOL_VERSION), Arc::from),
+            ),
+        }
+    }
+
+    pub(crate) fn info(&self) -> &Implementation {
+        &self.info
+    }
+
+    /// The protocol version requests are sent with.
+    pub(crate) fn protocol_version(&self) -> Arc<str> {
+        self.protocol_version.lock().unwrap().clone()
+    }
+
+    fn capabilities_for(&self, method: &str) -> &ClientCapabilities {
+        if Method::of(method).declares_tasks() {
+            &self.capabilities_with_tasks
+        } else {
+            &self.capabilities
+        }
+    }
+
+    /// `params` with the `_meta` for `method`, in `version`.
+    pub(crate) fn wrap<'a, P: Serialize>(
+        &'a self,
+        method: &str,
+        params: &'a P,
+        version: &'a str,
+    ) -> WithMeta<'a, P> {
+        WithMeta {
+            params,
+            meta: MetaRef {
+                protocol_version: version,
+                client_capabilities: self.capabilities_for(method),
+                client_info: &self.info,
+            },
+        }
+    }
+
+    /// The `_meta` for `method` as a JSON object, under keys a caller may
+    /// replace (the raw request path).
+    pub(crate) fn meta_object(&self, method: &str) -> Map<String, Value> {
+        let version = self.protocol_version();
+        let meta = MetaRef {
+            protocol_version: &version,
+            client_capabilities: self.capabilities_for(method),
+            client_info: &self.info,
+        };
+        match serde_json::to_value(meta) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        }
+    }
+
+    /// After a `-32022` for `tried`: switches to a version from the error's
+    /// `data.supported` that this client speaks, and returns it; `None`
+    /// when there is none.
+    pub(crate) fn renegotiate(&self, data: Option<&Value>, tried: &str) -> Option<&'static str> {
+        let next = pick_version(data, tried)?;
+        tracing::debug!(from = %tried, to = next, "renegotiating the protocol version");
+        *self.protocol_version.lock().unwrap() = Arc::from(next);
+        Some(next)
+    }
+}
+
+/// Picks a version from `data.supported` of a `-32022` error that this
+/// client speaks, preferring one it did not just try. The version just
+/// tried comes back only when the server lists it as supported (a server
+/// behind a load balancer mid-upgrade, say): the caller retries once.
+fn pick_version(data: Option<&Value>, tried: &str) -> Option<&'static str> {
+    let supported = data?.get("supported")?.as_array()?;
+    let common = |v: &&str| supported.iter().any(|s| s.as_str() == Some(*v));
+    let mut candidates = KNOWN_VERSIONS.iter().copied().filter(common);
+    let first = candidates.next()?;
+    Some(if first == tried {
+        candidates.next().unwrap_or(first)
+    } else {
+        first
+    })
+}

@@ -1,0 +1,95 @@
+//! The seam between the era-blind task layer and the protocol a server
+//! speaks. Every task-level operation goes through [`Wire`]: start a call,
+//! read a task, send answers, cancel, watch. Only the 2026-07-28 wire
+//! exists so far; another era is another variant, and the modern path pays
+//! one branch for it.
+
+mod modern;
+mod start;
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+pub(crate) use modern::Modern;
+pub(crate) use start::{Call, Started};
+
+use super::envelope::Envelope;
+use super::listen::Watch;
+use super::rpc::Connection;
+use crate::error::Result;
+use crate::protocol::{DetailedTask, InputResponses, TaskId};
+
+/// The connection, spoken in the era the server speaks.
+pub(crate) enum Wire {
+    /// MCP 2026-07-28 with the Tasks extension.
+    Modern(Modern),
+}
+
+impl Wire {
+    pub(crate) fn connection(&self) -> &Connection {
+        match self {
+            Wire::Modern(m) => m.connection(),
+        }
+    }
+
+    pub(crate) fn envelope(&self) -> &Envelope {
+        match self {
+            Wire::Modern(m) => m.envelope(),
+        }
+    }
+
+    /// Sends one request of a method that is not task-level (discovery,
+    /// listing): the era's envelope, renegotiation included.
+    pub(crate) async fn send<P: Serialize>(
+        &self,
+        method: &'static str,
+        params: &P,
+        timeout: Option<Duration>,
+    ) -> Result<Box<RawValue>> {
+        match self {
+            Wire::Modern(m) => m.send(method, None, params, timeout).await,
+        }
+    }
+
+    /// Starts a tool call: a complete result, or a task's seed.
+    pub(crate) async fn start(&self, call: Call<'_>) -> Result<Started> {
+        match self {
+            Wire::Modern(m) => m.start(call).await,
+        }
+    }
+
+    /// Reads a task once.
+    pub(crate) async fn read(&self, id: &TaskId, timeout: Duration) -> Result<DetailedTask> {
+        match self {
+            Wire::Modern(m) => m.read(id, Some(timeout)).await,
+        }
+    }
+
+    /// Sends answers to a task's input requests.
+    pub(crate) async fn answer(
+        &self,
+        id: &TaskId,
+        responses: &InputResponses,
+        timeout: Duration,
+    ) -> Result<()> {
+        match self {
+            Wire::Modern(m) => m.answer(id, responses, Some(timeout)).await,
+        }
+    }
+
+    /// Asks the server to cancel a task.
+    pub(crate) async fn cancel(&self, id: &TaskId, timeout: Duration) -> Result<()> {
+        match self {
+            Wire::Modern(m) => m.cancel(id, Some(timeout)).await,
+        }
+    }
+
+    /// Watches a task for pushes; `None` where the era has none (poll).
+    pub(crate) fn watch(&self, id: TaskId) -> Option<Watch> {
+        match self {
+            Wire::Modern(m) => Some(m.watch(id)),
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! The 2026-07-28 wire: no handshake, `_meta` on every request, tasks read
+//! with `tasks/get`, answered with `tasks/update`, cancelled with
+//! `tasks/cancel`, watched with `subscriptions/listen`.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use super::start::{Call, Started};
+use crate::client::envelope::Envelope;
+use crate::client::listen::{Watch, Watcher};
+use crate::client::rpc::Connection;
+use crate::error::{Error, Hint, Kind, Result};
+use crate::protocol::method;
+use crate::protocol::result::{decode_ack, decode_task_snapshot};
+use crate::protocol::{
+    CallToolParams, CallToolResponse, CancelTaskParams, DetailedTask, GetTaskParams,
+    InputRequiredResult, InputResponses, TaskId, UpdateTaskParams, error_codes,
+};
+
+/// The connection, spoken in 2026-07-28.
+pub(crate) struct Modern {
+    conn: Connection,
+    envelope: Arc<Envelope>,
+    request_timeout: Duration,
+    /// The client-wide listen watcher, started on first use.
+    watcher: OnceLock<Watcher>,
+}
+
+impl Modern {
+    pub(crate) fn new(
+        conn: Connection,
+        envelope: Arc<Envelope>,
+        request_timeout: Duration,
+    ) -> Self {
+        Modern {
+            conn,
+            envelope,
+            request_timeout,
+            watcher: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub(crate) fn envelope(&self) -> &Envelope {
+        &self.envelope
+    }
+
+    /// Sends one request with the envelope's `_meta`, retrying once with
+    /// another protocol version on `-32022`. Errors carry the method.
+    pub(crate) async fn send<P: Serialize>(
+        &self,
+        method: &'static str,
+        name: Option<&str>,
+        params: &P,
+        timeout: Option<Duration>,
+    ) -> Result<Box<RawValue>> {
+        let timeout = timeout.unwrap_or(self.request_timeout);
+        let mut renegotiated = false;
+        loop {
+            let version = self.envelope.protocol_version();
+            let body = self.envelope.wrap(method, params, &version);
+            let result = self
+                .conn
+                .request(method, name.map(str::to_owned), &body, timeout)
+                .await;
+            match result {
+                Err(e) if e.is_unsupported_version() && !renegotiated => {
+                    let data = e.rpc_error().and_then(|r| r.data.as_ref());
+                    if self.envelope.renegotiate(data, &version).is_none() {
+                        return Err(e.with_method(method));
+                    }
+                    renegotiated = true;
+                }
+                other => return other.map_err(|e| e.with_method(method)),
+            }
+        }
+    }
+
+    /// Sends `tools/call` and answers `input_required` rounds until the
+    /// server completes the call or returns a task. Every round carries the
+    /// legacy `task` opt-in when the call has one.
+    pub(crate) async fn start(&self, call: Call<'_>) -> Result<Started> {
+        let Call {
+            name,
+            arguments,
+            opt_in,
+            listed,
+            handlers,
+            max_rounds,
+            timeout,
+        } = call;
+        let mut params = CallToolParams {
+            name: name.to_owned(),
+            arguments,
+            input_responses: None,
+            request_state: None,
+            task: opt_in,
+        };
+        for _ in 0..=max_rounds {
+            let raw = self
+                .send(method::TOOLS_CALL, Some(name), &params, Some(timeout))
+                .await
+                .map_err(|e| {
+                    if !listed && wants_task_opt_in(&e) {
+                        e.with_hint(Hint::ListToolsForTaskOptIn)
+                    } else {
+                        e
+                    }
+                })?;
+            let response = CallToolResponse::decode(raw.get(), true)
+                .map_err(|e| Error::protocol(e.to_string()).with_method(method::TOOLS_CALL))?;
+            let InputRequiredResult {
+                input_requests,
+                request_state,
+            } = match response {
+                CallToolResponse::Complete(r) => return Ok(Started::Complete(r)),
+                CallToolResponse::Task(t) => return Ok(Started::Task(t)),
+                CallToolResponse::InputRequired(round) => round,
+            };
+            let mut responses = InputResponses::new();
+            for (key, request) in input_requests.iter().flatten() {
+                if !handlers.can_answer(request) {
+                    return Err(Error::new(Kind::InputRequired(format!(
+                        "tools/call {name:?} needs input {key:?} ({}) and no handler answers it",
+                        request.method()
+                    )))
+                    .with_method(method::TOOLS_CALL));
+                }
+            }
+            for (key, request) in input_requests.iter().flatten() {
+                let response = handlers.answer(key, request).await?;
+                responses.insert(key.clone(), response);
+            }
+            params.input_responses = (!responses.is_empty()).then_some(responses);
+            // Echoed exactly as received; absent when the server sent none.
+            params.request_state = request_state;
+        }
+        Err(Error::protocol(format!(
+            "the server still asked for input after {max_rounds} rounds"
+        ))
+        .with_method(method::TOOLS_CALL))
+    }
+
+    /// One `tasks/get`.
+    pub(crate) async fn read(
+        &self,
+        id: &TaskId,
+        timeout: Option<Duration>,
+    ) -> Result<DetailedTask> {
+        let params = GetTaskParams {
+            task_id: id.clone(),
+        };
+        let raw = self
+            .send_task(method::TASKS_GET, id, &params, timeout)
+            .await?;
+        let task = decode_task_snapshot(raw.get()).map_err(|e| {
+            Error::protocol(format!("malformed task snapshot: {e}"))
+                .with_method(method::TASKS_GET)
+                .with_task(id)
+        })?;
+        if &task.task_id != id {
+            return Err(Error::protocol("tasks/get answered for another task")
+                .with_method(method::TASKS_GET)
+                .with_task(id));
+        }
+        Ok(task)
+    }
+
+    /// One `tasks/update`.
+    pub(crate) async fn answer(
+        &self,
+        id: &TaskId,
+        responses: &InputResponses,
+        timeout: Option<Duration>,
+    ) -> Result<()> {
+        let params = UpdateTaskParams {
+            task_id: id.clone(),
+            input_responses: responses.clone(),
+        };
+        self.task_ack(method::TASKS_UPDATE, id, &params, timeout)
+            .await
+    }
+
+    /// One `tasks/cancel`.
+    pub(crate) async fn cancel(&self, id: &TaskId, timeout: Option<Duration>) -> Result<()> {
+        let params = CancelTaskParams {
+            task_id: id.clone(),
+        };
+        self.task_ack(method::TASKS_CANCEL, id, &params, timeout)
+            .await
+    }
+
+    /// Registers a task with the client-wide listen watcher.
+    pub(crate) fn watch(&self, id: TaskId) -> Watch {
+        self.watcher
+            .get_or_init(|| {
+                Watcher::start(
+                    self.conn.downgrade(),
+                    self.envelope.clone(),
+                    self.conn.task_pushes(),
+                    self.request_timeout,
+                )
+            })
+            .register(id)
+    }
+
+    /// Sends a `tasks/*` request: routed by the task id (`Mcp-Name` on
+    /// HTTP), declaring the extension, errors tagged with the task.
+    async fn send_task<P: Serialize>(
+        &self,
+        method: &'static str,
+        id: &TaskId,
+        params: &P,
+        timeout: Option<Duration>,
+    ) -> Result<Box<RawValue>> {
+        self.send(method, Some(id.expose()), params, timeout)
+            .await
+            .map_err(|e| e.with_task(id))
+    }
+
+    /// Sends `tasks/update` or `tasks/cancel` and checks the empty acknowledgement.
+    async fn task_ack<P: Serialize>(
+        &self,
+        method: &'static str,
+        id: &TaskId,
+        params: &P,
+        timeout: Option<Duration>,
+    ) -> Result<()> {
+        let raw = self.send_task(method, id, params, timeout).await?;
+        decode_ack(raw.get(), method).map_err(|e| {
+            Error::protocol(e.to_string())
+                .with_method(method)
+                .with_task(id)
+        })
+    }
+}
+
+/// Whether an error to a `tools/call` is a 2025-11-25 server refusing a
+/// call without the `task` opt-in: `-32601` (or `-32600`) with a message
+/// about "task augmented" calls (neva 0.9: "Tool required task augmented
+/// call").
+fn wants_task_opt_in(e: &Error) -> bool {
+    e.is_rpc()
+        && e.rpc_error().is_some_and(|r| {
+            (r.code == error_codes::METHOD_NOT_FOUND || r.code == error_codes::INVALID_REQUEST)
+                && r.message.to_ascii_lowercase().contains("task augment")
+        })
+}

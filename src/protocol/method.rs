@@ -1,0 +1,94 @@
+//! Method names, and what the client's policy says of each, in one table.
+//!
+//! Every request the crate sends names its method by one of these
+//! constants, and every decision that depends on the method (does it
+//! declare the Tasks extension, does it name a task, may its answer be a
+//! task, may a lost reply hide work done) reads [`Method`] instead of
+//! comparing strings.
+
+/// `server/discover`.
+pub(crate) const SERVER_DISCOVER: &str = "server/discover";
+/// `tools/list`.
+pub(crate) const TOOLS_LIST: &str = "tools/list";
+/// `tools/call`.
+pub(crate) const TOOLS_CALL: &str = "tools/call";
+/// `tasks/get`.
+pub(crate) const TASKS_GET: &str = "tasks/get";
+/// `tasks/update`.
+pub(crate) const TASKS_UPDATE: &str = "tasks/update";
+/// `tasks/cancel`.
+pub(crate) const TASKS_CANCEL: &str = "tasks/cancel";
+/// `subscriptions/listen`.
+pub(crate) const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+/// `notifications/cancelled`.
+pub(crate) const NOTIFICATIONS_CANCELLED: &str = "notifications/cancelled";
+/// `notifications/tasks`.
+pub(crate) const NOTIFICATIONS_TASKS: &str = "notifications/tasks";
+/// `notifications/subscriptions/acknowledged`.
+pub(crate) const NOTIFICATIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+
+/// What the client's policy says of one method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Method<'a> {
+    name: &'a str,
+}
+
+impl<'a> Method<'a> {
+    /// The method called `name`; any name, known or not.
+    pub(crate) fn of(name: &'a str) -> Self {
+        Method { name }
+    }
+
+    /// The request names one task (`tasks/*`, the legacy `tasks/result`
+    /// included): an invalid-params error means the task is unknown.
+    pub(crate) fn is_task_scoped(self) -> bool {
+        self.name.starts_with("tasks/")
+    }
+
+    /// Requests of this method declare the Tasks extension in their
+    /// capabilities: everything that creates, reads or watches a task.
+    pub(crate) fn declares_tasks(self) -> bool {
+        self.name == TOOLS_CALL || self.name == SUBSCRIPTIONS_LISTEN || self.is_task_scoped()
+    }
+
+    /// A result of this method may be a task (`resultType: "task"`):
+    /// `tools/call`, and `tasks/get` read leniently, since one of the
+    /// specification's own examples tags it `task`.
+    pub(crate) fn may_answer_with_a_task(self) -> bool {
+        self.name == TOOLS_CALL || self.name == TASKS_GET
+    }
+
+    /// A lost or late reply leaves the outcome unknown: the server may have
+    /// done the work (`tools/call` runs a tool).
+    pub(crate) fn loses_outcome_with_its_reply(self) -> bool {
+        self.name == TOOLS_CALL
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_by_method() {
+        let rows = [
+            // name, task-scoped, declares tasks, may be a task, loses outcome
+            (SERVER_DISCOVER, false, false, false, false),
+            (TOOLS_LIST, false, false, false, false),
+            (TOOLS_CALL, false, true, true, true),
+            (TASKS_GET, true, true, true, false),
+            (TASKS_UPDATE, true, true, false, false),
+            (TASKS_CANCEL, true, true, false, false),
+            ("tasks/result", true, true, false, false),
+            (SUBSCRIPTIONS_LISTEN, false, true, false, false),
+            ("prompts/get", false, false, false, false),
+        ];
+        for (name, scoped, declares, task, loses) in rows {
+            let m = Method::of(name);
+            assert_eq!(m.is_task_scoped(), scoped, "{name}");
+            assert_eq!(m.declares_tasks(), declares, "{name}");
+            assert_eq!(m.may_answer_with_a_task(), task, "{name}");
+            assert_eq!(m.loses_outcome_with_its_reply(), loses, "{name}");
+        }
+    }
+}

@@ -1,0 +1,363 @@
+//! `Core`: what every handle holds, whatever its state, and every request
+//! a handle makes. Its fields are private: the wait loop, the builder and
+//! the handles go through the methods below, and every task-level request
+//! goes through the client's wire.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::machine::{Machine, Transition};
+use super::observed::Observed;
+use super::outcome::Outcome;
+use super::settings::{InputMode, Settings};
+use super::snapshot::Snapshot;
+use crate::Client;
+use crate::client::Watch;
+use crate::error::Result;
+use crate::protocol::{
+    CreateTaskResult, DetailedTask, InputRequests, InputResponses, TaskId, TaskPayload, TaskStatus,
+};
+
+/// What every handle holds, whatever its state.
+pub(crate) struct Core {
+    settings: Arc<Settings>,
+    /// `None` only for an immediate (non-task) result.
+    id: Option<TaskId>,
+    machine: Machine,
+    snapshot: Snapshot,
+    /// When the task was last read (or pushed); `None` means read at once.
+    last_read: Option<Instant>,
+    /// When the `with_ttl` lifetime passes.
+    expires_at: Option<Instant>,
+    /// Whether dropping the handle may send `tasks/cancel`.
+    armed: bool,
+    /// The registration with the listen watcher, while listening.
+    watch: Option<Watch>,
+    /// Listening was tried and fell back to polling for this task.
+    listen_failed: bool,
+    /// A read due soon after a write (`tasks/update`, `tasks/cancel`), once.
+    read_soon: Option<Instant>,
+    /// An unknown status was reported for this task already.
+    warned_unknown: bool,
+}
+
+impl Core {
+    /// The core of a call that completed at once, without a task.
+    pub(crate) fn immediate(settings: Arc<Settings>) -> Box<Core> {
+        let status = TaskStatus::Completed;
+        Box::new(Core {
+            settings,
+            id: None,
+            machine: Machine::finished(status),
+            snapshot: Snapshot::of_status(status),
+            last_read: None,
+            expires_at: None,
+            armed: false,
+            watch: None,
+            listen_failed: false,
+            read_soon: None,
+            warned_unknown: false,
+        })
+    }
+
+    /// The core of a task a `tools/call` just created. Its `with_ttl`
+    /// lifetime starts now; a seed that is not `working` is due for a read
+    /// at once (the creation result carries no payload).
+    pub(crate) fn created(settings: Arc<Settings>, created: &CreateTaskResult) -> Box<Core> {
+        let seed = created.status;
+        let fresh = (seed == TaskStatus::Working).then(Instant::now);
+        Core::live(
+            settings,
+            created.task_id.clone(),
+            Machine::new(seed),
+            Snapshot::from_created(created),
+            fresh,
+        )
+    }
+
+    /// The core of a task re-attached to with one read, `snapshot`; the
+    /// snapshot is applied. Its `with_ttl` lifetime starts now.
+    pub(crate) fn resumed(
+        settings: Arc<Settings>,
+        id: TaskId,
+        snapshot: DetailedTask,
+    ) -> (Box<Core>, Observed) {
+        let mut core = Core::live(
+            settings,
+            id,
+            Machine::new(TaskStatus::Working),
+            Snapshot::from_detailed(&snapshot),
+            Some(Instant::now()),
+        );
+        let observed = core.apply(snapshot).unwrap_or(Observed::Pending);
+        (core, observed)
+    }
+
+    fn live(
+        settings: Arc<Settings>,
+        id: TaskId,
+        machine: Machine,
+        snapshot: Snapshot,
+        last_read: Option<Instant>,
+    ) -> Box<Core> {
+        let now = Instant::now();
+        Box::new(Core {
+            // A lifetime too long to count is no lifetime.
+            expires_at: settings.ttl.and_then(|d| now.checked_add(d)),
+            settings,
+            id: Some(id),
+            machine,
+            snapshot,
+            last_read,
+            armed: true,
+            watch: None,
+            listen_failed: false,
+            read_soon: None,
+            warned_unknown: false,
+        })
+    }
+
+    pub(crate) fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub(crate) fn client(&self) -> &Client {
+        &self.settings.client
+    }
+
+    /// The id, `None` for an immediate result.
+    pub(crate) fn id(&self) -> Option<&TaskId> {
+        self.id.as_ref()
+    }
+
+    /// The id of a task that exists on the server.
+    pub(crate) fn task_id(&self) -> &TaskId {
+        self.id
+            .as_ref()
+            .expect("only immediate results have no id, and they are never waited on")
+    }
+
+    pub(crate) fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// The spacing of reads: the server's interval (or the default), never
+    /// above the ceiling nor under the floor.
+    pub(crate) fn interval(&self) -> Duration {
+        self.settings.interval(self.snapshot.poll_interval_ms)
+    }
+
+    /// When the `with_ttl` lifetime passes.
+    pub(crate) fn expires_at(&self) -> Option<Instant> {
+        self.expires_at
+    }
+
+    /// When the next read is due by the schedule alone: one interval after
+    /// the last read (at once if there was none). `None` while a confirmed
+    /// listen stream keeps the task current. `far` stands for a moment too
+    /// far to count.
+    pub(crate) fn scheduled_read(&self, listening: bool, far: Instant) -> Option<Instant> {
+        match self.last_read {
+            _ if listening => None,
+            Some(at) => Some(at.checked_add(self.interval()).unwrap_or(far)),
+            None => Some(Instant::now()),
+        }
+    }
+
+    /// The one read due soon after a write, if any. Pushes show a write's
+    /// effect to a confirmed listener, so it has none.
+    pub(crate) fn soon_read(&self, listening: bool) -> Option<Instant> {
+        self.read_soon.filter(|_| !listening)
+    }
+
+    /// Whether a wait may answer these requests itself: input is not
+    /// manual and a handler answers every one of them.
+    pub(crate) fn can_answer(&self, requests: &InputRequests) -> bool {
+        let handlers = self.client().handlers();
+        self.settings.input != InputMode::Manual
+            && requests.values().all(|r| handlers.can_answer(r))
+    }
+
+    /// The keys of `requests` not answered yet.
+    pub(crate) fn unanswered(&self, requests: &InputRequests) -> InputRequests {
+        self.machine.ledger().unanswered(requests)
+    }
+
+    // ---- listening ----------------------------------------------------
+
+    /// Registers with the listen watcher when the handle listens and has
+    /// not fallen back to polling.
+    pub(crate) fn ensure_watch(&mut self) {
+        if self.settings.listen && !self.listen_failed && self.watch.is_none() {
+            let id = self.task_id().clone();
+            self.watch = self.client().wire().watch(id);
+            self.listen_failed = self.watch.is_none();
+        }
+    }
+
+    /// Whether a stream that accepted the task keeps it current.
+    pub(crate) fn listening(&self) -> bool {
+        self.watch.as_ref().is_some_and(Watch::confirmed)
+    }
+
+    pub(crate) fn watch_mut(&mut self) -> Option<&mut Watch> {
+        self.watch.as_mut()
+    }
+
+    /// The stream did not accept the task: poll, but keep the registration,
+    /// since pushes the server sends anyway (on another stream, or
+    /// untagged) still save reads.
+    pub(crate) fn listen_refused(&mut self) {
+        tracing::debug!(task = ?self.task_id(), "the stream did not accept the task; polling");
+        if let Some(w) = self.watch.as_mut() {
+            w.unconfirm();
+        }
+        self.listen_failed = true;
+    }
+
+    /// The stream (or the watcher) is gone: poll.
+    pub(crate) fn listen_ended(&mut self) {
+        tracing::debug!(task = ?self.task_id(), "not listening; polling instead");
+        self.watch = None;
+        self.listen_failed = true;
+    }
+
+    /// Applies a pushed snapshot; an applied push counts as a read.
+    pub(crate) fn apply_push(&mut self, task: DetailedTask) -> Option<Observed> {
+        let next = self.apply(task)?;
+        self.last_read = Some(Instant::now());
+        self.read_soon = None;
+        Some(next)
+    }
+
+    // ---- snapshots ----------------------------------------------------
+
+    /// Applies a detailed snapshot. `None` when the machine rejected it.
+    pub(crate) fn apply(&mut self, task: DetailedTask) -> Option<Observed> {
+        let was_final = self.machine.is_final();
+        match self.machine.observe(task.status()) {
+            Transition::Rejected { current, claimed } => {
+                tracing::warn!(
+                    task = ?task.task_id,
+                    "ignoring a snapshot that breaks the task state machine ({current} -> {claimed})"
+                );
+                return None;
+            }
+            // A repeat of the final snapshot: the first one won.
+            Transition::Same if was_final => return None,
+            Transition::Same | Transition::Moved { .. } => {}
+        }
+        self.snapshot = Snapshot::from_detailed(&task);
+        Some(match task.payload {
+            TaskPayload::Working => Observed::Pending,
+            TaskPayload::InputRequired(requests) => {
+                let open = self.unanswered(&requests);
+                if open.is_empty() {
+                    Observed::Pending
+                } else {
+                    Observed::InputRequired(open)
+                }
+            }
+            TaskPayload::Completed(r) => Observed::Finished(Outcome::Completed(r)),
+            TaskPayload::Failed(e) => Observed::Finished(Outcome::Failed(e)),
+            TaskPayload::Cancelled => Observed::Finished(Outcome::Cancelled),
+            TaskPayload::Unknown(raw) => {
+                if !self.warned_unknown {
+                    self.warned_unknown = true;
+                    tracing::warn!(
+                        task = ?self.id,
+                        status = %raw,
+                        "the server sent a task status this client does not know; \
+                         treating the task as still running"
+                    );
+                }
+                Observed::Pending
+            }
+        })
+    }
+
+    /// Marks the handle finished with `outcome`: nothing more is sent for
+    /// it, on drop or otherwise.
+    pub(crate) fn finish(&mut self, outcome: &Outcome) {
+        self.armed = false;
+        self.watch = None;
+        if let Outcome::Expired = outcome {
+            self.snapshot.status = TaskStatus::Cancelled;
+        }
+    }
+
+    /// The handle was let go after a cancel: dropping it sends nothing more.
+    pub(crate) fn disarm(&mut self) {
+        self.armed = false;
+    }
+
+    // ---- requests -----------------------------------------------------
+
+    /// One read, applied. `Ok(None)` when the snapshot was ignored.
+    pub(crate) async fn read_within(&mut self, timeout: Duration) -> Result<Option<Observed>> {
+        let task = self.client().wire().read(self.task_id(), timeout).await?;
+        self.last_read = Some(Instant::now());
+        self.read_soon = None;
+        Ok(self.apply(task))
+    }
+
+    pub(crate) async fn read(&mut self) -> Result<Option<Observed>> {
+        let t = self.settings.request_timeout();
+        self.read_within(t).await
+    }
+
+    /// Sends answers and, once the server acknowledged them, records their
+    /// keys (never answered again) and schedules a read soon.
+    pub(crate) async fn send_answers(&mut self, responses: &InputResponses) -> Result<()> {
+        let timeout = self.settings.request_timeout();
+        self.client()
+            .wire()
+            .answer(self.task_id(), responses, timeout)
+            .await?;
+        self.machine.ledger_mut().record(responses);
+        self.wrote();
+        Ok(())
+    }
+
+    /// Sends a cancel; an unknown task means there is nothing to cancel.
+    /// Once acknowledged, a read is due soon.
+    pub(crate) async fn send_cancel(&mut self) -> Result<()> {
+        let timeout = self.settings.request_timeout();
+        match self.client().wire().cancel(self.task_id(), timeout).await {
+            Err(e) if e.is_task_not_found() => Ok(()),
+            Err(e) => Err(e),
+            Ok(()) => {
+                self.wrote();
+                Ok(())
+            }
+        }
+    }
+
+    /// Schedules one read soon after a write the server acknowledged, so
+    /// its effect is seen without waiting a whole interval: at the floor
+    /// (`min_poll_interval`) from now.
+    fn wrote(&mut self) {
+        self.read_soon = Instant::now().checked_add(self.settings.min_poll_interval);
+    }
+}
+
+impl Drop for Core {
+    fn drop(&mut self) {
+        if !(self.armed && self.settings.cancel_on_drop) {
+            return;
+        }
+        let (Some(id), Ok(rt)) = (self.id.clone(), tokio::runtime::Handle::try_current()) else {
+            return;
+        };
+        let client = self.settings.client.clone();
+        let timeout = self.settings.request_timeout();
+        tracing::debug!(task = ?id, "handle dropped; cancelling the task");
+        rt.spawn(async move {
+            if let Err(e) = client.wire().cancel(&id, timeout).await {
+                tracing::debug!(task = ?id, "cancel on drop failed: {e}");
+            }
+        });
+    }
+}
