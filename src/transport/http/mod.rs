@@ -96,20 +96,36 @@ const MAX_REDIRECTS: usize = 5;
 /// notifications reach the client as they arrive, and dropping the
 /// subscription closes it.
 ///
-/// When a reply cannot be read to its end (the stream breaks, the server
-/// answers with a status and no JSON-RPC body, the reply is too large) only
-/// that request fails, with [`Error::is_transport`](crate::Error::is_transport):
-/// a task read (`tasks/get`) is then sent again as a new request with a new
-/// id by the wait, while a `tools/call` reports
+/// Every reply ends its request at once, whatever it holds; none leaves
+/// the request waiting for its timeout.
+///
+/// When a reply cannot be read to its end, or holds no response (the
+/// stream breaks, a `2xx` body is not JSON-RPC, the reply is too large),
+/// only that request fails, with
+/// [`Error::is_transport`](crate::Error::is_transport): a task read
+/// (`tasks/get`) is then sent again as a new request with a new id by the
+/// wait, while a `tools/call` reports
 /// [`Error::is_outcome_unknown`](crate::Error::is_outcome_unknown) since the
 /// tool may have run. A request that never reached the server (the
 /// connection was refused) is a plain transport error, even for
 /// `tools/call`.
 ///
+/// A reply with a status that is not `2xx` and no JSON-RPC error (an OAuth
+/// `401` with `{"error": "invalid_token"}`, a proxy's HTML `502`, an empty
+/// `404`) fails its request with that status in
+/// [`Error::http_status`](crate::Error::http_status), and the
+/// `WWW-Authenticate` header in
+/// [`Error::www_authenticate`](crate::Error::www_authenticate). A `3xx` or
+/// `4xx` is a refusal: the request did not run, so even a `tools/call` is
+/// not outcome-unknown, and a wait does not retry it (`408` and `429` are
+/// transport errors, retried by waits). A `5xx` is a transport error.
+///
 /// A JSON-RPC error body is read whatever the HTTP status (`200`, `400`,
 /// `404`, …): `-32020` (a header the server disagrees with) shows as
 /// [`Error::is_header_mismatch`](crate::Error::is_header_mismatch). An error
-/// sent without an id is matched to the POST it answers.
+/// sent without an id, with `null`, or with an id the client never sent
+/// (`"server-error"`) is matched to the POST it answers; with a status that
+/// is not `2xx`, the error keeps the status too.
 ///
 /// # TLS
 ///
