@@ -129,9 +129,12 @@ const MAX_REDIRECTS: usize = 5;
 ///
 /// # TLS
 ///
-/// `https` URLs use the platform's TLS through `native-tls` (OpenSSL on
-/// Linux, Secure Transport on macOS, SChannel on Windows) and its trust
-/// store. Only HTTP/1.1 is spoken. Proxies set in `HTTP_PROXY`,
+/// `https` URLs use rustls, with the platform's trust store (through
+/// `rustls-platform-verifier`) and the `ring` crypto provider, which the
+/// transport installs as the process default when the application has not
+/// installed one (install yours before connecting to use it instead). The
+/// `native-tls` feature uses the platform's TLS instead (OpenSSL on Linux,
+/// Secure Transport on macOS, SChannel on Windows). Only HTTP/1.1 is spoken. Proxies set in `HTTP_PROXY`,
 /// `HTTPS_PROXY` and `NO_PROXY` are honoured.
 #[derive(Clone)]
 pub struct Http {
@@ -349,6 +352,8 @@ impl Transport for Http {
         }
         let base_headers =
             headers::base(&self.headers, self.bearer.as_deref()).map_err(invalid_input)?;
+        #[cfg(not(feature = "native-tls"))]
+        install_crypto_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(self.connect_timeout)
             .tcp_keepalive(Duration::from_secs(30))
@@ -379,6 +384,18 @@ impl Transport for Http {
             },
             HttpStream { rx },
         ))
+    }
+}
+
+/// rustls needs a crypto provider, and reqwest is built without one (its
+/// own, aws-lc-rs, needs cmake to build): installs ring as the process
+/// default, unless the application installed a provider first, which is
+/// then used instead.
+#[cfg(not(feature = "native-tls"))]
+fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // An error means another thread installed one meanwhile: as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
     }
 }
 
@@ -467,6 +484,19 @@ mod tests {
             !text.contains("tok-123") && !text.contains("key-456"),
             "{text}"
         );
+    }
+
+    /// Building the TLS client must find a crypto provider: reqwest panics
+    /// when rustls has none.
+    #[tokio::test]
+    async fn an_https_transport_builds_its_tls_client() {
+        let (sink, _stream) = Http::new("https://127.0.0.1:9/mcp")
+            .connect()
+            .await
+            .expect("the TLS client builds");
+        drop(sink);
+        #[cfg(not(feature = "native-tls"))]
+        assert!(rustls::crypto::CryptoProvider::get_default().is_some());
     }
 
     #[tokio::test]
