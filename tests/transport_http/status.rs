@@ -204,6 +204,8 @@ const ODD_REPLIES: &[Odd] = &[
         r#"[{"jsonrpc":"2.0","id":{id},"result":{"tools":[]}}]"#,
         None,
     ),
+    // An array that serde would read as a struct, field by field.
+    (200, "application/json", r#"[{id},null,{"tools":[]}]"#, None),
     (200, "application/json", "{}", None),
     (200, "application/json", "null", None),
     (200, "application/json", "this is not json", None),

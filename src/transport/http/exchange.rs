@@ -283,6 +283,11 @@ impl Exchange {
 
     /// What one message of the reply is to this exchange.
     fn route(&self, text: &str) -> Routed {
+        // An object only: serde would read a JSON array as a struct, field
+        // by field, and a batch is no reply in 2026-07-28.
+        if !text.trim_start().starts_with('{') {
+            return Routed::NotRpc;
+        }
         let Ok(peek) = serde_json::from_str::<Peek>(text) else {
             return Routed::NotRpc;
         };
