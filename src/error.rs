@@ -41,6 +41,7 @@ struct Inner {
     task_id: Option<TaskId>,
     source: Option<BoxError>,
     hint: Option<Hint>,
+    http: Option<HttpReply>,
 }
 
 /// Advice the client adds to an error it recognises.
@@ -62,6 +63,13 @@ impl Hint {
     }
 }
 
+/// What an HTTP reply that failed its request said besides its body.
+#[derive(Debug)]
+struct HttpReply {
+    status: u16,
+    www_authenticate: Option<String>,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Kind {
     #[error("connection to the server failed: {0}")]
@@ -80,6 +88,8 @@ pub(crate) enum Kind {
     Rpc(RpcError),
     #[error("the reply to tools/call was lost; the call may or may not have run: {0}")]
     OutcomeUnknown(String),
+    #[error("the server refused the request: {0}")]
+    Refused(String),
     #[error("an input handler did not answer: {0}")]
     Input(String),
     #[error("invalid request: {0}")]
@@ -103,6 +113,7 @@ impl Error {
                 task_id: None,
                 source: None,
                 hint: None,
+                http: None,
             }),
         }
     }
@@ -142,6 +153,16 @@ impl Error {
 
     pub(crate) fn with_hint(mut self, hint: Hint) -> Self {
         self.inner.hint = Some(hint);
+        self
+    }
+
+    /// Records the HTTP status (and `WWW-Authenticate`) of the reply that
+    /// failed the request.
+    pub(crate) fn with_http(mut self, status: u16, www_authenticate: Option<String>) -> Self {
+        self.inner.http = Some(HttpReply {
+            status,
+            www_authenticate,
+        });
         self
     }
 
@@ -246,6 +267,40 @@ impl Error {
                 .is_some_and(|m| Method::of(m).loses_outcome_with_its_reply()),
             _ => false,
         }
+    }
+
+    /// The HTTP status of the reply that failed the request, when the
+    /// server (or a proxy in front of it) answered with one that is not
+    /// `2xx`: `401` for a missing or expired token, `403`, `502` from a
+    /// gateway, and so on.
+    ///
+    /// A JSON-RPC error sent with such a status keeps both: this and
+    /// [`rpc_error`](Error::rpc_error). A `3xx` or `4xx` reply with no
+    /// JSON-RPC error is neither [`is_transport`](Error::is_transport) nor
+    /// [`is_outcome_unknown`](Error::is_outcome_unknown): the server
+    /// refused the request before running it (`408` and `429`, which ask
+    /// for a later retry, are transport errors). A `5xx` one is a transport
+    /// error, and a `tools/call` that gets it has an unknown outcome.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # fn f(e: mcp_tasks::Error) {
+    /// if e.http_status() == Some(401) {
+    ///     // Refresh the token; `www_authenticate` says where to get one.
+    ///     println!("{:?}", e.www_authenticate());
+    /// }
+    /// # }
+    /// ```
+    pub fn http_status(&self) -> Option<u16> {
+        self.inner.http.as_ref().map(|h| h.status)
+    }
+
+    /// The `WWW-Authenticate` header of the reply that failed the request
+    /// (sent with `401` and `403`), for the caller's authorization flow:
+    /// the scheme, and often `error`, `scope` and `resource_metadata`.
+    pub fn www_authenticate(&self) -> Option<&str> {
+        self.inner.http.as_ref()?.www_authenticate.as_deref()
     }
 
     /// An input handler failed or gave an answer that does not fit the request.
@@ -353,6 +408,12 @@ impl fmt::Debug for Error {
         if let Some(id) = &self.inner.task_id {
             d.field("task_id", id);
         }
+        if let Some(h) = &self.inner.http {
+            d.field("http_status", &h.status);
+            if let Some(w) = &h.www_authenticate {
+                d.field("www_authenticate", w);
+            }
+        }
         if let Some(s) = &self.inner.source {
             d.field("source", s);
         }
@@ -444,6 +505,29 @@ mod tests {
         assert!(e.is_timeout() && e.is_outcome_unknown());
         let e = timeout().with_method("tasks/get");
         assert!(e.is_timeout() && !e.is_outcome_unknown());
+    }
+
+    #[test]
+    fn an_http_refusal_keeps_its_status_and_challenge() {
+        let e = Error::new(Kind::Refused(
+            r#"HTTP 401 Unauthorized: {"error":"invalid_token"}"#.into(),
+        ))
+        .with_method("tools/call")
+        .with_http(401, Some(r#"Bearer error="invalid_token""#.into()));
+        assert_eq!(e.http_status(), Some(401));
+        assert_eq!(
+            e.www_authenticate(),
+            Some(r#"Bearer error="invalid_token""#)
+        );
+        assert!(!e.is_transport() && !e.is_outcome_unknown() && !e.is_rpc());
+        assert_eq!(
+            e.to_string(),
+            r#"tools/call: the server refused the request: HTTP 401 Unauthorized: {"error":"invalid_token"}"#
+        );
+        assert!(format!("{e:?}").contains("http_status: 401"));
+        let e = Error::rpc(RpcError::new(-32600, "bad")).with_http(400, None);
+        assert_eq!((e.http_status(), e.www_authenticate()), (Some(400), None));
+        assert_eq!(Error::transport("reset").http_status(), None);
     }
 
     #[test]

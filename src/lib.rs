@@ -66,7 +66,10 @@
 //! - `stdio` *(enabled by default)*: the [`Stdio`](transport::Stdio) child
 //!   process transport and [`LineTransport`](transport::LineTransport).
 //! - `http`: the [`Http`](transport::Http) Streamable HTTP transport for
-//!   remote servers (reqwest with the platform's TLS).
+//!   remote servers (reqwest; TLS by rustls with the `ring` provider and
+//!   the platform's trust store, so no system library is needed to build).
+//! - `native-tls`: `http` with the platform's TLS instead of rustls
+//!   (OpenSSL on Linux, which needs its headers and `pkg-config` to build).
 //! - `test-util`: [`testing`], a scripted in-process 2026-07-28 Tasks server
 //!   to test task code against.
 //!

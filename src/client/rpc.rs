@@ -29,6 +29,39 @@ enum Reply {
     Error(RpcError),
     /// The transport could not deliver the request.
     NotSent(String),
+    /// An HTTP error status without a response.
+    Http(Box<HttpFailure>),
+}
+
+/// What an [`Inbound::HttpError`] carries to its request.
+struct HttpFailure {
+    status: u16,
+    www_authenticate: Option<String>,
+    error: Option<RpcError>,
+    reason: String,
+}
+
+impl HttpFailure {
+    /// The error for the request. `tools_call` marks a `tools/call`, whose
+    /// outcome is unknown when a `5xx` reply may have come after the tool ran.
+    fn into_error(self, tools_call: bool) -> Error {
+        let HttpFailure {
+            status,
+            www_authenticate,
+            error,
+            reason,
+        } = self;
+        let error = match error {
+            Some(e) => Error::rpc(e),
+            // A server or gateway failure: the request may have been run.
+            None if status >= 500 && tools_call => Error::new(Kind::OutcomeUnknown(reason)),
+            // Transient (`5xx`), or a refusal that asks for a later retry.
+            None if status >= 500 || status == 408 || status == 429 => Error::transport(reason),
+            // Refused before it ran (`3xx`, `4xx`): not lost, not retried.
+            None => Error::new(Kind::Refused(reason)),
+        };
+        error.with_http(status, www_authenticate)
+    }
 }
 
 /// What a subscription receives.
@@ -348,6 +381,7 @@ impl Connection {
             Ok(Reply::Error(e)) => Err(Error::rpc(e)),
             // Never delivered: even a tools/call is known not to have run.
             Ok(Reply::NotSent(reason)) => Err(Error::transport(reason)),
+            Ok(Reply::Http(failure)) => Err(failure.into_error(lost_outcome)),
             // The request was sent and its reply is lost: a tool may have run.
             Err(reason) if lost_outcome => Err(Error::new(Kind::OutcomeUnknown(reason))),
             Err(reason) => Err(Error::transport(reason)),
@@ -528,6 +562,25 @@ async fn read_loop<S: MessageStream>(mut stream: S, shared: Arc<Shared>) {
             Ok(Some(Inbound::Lost { id, reason })) => shared.lose(&id, reason),
             Ok(Some(Inbound::NotSent { id, reason })) => {
                 shared.complete(&id, Reply::NotSent(reason));
+            }
+            Ok(Some(Inbound::HttpError {
+                id,
+                status,
+                www_authenticate,
+                response,
+                reason,
+            })) => {
+                let error = match response.as_deref().map(Message::from_json) {
+                    Some(Ok(Message::Error { error, .. })) => Some(error),
+                    _ => None,
+                };
+                let failure = HttpFailure {
+                    status,
+                    www_authenticate,
+                    error,
+                    reason,
+                };
+                shared.complete(&id, Reply::Http(Box::new(failure)));
             }
             Ok(None) => break "the server closed the connection".to_owned(),
             Err(e) => break format!("reading from the server failed: {e}"),

@@ -150,7 +150,7 @@ impl TestServer {
                     self.receive(&conn, &text, &mut handlers, &mut in_flight);
                 }
                 Inbound::Invalid(why) => warn!("test server: skipping an invalid message: {why}"),
-                Inbound::Lost { .. } | Inbound::NotSent { .. } => {}
+                Inbound::Lost { .. } | Inbound::NotSent { .. } | Inbound::HttpError { .. } => {}
             }
         };
         // Stop the handlers first, so none can open a listen stream afterwards.

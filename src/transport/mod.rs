@@ -131,6 +131,26 @@ pub enum Inbound {
         /// Why, for the error message.
         reason: String,
     },
+    /// The server (or a proxy) answered one request with an HTTP status
+    /// that is not `2xx`, and no response to it. The client fails that
+    /// request alone, with an error whose
+    /// [`Error::http_status`](crate::Error::http_status) is `status`: a
+    /// JSON-RPC error when `response` holds one, else a refusal (`3xx`,
+    /// `4xx`) or a transport error (`5xx`, `408`, `429`).
+    HttpError {
+        /// The request the reply answers.
+        id: RequestId,
+        /// The HTTP status.
+        status: u16,
+        /// The `WWW-Authenticate` header, when the reply has one.
+        www_authenticate: Option<String>,
+        /// The JSON-RPC error response the body holds, as JSON text with
+        /// its `id` set to `id`, if the body holds one.
+        response: Option<String>,
+        /// What the reply said, for the error message (the status and the
+        /// start of the body).
+        reason: String,
+    },
 }
 
 impl fmt::Debug for Inbound {
@@ -149,6 +169,20 @@ impl fmt::Debug for Inbound {
             Inbound::NotSent { id, reason } => f
                 .debug_struct("NotSent")
                 .field("id", id)
+                .field("reason", reason)
+                .finish(),
+            Inbound::HttpError {
+                id,
+                status,
+                www_authenticate,
+                response,
+                reason,
+            } => f
+                .debug_struct("HttpError")
+                .field("id", id)
+                .field("status", status)
+                .field("www_authenticate", www_authenticate)
+                .field("response_bytes", &response.as_ref().map(String::len))
                 .field("reason", reason)
                 .finish(),
         }

@@ -227,3 +227,27 @@ async fn a_rejected_version_is_retried_once() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn an_https_url_opens_a_tls_handshake() {
+    use tokio::io::AsyncReadExt as _;
+    bounded(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let hello = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut head = [0u8; 3];
+            socket.read_exact(&mut head).await.unwrap();
+            head // dropped with the socket: the handshake fails
+        });
+        let client = Client::connect(Http::new(format!("https://127.0.0.1:{port}/mcp")))
+            .await
+            .unwrap();
+        let e = client.list_tools().await.unwrap_err();
+        assert!(e.is_transport() && !e.is_timeout(), "{e}");
+        // A TLS handshake record (0x16) of version 3.x: the ClientHello.
+        let head = hello.await.unwrap();
+        assert_eq!(head[..2], [0x16, 0x03], "{head:?}");
+    })
+    .await;
+}

@@ -17,6 +17,7 @@ use serde_json::json;
 use server::{Canned, Front, Mode, Seen, decode};
 
 mod errors;
+mod status;
 mod tasks;
 mod wire;
 

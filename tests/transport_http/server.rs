@@ -41,6 +41,8 @@ pub enum Mode {
 pub enum Canned {
     /// This status, content type and body; `{id}` in the body becomes the request's id.
     Reply(u16, &'static str, String),
+    /// The same, with these extra headers (`WWW-Authenticate`, say).
+    ReplyWith(u16, &'static str, String, Vec<(&'static str, &'static str)>),
     /// An SSE stream that sends a keep-alive and then ends without a response.
     Break,
     /// An SSE stream that sends keep-alives and never answers.
@@ -326,6 +328,16 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Chann
                 ctype,
                 text.replace("{id}", &seen.id.to_string()),
             ));
+        }
+        Some(Canned::ReplyWith(status, ctype, text, headers)) => {
+            let mut response = reply(status, ctype, text.replace("{id}", &seen.id.to_string()));
+            for (name, value) in headers {
+                response.headers_mut().append(
+                    hyper::header::HeaderName::from_static(name),
+                    hyper::header::HeaderValue::from_static(value),
+                );
+            }
+            return Ok(response);
         }
         Some(Canned::Break) => return Ok(sse(&st, false, None)),
         Some(Canned::Hold) => return Ok(sse(&st, true, None)),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use reqwest::header::{CONTENT_TYPE, HeaderMap};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, WWW_AUTHENTICATE};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 
 use super::Shared;
 use super::sse::Events;
-use crate::protocol::RequestId;
+use crate::protocol::{RequestId, RpcError};
 use crate::transport::Inbound;
 
 /// How long the rest of an SSE body is read after the final response, so
@@ -29,6 +29,17 @@ enum Failure {
     NotSent(String),
     /// The POST was sent; its reply is lost.
     Lost(String),
+    /// The reply has an error status and no response to this request.
+    Status(Box<StatusFailure>),
+}
+
+/// An error status, and what came with it.
+struct StatusFailure {
+    status: StatusCode,
+    www_authenticate: Option<String>,
+    /// The JSON-RPC error response the body holds, its id set to this request's.
+    response: Option<String>,
+    reason: String,
 }
 
 /// The reply of one request, in flight.
@@ -98,6 +109,27 @@ impl Exchange {
                 id: self.id.clone(),
                 reason,
             },
+            Err(Failure::Status(failure)) => {
+                let StatusFailure {
+                    status,
+                    www_authenticate,
+                    response,
+                    reason,
+                } = *failure;
+                // The body may echo a task id: the status only.
+                tracing::debug!(method = %self.method, id = %self.id, %status, "the server answered with an error status");
+                let _ = self
+                    .tx
+                    .send(Inbound::HttpError {
+                        id: self.id.clone(),
+                        status: status.as_u16(),
+                        www_authenticate,
+                        response,
+                        reason,
+                    })
+                    .await;
+                return;
+            }
         };
         tracing::debug!(method = %self.method, id = %self.id, "{inbound:?}");
         let _ = self.tx.send(inbound).await;
@@ -120,45 +152,79 @@ impl Exchange {
                 }
             })?;
         let status = response.status();
+        let www_authenticate = www_authenticate(response.headers());
         let is_sse = response
             .headers()
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.split(';').next())
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("text/event-stream"));
+        let refused = |response: Option<String>, reason: String| {
+            Failure::Status(Box::new(StatusFailure {
+                status,
+                www_authenticate: www_authenticate.clone(),
+                response,
+                reason,
+            }))
+        };
         if is_sse {
-            self.read_sse(response, status).await
+            self.read_sse(response, status, refused).await
         } else {
             let body = read_limited(response, self.shared.max_message_size).await?;
-            self.read_json(status, &body).await
+            self.read_json(status, &body, refused).await
         }
     }
 
-    async fn read_json(&self, status: StatusCode, body: &[u8]) -> Result<(), Failure> {
+    /// Reads a whole JSON reply: one message, which must answer this POST.
+    ///
+    /// Whatever the reply holds, the exchange ends here, so no reply ever
+    /// leaves its request waiting for the timeout.
+    async fn read_json(
+        &self,
+        status: StatusCode,
+        body: &[u8],
+        refused: impl Fn(Option<String>, String) -> Failure,
+    ) -> Result<(), Failure> {
         let text = String::from_utf8_lossy(body);
-        if text.trim().is_empty() {
-            return Err(Failure::Lost(if status.is_success() {
-                format!("the server answered HTTP {status} with no response")
-            } else {
-                format!("HTTP {status}")
-            }));
-        }
-        match self.forward(text.trim()).await {
-            Some(Step::Final) => Ok(()),
-            Some(Step::More) => Err(Failure::Lost(format!(
-                "HTTP {status}: the reply holds no response to this request"
-            ))),
-            None => Err(Failure::Lost(format!(
+        let text = text.trim();
+        let routed = (!text.is_empty()).then(|| self.route(text));
+        let ok = status.is_success();
+        let lost = match routed {
+            Some(Routed::Final(message)) => {
+                self.send(message).await;
+                return Ok(());
+            }
+            Some(Routed::Error(message)) if ok => {
+                self.send(message).await;
+                return Ok(());
+            }
+            Some(Routed::Error(response)) => {
+                return Err(refused(Some(response), format!("HTTP {status}")));
+            }
+            Some(Routed::More(message)) => {
+                self.send(message).await;
+                format!("HTTP {status}: the reply holds no response to this request")
+            }
+            Some(Routed::NotRpc) => format!(
                 "HTTP {status}: the reply is not a JSON-RPC message: {}",
-                quote(&text)
-            ))),
-        }
+                quote(text)
+            ),
+            None => format!("the server answered HTTP {status} with no response"),
+        };
+        Err(if ok {
+            Failure::Lost(lost)
+        } else if text.is_empty() {
+            refused(None, format!("HTTP {status} with no body"))
+        } else {
+            refused(None, format!("HTTP {status}: {}", quote(text)))
+        })
     }
 
     async fn read_sse(
         &self,
         response: reqwest::Response,
         status: StatusCode,
+        refused: impl Fn(Option<String>, String) -> Failure,
     ) -> Result<(), Failure> {
         let body = http::Response::from(response).into_body();
         let mut events = Events::new(
@@ -167,18 +233,19 @@ impl Exchange {
         );
         while let Some(event) = events.next().await {
             let text = event.map_err(Failure::Lost)?;
-            match self.forward(&text).await {
-                Some(Step::Final) => {
-                    // Anything after the response is ignored; reading to the
-                    // end lets the connection be reused.
-                    let _ = tokio::time::timeout(DRAIN, async {
-                        while events.next().await.is_some() {}
-                    })
-                    .await;
-                    return Ok(());
+            let message = match self.route(&text) {
+                Routed::Final(message) => Some(message),
+                Routed::Error(response) if !status.is_success() => {
+                    return Err(refused(Some(response), format!("HTTP {status}")));
                 }
-                Some(Step::More) => {}
-                None => {
+                Routed::Error(message) => Some(message),
+                Routed::More(message) => {
+                    if !self.send(message).await {
+                        return Ok(()); // the client is gone: stop reading
+                    }
+                    None
+                }
+                Routed::NotRpc => {
                     let _ = self
                         .tx
                         .send(Inbound::Invalid(format!(
@@ -186,55 +253,96 @@ impl Exchange {
                             quote(&text)
                         )))
                         .await;
+                    None
                 }
+            };
+            if let Some(message) = message {
+                self.send(message).await;
+                // Anything after the response is ignored; reading to the
+                // end lets the connection be reused.
+                let _ =
+                    tokio::time::timeout(DRAIN, async { while events.next().await.is_some() {} })
+                        .await;
+                return Ok(());
             }
         }
-        Err(Failure::Lost(if status.is_success() {
-            "the response stream ended before the response".to_owned()
+        Err(if status.is_success() {
+            Failure::Lost("the response stream ended before the response".to_owned())
         } else {
-            format!("HTTP {status}: the response stream ended before the response")
-        }))
+            refused(
+                None,
+                format!("HTTP {status}: the response stream ended before the response"),
+            )
+        })
     }
 
-    /// Hands one message to the client. `None` when it is not JSON-RPC.
-    async fn forward(&self, text: &str) -> Option<Step> {
-        let peek: Peek = serde_json::from_str(text).ok()?;
-        let (message, step) = if peek.method.is_some() {
-            (text.to_owned(), Step::More)
-        } else if peek.result.is_none() && peek.error.is_none() {
-            return None;
-        } else {
-            match &peek.id {
-                Some(id) if *id == self.id => {
-                    let learned = (self.method == "tools/list" && peek.result.is_some())
-                        .then(|| self.shared.tools.learn(text))
-                        .flatten();
-                    (learned.unwrap_or_else(|| text.to_owned()), Step::Final)
-                }
-                // An error the server could not tie to a request answers this POST.
-                None if peek.error.is_some() => (with_id(text, &self.id)?, Step::Final),
-                _ => {
-                    tracing::debug!(id = %self.id, "a reply names another request; passing it on");
-                    (text.to_owned(), Step::More)
-                }
-            }
+    /// Hands one message to the client; `false` when the client is gone.
+    async fn send(&self, message: String) -> bool {
+        self.tx.send(Inbound::Message(message)).await.is_ok()
+    }
+
+    /// What one message of the reply is to this exchange.
+    fn route(&self, text: &str) -> Routed {
+        // An object only: serde would read a JSON array as a struct, field
+        // by field, and a batch is no reply in 2026-07-28.
+        if !text.trim_start().starts_with('{') {
+            return Routed::NotRpc;
+        }
+        let Ok(peek) = serde_json::from_str::<Peek>(text) else {
+            return Routed::NotRpc;
         };
-        if self.tx.send(Inbound::Message(message)).await.is_err() {
-            return Some(Step::Final); // the client is gone: stop reading
+        if peek.method.is_some() {
+            return Routed::More(text.to_owned());
         }
-        Some(step)
+        if peek.error.is_some() {
+            return match &peek.id {
+                Some(id) if *id == self.id => Routed::Error(text.to_owned()),
+                Some(id) if self.shared.in_flight.lock().unwrap().contains_key(id) => {
+                    tracing::debug!(id = %self.id, "a reply names another request; passing it on");
+                    Routed::More(text.to_owned())
+                }
+                // No id, `null`, or one the client never sent ("server-error"):
+                // the server could not tie its error to a request, and this
+                // POST is the request it answers.
+                _ => match with_id(text, &self.id) {
+                    Some(message) => Routed::Error(message),
+                    None => Routed::NotRpc,
+                },
+            };
+        }
+        if peek.result.is_none() {
+            return Routed::NotRpc;
+        }
+        match &peek.id {
+            Some(id) if *id == self.id => {
+                let learned = (self.method == "tools/list")
+                    .then(|| self.shared.tools.learn(text))
+                    .flatten();
+                Routed::Final(learned.unwrap_or_else(|| text.to_owned()))
+            }
+            _ => {
+                tracing::debug!(id = %self.id, "a reply names another request; passing it on");
+                Routed::More(text.to_owned())
+            }
+        }
     }
 }
 
-/// What a forwarded message means for the exchange.
-enum Step {
+/// What one message of a reply is to the exchange reading it.
+enum Routed {
     /// The response to this request: the exchange is done.
-    Final,
-    /// A notification (or someone else's message): keep reading.
-    More,
+    Final(String),
+    /// A JSON-RPC error answering this request (its id set to this
+    /// request's): the exchange is done.
+    Error(String),
+    /// A notification (or someone else's message): pass it on, keep reading.
+    More(String),
+    /// Not a JSON-RPC message the client could read.
+    NotRpc,
 }
 
-/// Enough of a message to route it.
+/// Enough of a message to route it. `error` is read in full: a body such as
+/// `{"error": "invalid_token"}` is no JSON-RPC error.
 #[derive(Deserialize)]
 struct Peek {
     #[serde(default)]
@@ -244,7 +352,17 @@ struct Peek {
     #[serde(default)]
     result: Option<IgnoredAny>,
     #[serde(default)]
-    error: Option<IgnoredAny>,
+    error: Option<RpcError>,
+}
+
+/// The `WWW-Authenticate` challenges of a reply, as one value.
+fn www_authenticate(headers: &HeaderMap) -> Option<String> {
+    let values: Vec<&str> = headers
+        .get_all(WWW_AUTHENTICATE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    (!values.is_empty()).then(|| values.join(", "))
 }
 
 /// `text` with its `id` set to `id`.

@@ -96,26 +96,45 @@ const MAX_REDIRECTS: usize = 5;
 /// notifications reach the client as they arrive, and dropping the
 /// subscription closes it.
 ///
-/// When a reply cannot be read to its end (the stream breaks, the server
-/// answers with a status and no JSON-RPC body, the reply is too large) only
-/// that request fails, with [`Error::is_transport`](crate::Error::is_transport):
-/// a task read (`tasks/get`) is then sent again as a new request with a new
-/// id by the wait, while a `tools/call` reports
+/// Every reply ends its request at once, whatever it holds; none leaves
+/// the request waiting for its timeout.
+///
+/// When a reply cannot be read to its end, or holds no response (the
+/// stream breaks, a `2xx` body is not JSON-RPC, the reply is too large),
+/// only that request fails, with
+/// [`Error::is_transport`](crate::Error::is_transport): a task read
+/// (`tasks/get`) is then sent again as a new request with a new id by the
+/// wait, while a `tools/call` reports
 /// [`Error::is_outcome_unknown`](crate::Error::is_outcome_unknown) since the
 /// tool may have run. A request that never reached the server (the
 /// connection was refused) is a plain transport error, even for
 /// `tools/call`.
 ///
+/// A reply with a status that is not `2xx` and no JSON-RPC error (an OAuth
+/// `401` with `{"error": "invalid_token"}`, a proxy's HTML `502`, an empty
+/// `404`) fails its request with that status in
+/// [`Error::http_status`](crate::Error::http_status), and the
+/// `WWW-Authenticate` header in
+/// [`Error::www_authenticate`](crate::Error::www_authenticate). A `3xx` or
+/// `4xx` is a refusal: the request did not run, so even a `tools/call` is
+/// not outcome-unknown, and a wait does not retry it (`408` and `429` are
+/// transport errors, retried by waits). A `5xx` is a transport error.
+///
 /// A JSON-RPC error body is read whatever the HTTP status (`200`, `400`,
 /// `404`, …): `-32020` (a header the server disagrees with) shows as
 /// [`Error::is_header_mismatch`](crate::Error::is_header_mismatch). An error
-/// sent without an id is matched to the POST it answers.
+/// sent without an id, with `null`, or with an id the client never sent
+/// (`"server-error"`) is matched to the POST it answers; with a status that
+/// is not `2xx`, the error keeps the status too.
 ///
 /// # TLS
 ///
-/// `https` URLs use the platform's TLS through `native-tls` (OpenSSL on
-/// Linux, Secure Transport on macOS, SChannel on Windows) and its trust
-/// store. Only HTTP/1.1 is spoken. Proxies set in `HTTP_PROXY`,
+/// `https` URLs use rustls, with the platform's trust store (through
+/// `rustls-platform-verifier`) and the `ring` crypto provider, which the
+/// transport installs as the process default when the application has not
+/// installed one (install yours before connecting to use it instead). The
+/// `native-tls` feature uses the platform's TLS instead (OpenSSL on Linux,
+/// Secure Transport on macOS, SChannel on Windows). Only HTTP/1.1 is spoken. Proxies set in `HTTP_PROXY`,
 /// `HTTPS_PROXY` and `NO_PROXY` are honoured.
 #[derive(Clone)]
 pub struct Http {
@@ -333,6 +352,8 @@ impl Transport for Http {
         }
         let base_headers =
             headers::base(&self.headers, self.bearer.as_deref()).map_err(invalid_input)?;
+        #[cfg(not(feature = "native-tls"))]
+        install_crypto_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(self.connect_timeout)
             .tcp_keepalive(Duration::from_secs(30))
@@ -363,6 +384,18 @@ impl Transport for Http {
             },
             HttpStream { rx },
         ))
+    }
+}
+
+/// rustls needs a crypto provider, and reqwest is built without one (its
+/// own, aws-lc-rs, needs cmake to build): installs ring as the process
+/// default, unless the application installed a provider first, which is
+/// then used instead.
+#[cfg(not(feature = "native-tls"))]
+fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // An error means another thread installed one meanwhile: as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
     }
 }
 
@@ -451,6 +484,19 @@ mod tests {
             !text.contains("tok-123") && !text.contains("key-456"),
             "{text}"
         );
+    }
+
+    /// Building the TLS client must find a crypto provider: reqwest panics
+    /// when rustls has none.
+    #[tokio::test]
+    async fn an_https_transport_builds_its_tls_client() {
+        let (sink, _stream) = Http::new("https://127.0.0.1:9/mcp")
+            .connect()
+            .await
+            .expect("the TLS client builds");
+        drop(sink);
+        #[cfg(not(feature = "native-tls"))]
+        assert!(rustls::crypto::CryptoProvider::get_default().is_some());
     }
 
     #[tokio::test]
