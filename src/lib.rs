@@ -98,10 +98,15 @@ pub mod transport;
 
 pub use client::{Client, ClientBuilder, client_builder};
 pub use error::{BoxError, Error, Result};
+pub use input::InputHandlers;
 pub use task::{
-    Finished, InputMode, InputRequired, Outcome, Pending, Snapshot, State, Task, TaskBuilder,
-    TaskError, TaskRef, TaskState, Updates,
+    Cancellable, Finished, InputMode, InputRequired, Outcome, Pending, Snapshot, State, Task,
+    TaskBuilder, TaskError, TaskRef, TaskState, Updates, task_builder,
 };
+#[cfg(feature = "http")]
+pub use transport::Http;
+#[cfg(feature = "stdio")]
+pub use transport::{LineTransport, Stdio};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -70,7 +70,7 @@ async fn finish_within_bounds_one_wait_and_keeps_the_builders_for_the_next() {
     };
     let started = Instant::now();
     let err = task.finish_within(ms(1_000)).await.unwrap_err();
-    assert!(err.is_deadline(), "{err}");
+    assert!(err.error().is_deadline(), "{err}");
     assert_eq!(Instant::now() - started, ms(1_000));
     let TaskState::Pending(task) = err.into_task() else {
         panic!("still pending")

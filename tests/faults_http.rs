@@ -297,7 +297,7 @@ async fn a_tasks_get_that_always_fails_ends_at_the_deadline_with_the_handle() {
             .unwrap()
             .await
             .unwrap_err();
-        assert!(err.is_deadline(), "{}", *err);
+        assert!(err.error().is_deadline(), "{}", err.error());
         assert!(matches!(err.into_task(), TaskState::Pending(_)));
         // Retries back off (100 ms, then the poll interval's floor of
         // 100 ms): a handful of reads in one second, not a storm.

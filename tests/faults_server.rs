@@ -63,7 +63,7 @@ async fn a_tasks_get_that_is_never_answered_is_retried_until_the_deadline() {
         .unwrap()
         .await
         .unwrap_err();
-    assert!(err.is_deadline(), "{}", *err);
+    assert!(err.error().is_deadline(), "{}", err.error());
     assert_eq!(started.elapsed(), ms(5000), "the deadline bounds the wait");
     // Reads at 0.1, 1.2, 2.3, 3.4 and 4.5 s; the last one is cut to the
     // 0.5 s left before the deadline.

@@ -107,7 +107,7 @@ async fn client_wait(
             TaskState::Finished(t) => return Ok(t),
         };
         match r {
-            Err(e) if e.is_deadline() && Instant::now() < until => state = e.into_task(),
+            Err(e) if e.error().is_deadline() && Instant::now() < until => state = e.into_task(),
             other => return other,
         }
     }
@@ -132,7 +132,7 @@ async fn a_wait_resumed_after_its_deadline_reads_at_once_when_the_last_read_is_s
         panic!("expected a pending task")
     };
     let err = task.finish().await.unwrap_err();
-    assert!(err.is_deadline(), "{err}");
+    assert!(err.error().is_deadline(), "{err}");
     assert_eq!(server.count("tasks/get"), 0, "not due before the ceiling");
     // The caller comes back later: the last read (the creation) is older
     // than the ceiling, so the next wait reads at once.
@@ -245,8 +245,8 @@ async fn a_closed_connection_wakes_a_waiting_task_at_once() {
         ms(1_000),
         "woken when the connection closed"
     );
-    assert!(err.is_transport(), "{err}");
-    assert!(!err.is_deadline());
+    assert!(err.error().is_transport(), "{err}");
+    assert!(!err.error().is_deadline());
     assert!(client.closed_reason().is_some());
     // The handle comes back, with its id.
     let task = err.into_task();

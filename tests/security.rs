@@ -50,7 +50,7 @@ async fn task_ids_are_redacted_in_debug_and_display() {
     let snapshot = client.get_task(&id).await.unwrap();
     let reference = TaskRef::new(id.clone(), Some("srv".into()));
     let err = state.await.unwrap_err();
-    assert!(err.is_deadline());
+    assert!(err.error().is_deadline());
     let outbound = {
         let mut o = Outbound::new(
             json!({"jsonrpc": "2.0", "id": 7, "method": "tasks/get", "params": {"taskId": id.expose()}})
@@ -65,7 +65,7 @@ async fn task_ids_are_redacted_in_debug_and_display() {
 
     let mut shown = String::new();
     write!(shown, "{} {id:?} {reference:?} {snapshot:?}", id.redacted()).unwrap();
-    write!(shown, " {} {:?} {err:?}", *err, *err).unwrap();
+    write!(shown, " {} {:?} {err:?}", err.error(), err.error()).unwrap();
     write!(shown, " {:?}", err.error().task_id()).unwrap();
     write!(shown, " {outbound:?} {inbound:?} {stdio:?}").unwrap();
     let task = err.into_task();
@@ -127,7 +127,7 @@ async fn a_url_elicitation_is_only_handed_to_a_url_handler() {
         .unwrap()
         .await
         .unwrap_err();
-    assert!(err.is_input_required(), "{}", *err);
+    assert!(err.error().is_input_required(), "{}", err.error());
     let TaskState::InputRequired(task) = err.into_task() else {
         panic!("expected input_required")
     };
@@ -209,7 +209,7 @@ async fn sampling_and_roots_are_never_answered_without_a_handler() {
         .unwrap()
         .await
         .unwrap_err();
-    assert!(err.is_input_required(), "{}", *err);
+    assert!(err.error().is_input_required(), "{}", err.error());
     let TaskState::InputRequired(task) = err.into_task() else {
         panic!("expected input_required")
     };

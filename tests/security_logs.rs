@@ -112,7 +112,7 @@ async fn logs_at_every_level_never_carry_a_task_id() {
     };
     server.end_subscriptions();
     let err = task.finish().await.unwrap_err();
-    assert!(err.is_deadline());
+    assert!(err.error().is_deadline());
     drop(err);
     tokio::time::sleep(ms(10)).await;
     drop(client);

@@ -263,7 +263,7 @@ async fn run(client: Client, tool: &'static str, plan: u64) -> End {
         }
         (5, TaskState::Pending(t)) => match t.next().await {
             Ok(state) => finished(tool, state.finish().await.map_err(Error::from)),
-            Err(e) => classify(&e),
+            Err(e) => classify(e.error()),
         },
         (6, TaskState::Pending(t)) => {
             let saved = t.reference();

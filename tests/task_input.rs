@@ -110,7 +110,7 @@ async fn without_a_handler_the_wait_stops_at_input_required() {
         .unwrap()
         .await
         .unwrap_err();
-    assert!(err.is_input_required(), "{}", *err);
+    assert!(err.error().is_input_required(), "{}", err.error());
     let TaskState::InputRequired(task) = err.into_task() else {
         panic!("expected input_required")
     };
@@ -148,7 +148,7 @@ async fn manual_mode_stops_even_with_handlers_and_respond_accepts_partial_answer
 
     // Answering `first` again is refused locally.
     let err = task.respond(first).await.unwrap_err();
-    assert!(err.is_builder(), "{}", *err);
+    assert!(err.error().is_builder(), "{}", err.error());
     let task = err.into_task();
 
     let second: InputResponses = [("second".to_string(), ElicitResult::decline().into())].into();
@@ -185,9 +185,9 @@ async fn invalid_manual_answers_are_not_sent() {
         [("first".to_string(), ElicitResult::accept(json!({})).into())].into();
     let err = task.respond(bad).await.unwrap_err();
     assert!(
-        err.is_builder() && err.to_string().contains("required"),
+        err.error().is_builder() && err.to_string().contains("required"),
         "{}",
-        *err
+        err.error()
     );
     let unknown: InputResponses = [("nope".to_string(), ElicitResult::decline().into())].into();
     let err = err.into_task().respond(unknown).await.unwrap_err();
@@ -208,9 +208,9 @@ async fn a_failing_handler_returns_a_clear_error_with_the_handle() {
         .unwrap()
         .await
         .unwrap_err();
-    assert!(err.is_input(), "{}", *err);
+    assert!(err.error().is_input(), "{}", err.error());
     assert!(err.to_string().contains("closed the dialog"));
-    assert!(err.task_id().is_some());
+    assert!(err.error().task_id().is_some());
     assert!(matches!(err.into_task(), TaskState::InputRequired(_)));
     assert_eq!(server.count("tasks/update"), 0);
 }
@@ -229,9 +229,9 @@ async fn an_invalid_handler_answer_is_an_error_not_a_send() {
         .await
         .unwrap_err();
     assert!(
-        err.is_input() && err.to_string().contains("invalid"),
+        err.error().is_input() && err.to_string().contains("invalid"),
         "{}",
-        *err
+        err.error()
     );
     assert_eq!(server.count("tasks/update"), 0);
 }

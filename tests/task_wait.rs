@@ -124,7 +124,7 @@ async fn a_timeout_returns_the_handle_and_a_later_finish_gets_the_result() {
         .unwrap();
     let started = tokio::time::Instant::now();
     let err = state.finish().await.unwrap_err();
-    assert!(err.is_deadline(), "{}", *err);
+    assert!(err.error().is_deadline(), "{}", err.error());
     assert_eq!(
         started.elapsed(),
         ms(1000),
@@ -263,7 +263,7 @@ async fn server_ttl_expiry_is_task_not_found() {
         .unwrap()
         .await
         .unwrap_err();
-    assert!(err.is_task_not_found(), "{}", *err);
+    assert!(err.error().is_task_not_found(), "{}", err.error());
     assert!(matches!(err.into_task(), TaskState::Pending(_)));
 }
 

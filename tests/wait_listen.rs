@@ -117,7 +117,7 @@ async fn the_stream_is_closed_on_timeout_and_on_drop() {
         .await
         .unwrap();
     let err = state.await.unwrap_err();
-    assert!(err.is_deadline());
+    assert!(err.error().is_deadline());
     // The handle keeps its registration: waiting again needs no new stream.
     let handle = err.into_task();
     assert_eq!(server.open_subscriptions(), 1);

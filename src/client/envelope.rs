@@ -133,3 +133,38 @@ fn pick_version(data: Option<&Value>, tried: &str) -> Option<&'static str> {
         first
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{
+        META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, TASKS_EXTENSION,
+    };
+
+    #[test]
+    fn meta_uses_the_full_key_names_and_declares_tasks_where_needed() {
+        let envelope = Envelope::new(
+            Implementation::new("c", "1"),
+            ClientCapabilities::default(),
+            None,
+        );
+        let version = envelope.protocol_version();
+        let params = serde_json::json!({"taskId": "t"});
+        let v = serde_json::to_value(envelope.wrap("tasks/get", &params, &version)).unwrap();
+        assert_eq!(v["taskId"], "t");
+        assert_eq!(v["_meta"][META_PROTOCOL_VERSION], "2026-07-28");
+        assert_eq!(
+            v["_meta"][META_CLIENT_CAPABILITIES]["extensions"][TASKS_EXTENSION],
+            serde_json::json!({})
+        );
+        assert_eq!(v["_meta"][META_CLIENT_INFO]["name"], "c");
+        let v = serde_json::to_value(envelope.wrap("tools/list", &params, &version)).unwrap();
+        assert!(
+            v["_meta"][META_CLIENT_CAPABILITIES]
+                .get("extensions")
+                .is_none()
+        );
+        let meta = envelope.meta_object("tools/call");
+        assert!(meta[META_CLIENT_CAPABILITIES]["extensions"][TASKS_EXTENSION].is_object());
+    }
+}

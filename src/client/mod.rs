@@ -184,11 +184,6 @@ impl Client {
         self.inner.wire.envelope().protocol_version()
     }
 
-    /// The client's input handlers.
-    pub fn input_handlers(&self) -> &InputHandlers {
-        &self.inner.handlers
-    }
-
     /// The bound on each request.
     pub fn request_timeout(&self) -> Duration {
         self.inner.request_timeout

@@ -10,18 +10,18 @@ use crate::protocol::{InputRequests, InputResponses};
 /// applied the answer (`tasks/update` is eventually consistent), so the
 /// client remembers what it answered and never answers a key twice.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Ledger {
+pub(crate) struct Ledger {
     answered: BTreeSet<String>,
 }
 
 impl Ledger {
     /// An empty ledger.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// The requests of a snapshot that have not been answered yet.
-    pub fn unanswered(&self, requests: &InputRequests) -> InputRequests {
+    pub(crate) fn unanswered(&self, requests: &InputRequests) -> InputRequests {
         requests
             .iter()
             .filter(|(k, _)| !self.answered.contains(*k))
@@ -29,33 +29,9 @@ impl Ledger {
             .collect()
     }
 
-    /// Whether `key` was answered.
-    pub fn is_answered(&self, key: &str) -> bool {
-        self.answered.contains(key)
-    }
-
-    /// The keys of `responses` that were already answered, if any.
-    pub fn already_answered<'a>(&self, responses: &'a InputResponses) -> Vec<&'a str> {
-        responses
-            .keys()
-            .filter(|k| self.answered.contains(*k))
-            .map(String::as_str)
-            .collect()
-    }
-
     /// Records the keys of `responses` as answered.
-    pub fn record(&mut self, responses: &InputResponses) {
+    pub(crate) fn record(&mut self, responses: &InputResponses) {
         self.answered.extend(responses.keys().cloned());
-    }
-
-    /// How many keys were answered.
-    pub fn len(&self) -> usize {
-        self.answered.len()
-    }
-
-    /// Whether nothing was answered yet.
-    pub fn is_empty(&self) -> bool {
-        self.answered.is_empty()
     }
 }
 
@@ -79,6 +55,5 @@ mod tests {
             ledger.unanswered(&requests).keys().collect::<Vec<_>>(),
             ["b"]
         );
-        assert_eq!(ledger.already_answered(&answers), ["a"]);
     }
 }

@@ -30,8 +30,8 @@ use crate::protocol::{
 mod ledger;
 mod validate;
 
-pub use ledger::Ledger;
-pub use validate::validate;
+pub(crate) use ledger::Ledger;
+pub use validate::{InvalidAnswer, validate};
 
 /// A form elicitation, as handed to a form handler.
 #[derive(Debug, Clone, PartialEq)]
@@ -169,7 +169,7 @@ impl InputHandlers {
     }
 
     /// Whether a handler is installed for this request's kind.
-    pub fn can_answer(&self, request: &InputRequest) -> bool {
+    pub(crate) fn can_answer(&self, request: &InputRequest) -> bool {
         match request {
             InputRequest::Elicitation(ElicitRequest::Form { .. }) => self.form.is_some(),
             InputRequest::Elicitation(ElicitRequest::Url { .. }) => self.url.is_some(),
@@ -185,7 +185,11 @@ impl InputHandlers {
     ///
     /// [`Error::is_input`] when no handler fits, the handler fails, or its
     /// answer does not fit the request.
-    pub async fn answer(&self, key: &str, request: &InputRequest) -> Result<InputResponse, Error> {
+    pub(crate) async fn answer(
+        &self,
+        key: &str,
+        request: &InputRequest,
+    ) -> Result<InputResponse, Error> {
         let failed = |e: BoxError| {
             Error::input(format!("the handler for input {key:?} failed: {e}")).with_source(e)
         };

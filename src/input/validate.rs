@@ -1,10 +1,39 @@
 //! Checks that an answer fits the request it answers.
 
+use std::fmt;
+
 use serde_json::Value;
 
 use crate::protocol::{ElicitAction, ElicitRequest, InputRequest, InputResponse};
 
-/// Checks `response` against `request`; `Err` says what is wrong.
+/// Why an answer does not fit the request it answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidAnswer {
+    reason: String,
+}
+
+impl InvalidAnswer {
+    fn new(reason: impl Into<String>) -> Self {
+        InvalidAnswer {
+            reason: reason.into(),
+        }
+    }
+
+    /// What is wrong, for people.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+impl fmt::Display for InvalidAnswer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.reason)
+    }
+}
+
+impl std::error::Error for InvalidAnswer {}
+
+/// Checks `response` against `request`; [`InvalidAnswer`] says what is wrong.
 ///
 /// - an elicitation answers an elicitation, a sampling result a sampling
 ///   request, roots a roots request;
@@ -15,7 +44,15 @@ use crate::protocol::{ElicitAction, ElicitRequest, InputRequest, InputResponse};
 /// - sampling: `role` is `user` or `assistant`, `model` is not empty,
 ///   `content` is an object with a `type`;
 /// - roots: every URI starts with `file://`.
-pub fn validate(request: &InputRequest, response: &InputResponse) -> Result<(), String> {
+///
+/// # Errors
+///
+/// [`InvalidAnswer`] when the answer does not fit, saying why.
+pub fn validate(request: &InputRequest, response: &InputResponse) -> Result<(), InvalidAnswer> {
+    check(request, response).map_err(InvalidAnswer::new)
+}
+
+fn check(request: &InputRequest, response: &InputResponse) -> Result<(), String> {
     match (request, response) {
         (
             InputRequest::Elicitation(ElicitRequest::Form {
@@ -111,7 +148,7 @@ mod tests {
         assert!(validate(&form(), &ElicitResult::decline().into()).is_ok());
         assert!(validate(&form(), &ElicitResult::cancel().into()).is_ok());
         let missing = validate(&form(), &ElicitResult::accept(json!({})).into());
-        assert!(missing.unwrap_err().contains("\"ok\""));
+        assert!(missing.unwrap_err().reason().contains("\"ok\""));
         let nested = validate(
             &form(),
             &ElicitResult::accept(json!({"ok": {"x": 1}})).into(),

@@ -5,8 +5,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::RequestId;
-
 /// The protocol revision this crate speaks.
 pub const PROTOCOL_VERSION: &str = "2026-07-28";
 /// The identifier of the Tasks extension.
@@ -126,52 +124,9 @@ impl ClientCapabilities {
     }
 }
 
-/// The `_meta` object of a client request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RequestMeta {
-    /// The protocol version of this request.
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-    pub protocol_version: String,
-    /// What the client can do for this request.
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
-    pub client_capabilities: ClientCapabilities,
-    /// Who the client is.
-    #[serde(
-        rename = "io.modelcontextprotocol/clientInfo",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub client_info: Option<Implementation>,
-    /// Opt in to `notifications/progress` for this request.
-    #[serde(
-        rename = "progressToken",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub progress_token: Option<RequestId>,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn meta_uses_the_full_key_names() {
-        let meta = RequestMeta {
-            protocol_version: PROTOCOL_VERSION.into(),
-            client_capabilities: ClientCapabilities::default().with_tasks(),
-            client_info: Some(Implementation::new("c", "1")),
-            progress_token: None,
-        };
-        let v = serde_json::to_value(&meta).unwrap();
-        assert_eq!(v[META_PROTOCOL_VERSION], "2026-07-28");
-        assert_eq!(
-            v[META_CLIENT_CAPABILITIES]["extensions"][TASKS_EXTENSION],
-            serde_json::json!({})
-        );
-        assert_eq!(v[META_CLIENT_INFO]["name"], "c");
-        assert!(v.get("progressToken").is_none());
-    }
 
     #[test]
     fn with_tasks_keeps_other_extensions() {

@@ -31,7 +31,7 @@ pub use jsonrpc::{Message, RequestId, RpcError, error_codes};
 pub use meta::{
     ClientCapabilities, ElicitationCapability, Implementation, META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO, META_SUBSCRIPTION_ID,
-    PROTOCOL_VERSION, RequestMeta, SamplingCapability, TASKS_EXTENSION,
+    PROTOCOL_VERSION, SamplingCapability, TASKS_EXTENSION,
 };
 pub use result::{CallToolResponse, DecodeError, ResultType};
 pub use subscriptions::{ListenParams, SubscriptionAcknowledged, SubscriptionFilter};

@@ -2,7 +2,6 @@
 
 use std::fmt;
 use std::future::{Future, IntoFuture};
-use std::ops::Deref;
 use std::pin::Pin;
 use std::time::Duration;
 
@@ -71,9 +70,9 @@ impl<S: State> Task<S> {
 /// A failed transition: the error, and the handle to carry on with.
 ///
 /// Nothing is lost when a wait times out or a request fails: take the handle
-/// back with [`TaskError::into_task`] and try again, or cancel. It
-/// dereferences to the [`Error`], so `err.is_deadline()` works directly, and
-/// `?` turns it into an [`Error`] (dropping the handle).
+/// back with [`TaskError::into_task`] and try again, or cancel. Ask
+/// [`TaskError::error`] what happened (`err.error().is_deadline()`); `?`
+/// turns it into an [`Error`] (dropping the handle).
 pub struct TaskError<T> {
     error: Error,
     task: T,
@@ -102,13 +101,6 @@ impl<T> TaskError<T> {
     /// Both parts.
     pub fn into_parts(self) -> (Error, T) {
         (self.error, self.task)
-    }
-}
-
-impl<T> Deref for TaskError<T> {
-    type Target = Error;
-    fn deref(&self) -> &Error {
-        &self.error
     }
 }
 

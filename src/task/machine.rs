@@ -23,7 +23,7 @@ use crate::protocol::TaskStatus;
 
 /// What observing a snapshot did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transition {
+pub(crate) enum Transition {
     /// The status changed from `from` to `to`.
     Moved {
         /// The status before.
@@ -46,7 +46,7 @@ pub enum Transition {
 /// A task's status as the client has observed it, and the input keys it
 /// has answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Machine {
+pub(crate) struct Machine {
     status: TaskStatus,
     sealed: bool,
     ledger: Ledger,
@@ -54,7 +54,7 @@ pub struct Machine {
 }
 
 /// Whether `from → to` is a legal change of status.
-pub fn is_legal(from: TaskStatus, to: TaskStatus) -> bool {
+pub(crate) fn is_legal(from: TaskStatus, to: TaskStatus) -> bool {
     use TaskStatus::*;
     match (from, to) {
         _ if from == to => true,
@@ -67,7 +67,7 @@ pub fn is_legal(from: TaskStatus, to: TaskStatus) -> bool {
 
 impl Machine {
     /// A machine seeded with the status of a creation result (or the first read).
-    pub fn new(seed: TaskStatus) -> Self {
+    pub(crate) fn new(seed: TaskStatus) -> Self {
         Machine {
             status: seed,
             sealed: false,
@@ -77,7 +77,7 @@ impl Machine {
     }
 
     /// A machine for a task already known to be finished.
-    pub fn finished(status: TaskStatus) -> Self {
+    pub(crate) fn finished(status: TaskStatus) -> Self {
         Machine {
             sealed: true,
             ..Machine::new(status)
@@ -85,33 +85,35 @@ impl Machine {
     }
 
     /// The current status.
-    pub fn status(&self) -> TaskStatus {
+    #[cfg(test)]
+    pub(crate) fn status(&self) -> TaskStatus {
         self.status
     }
 
     /// Whether a detailed terminal snapshot has been applied: nothing will
     /// change any more.
-    pub fn is_final(&self) -> bool {
+    pub(crate) fn is_final(&self) -> bool {
         self.sealed
     }
 
     /// How many snapshots were rejected.
-    pub fn rejected(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn rejected(&self) -> u32 {
         self.rejected
     }
 
     /// The answered-keys ledger.
-    pub fn ledger(&self) -> &Ledger {
+    pub(crate) fn ledger(&self) -> &Ledger {
         &self.ledger
     }
 
     /// The answered-keys ledger, to record answers.
-    pub fn ledger_mut(&mut self) -> &mut Ledger {
+    pub(crate) fn ledger_mut(&mut self) -> &mut Ledger {
         &mut self.ledger
     }
 
     /// Observes a detailed snapshot's status (from `tasks/get` or a push).
-    pub fn observe(&mut self, claimed: TaskStatus) -> Transition {
+    pub(crate) fn observe(&mut self, claimed: TaskStatus) -> Transition {
         let from = self.status;
         if self.sealed {
             if claimed == from {
@@ -232,5 +234,90 @@ mod tests {
         assert_eq!(m.observe(InputRequired), Transition::Same);
         assert!(matches!(m.observe(Working), Transition::Moved { .. }));
         assert!(!m.is_final());
+    }
+
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn status() -> impl Strategy<Value = TaskStatus> {
+            prop_oneof![
+                Just(TaskStatus::Working),
+                Just(TaskStatus::InputRequired),
+                Just(TaskStatus::Completed),
+                Just(TaskStatus::Failed),
+                Just(TaskStatus::Cancelled),
+                Just(TaskStatus::Unknown),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(1000))]
+
+            /// Whatever the server claims, in whatever order: the first terminal
+            /// snapshot seals the machine, the status never changes after it, and
+            /// every different later claim is rejected and counted.
+            #[test]
+            fn terminal_never_changes_once_reached(
+                seed in status(),
+                claims in prop::collection::vec(status(), 0..40),
+            ) {
+                let mut machine = Machine::new(seed);
+                // A creation result is not a detailed snapshot: even a terminal seed
+                // does not seal.
+                prop_assert!(!machine.is_final());
+                let first_terminal = claims.iter().copied().find(|s| s.is_terminal());
+                let mut sealed_at = None;
+                let mut expected_rejections = 0;
+                for (i, &claim) in claims.iter().enumerate() {
+                    let before = machine.status();
+                    let was_final = machine.is_final();
+                    let transition = machine.observe(claim);
+                    if was_final {
+                        prop_assert_eq!(machine.status(), before, "a final status changed");
+                        if claim == before {
+                            prop_assert_eq!(transition, Transition::Same);
+                        } else {
+                            expected_rejections += 1;
+                            prop_assert_eq!(
+                                transition,
+                                Transition::Rejected { current: before, claimed: claim }
+                            );
+                        }
+                        continue;
+                    }
+                    // Not sealed: the claim is taken.
+                    prop_assert_eq!(machine.status(), claim);
+                    match transition {
+                        Transition::Same => prop_assert_eq!(before, claim),
+                        Transition::Moved { from, to } => {
+                            prop_assert_eq!((from, to), (before, claim));
+                            prop_assert!(from != to);
+                            // From a status the client saw in detail, only legal moves happen.
+                            if !from.is_terminal() {
+                                prop_assert!(is_legal(from, to), "{} -> {}", from, to);
+                            }
+                        }
+                        Transition::Rejected { .. } => prop_assert!(false, "rejected before sealing"),
+                    }
+                    if claim.is_terminal() {
+                        prop_assert!(machine.is_final());
+                        sealed_at = Some(i);
+                    }
+                }
+                match first_terminal {
+                    Some(end) => {
+                        prop_assert!(machine.is_final());
+                        prop_assert_eq!(machine.status(), end, "the first terminal snapshot wins");
+                        prop_assert!(sealed_at.is_some());
+                    }
+                    None => {
+                        prop_assert!(!machine.is_final());
+                        prop_assert_eq!(machine.status(), claims.last().copied().unwrap_or(seed));
+                    }
+                }
+                prop_assert_eq!(machine.rejected(), expected_rejections);
+            }
+        }
     }
 }

@@ -124,7 +124,7 @@ mod builder;
 mod core;
 mod drive;
 mod handle;
-pub mod machine;
+pub(crate) mod machine;
 mod observed;
 mod outcome;
 mod reference;

@@ -52,12 +52,8 @@ impl Outcome {
         }
     }
 
-    /// The result of a completed task, or the error [`Outcome::into_result`] gives.
-    ///
-    /// # Errors
-    ///
-    /// As [`Outcome::into_result`].
-    pub fn completed(&self) -> Result<&CallToolResult> {
+    /// The result of a completed task, or the error `into_result` gives.
+    fn completed(&self) -> Result<&CallToolResult> {
         match self {
             Outcome::Completed(r) => Ok(r),
             Outcome::Failed(e) => Err(Error::new(Kind::TaskFailed(e.clone()))),

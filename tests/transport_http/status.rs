@@ -333,8 +333,8 @@ async fn a_refused_task_read_ends_the_wait_at_once() {
             panic!("the read is refused")
         };
         assert!(start.elapsed() < PROMPT, "{:?}", start.elapsed());
-        assert_eq!(e.http_status(), Some(401), "{}", *e);
-        assert_eq!(e.www_authenticate(), Some(CHALLENGE));
+        assert_eq!(e.error().http_status(), Some(401), "{}", e.error());
+        assert_eq!(e.error().www_authenticate(), Some(CHALLENGE));
         // One refused read, not one per backoff step.
         assert_eq!(front.seen_of("tasks/get").len(), 1);
     })

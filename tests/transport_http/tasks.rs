@@ -90,7 +90,7 @@ async fn input_answered_by_hand_then_cancelled() {
         let state = client.task().call_tool("approve", json!({})).await.unwrap();
         // No handler answers: the wait stops at the input request.
         let err = state.finish().await.unwrap_err();
-        assert!(err.is_input_required(), "{}", *err);
+        assert!(err.error().is_input_required(), "{}", err.error());
         let TaskState::InputRequired(task) = err.into_task() else {
             panic!("input first")
         };

@@ -156,7 +156,7 @@ pub async fn input_by_respond(peer: &Peer) {
             TaskState::Pending(task) => match task.finish().await {
                 Ok(done) => break done,
                 Err(e) => {
-                    assert!(e.is_input_required(), "{e}");
+                    assert!(e.error().is_input_required(), "{e}");
                     e.into_task()
                 }
             },
