@@ -48,7 +48,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             snapshot.status_message.unwrap_or_default()
         );
     }
-    let Some(TaskState::Finished(done)) = updates.into_state() else {
+    let TaskState::Finished(done) = updates.into_task() else {
         return Err("expected the task to finish".into());
     };
     println!("result: {}", done.into_result()?.joined_text());

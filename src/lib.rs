@@ -63,9 +63,9 @@
 //!
 //! # Feature flags
 //!
-//! - `stdio` *(enabled by default)*: the [`Stdio`](transport::Stdio) child
-//!   process transport and [`LineTransport`](transport::LineTransport).
-//! - `http`: the [`Http`](transport::Http) Streamable HTTP transport for
+//! - `stdio` *(enabled by default)*: the [`Stdio`] child
+//!   process transport and [`LineTransport`].
+//! - `http`: the [`Http`] Streamable HTTP transport for
 //!   remote servers (reqwest; TLS by rustls with the `ring` provider and
 //!   the platform's trust store, so no system library is needed to build).
 //! - `native-tls`: `http` with the platform's TLS instead of rustls

@@ -320,7 +320,7 @@ async fn updates_yield_every_status_message_in_order_then_end() {
             "listen={listen}"
         );
         assert_eq!(seen.last().unwrap().0, TaskStatus::Completed);
-        assert!(updates.into_state().unwrap().is_finished());
+        assert!(updates.into_task().is_finished());
         if listen {
             assert_eq!(server.count("tasks/get"), 1);
         }

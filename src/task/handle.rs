@@ -199,7 +199,7 @@ impl<S: Cancellable> Task<S> {
     }
 }
 
-impl Task<Pending> {
+impl<S: Cancellable> Task<S> {
     /// Reads the task once (`tasks/get`).
     ///
     /// # Errors
@@ -210,40 +210,19 @@ impl Task<Pending> {
     ///
     /// Dropping the future drops the handle; keep a [`TaskRef`] to resume.
     pub async fn refresh(self) -> Result<TaskState, TaskError<Self>> {
-        let mut core = self.core;
+        let Task { mut core, state } = self;
         match core.read().await {
             Ok(Some(observed)) => Ok(TaskState::from_core(core, observed)),
-            Ok(None) => Ok(TaskState::from_core(core, Observed::Pending)),
-            Err(e) => Err(TaskError::new(
-                e,
-                Task {
-                    core,
-                    state: Pending {},
-                },
-            )),
+            Ok(None) => Ok(TaskState::from_core(core, state.into_observed())),
+            Err(e) => Err(TaskError::new(e, Task { core, state })),
         }
     }
 
-    /// Waits for the next change of status or status message (polling, or
-    /// pushes with `listen()`), honouring `pollIntervalMs`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::is_deadline`] when nothing changed within the builder's
-    /// `timeout`; a request error that retrying cannot fix. The handle is in
-    /// the error.
-    pub async fn next(self) -> Result<TaskState, TaskError<TaskState>> {
-        let (core, observed, r) = drive(self.core, Observed::Pending, Goal::Change).await;
-        let state = TaskState::from_core(core, observed);
-        match r {
-            Ok(()) => Ok(state),
-            Err(e) => Err(TaskError::new(e, state)),
-        }
-    }
-
-    /// Drives the task to its end: waits (polling at the server's interval,
-    /// or listening), answers input with the client's handlers, and returns
-    /// the finished handle. Also what `.await` on the handle does.
+    /// Drives the task to its end: answers the outstanding input requests
+    /// (in `InputRequired`) and any that come later with the client's
+    /// handlers, waits (polling at the server's interval, or listening),
+    /// and returns the finished handle. Also what `.await` on the handle
+    /// does.
     ///
     /// # Errors
     ///
@@ -261,11 +240,11 @@ impl Task<Pending> {
     ///
     /// Dropping the future drops the handle; the task runs on on the server.
     pub async fn finish(self) -> Finish {
-        let (core, observed, r) = drive(self.core, Observed::Pending, Goal::Finish).await;
-        settle(core, observed, r)
+        let bound = self.core.settings().timeout;
+        self.finish_within(bound).await
     }
 
-    /// [`finish`](Task::<Pending>::finish), bounded by `bound` for this
+    /// [`finish`](Task::finish), bounded by `bound` for this
     /// wait instead of the builder's `timeout`.
     ///
     /// ```
@@ -284,10 +263,10 @@ impl Task<Pending> {
     ///
     /// # Errors
     ///
-    /// As [`Task::<Pending>::finish`]; [`Error::is_deadline`] after `bound`.
+    /// As [`Task::finish`]; [`Error::is_deadline`] after `bound`.
     pub async fn finish_within(self, bound: Duration) -> Finish {
-        let (core, observed, r) =
-            drive_within(self.core, Observed::Pending, Goal::Finish, bound).await;
+        let observed = self.state.into_observed();
+        let (core, observed, r) = drive_within(self.core, observed, Goal::Finish, bound).await;
         settle(core, observed, r)
     }
 
@@ -298,7 +277,26 @@ impl Task<Pending> {
     ///
     /// As [`Task::finish`].
     pub async fn cancel_and_wait(self) -> Finish {
-        cancel_and_settle(self.core, Observed::Pending).await
+        cancel_and_settle(self.core, self.state.into_observed()).await
+    }
+}
+
+impl Task<Pending> {
+    /// Waits for the next change of status or status message (polling, or
+    /// pushes with `listen()`), honouring `pollIntervalMs`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_deadline`] when nothing changed within the builder's
+    /// `timeout`; a request error that retrying cannot fix. The handle is in
+    /// the error.
+    pub async fn next(self) -> Result<TaskState, TaskError<TaskState>> {
+        let (core, observed, r) = drive(self.core, Observed::Pending, Goal::Change).await;
+        let state = TaskState::from_core(core, observed);
+        match r {
+            Ok(()) => Ok(state),
+            Err(e) => Err(TaskError::new(e, state)),
+        }
     }
 }
 
@@ -381,67 +379,6 @@ impl Task<InputRequired> {
         }
         Ok(())
     }
-
-    /// Reads the task once (`tasks/get`).
-    ///
-    /// # Errors
-    ///
-    /// The request failed; the handle is in the error, unchanged.
-    pub async fn refresh(self) -> Result<TaskState, TaskError<Self>> {
-        let mut core = self.core;
-        match core.read().await {
-            Ok(Some(observed)) => Ok(TaskState::from_core(core, observed)),
-            Ok(None) => Ok(TaskState::from_core(
-                core,
-                Observed::InputRequired(self.state.requests),
-            )),
-            Err(e) => Err(TaskError::new(
-                e,
-                Task {
-                    core,
-                    state: self.state,
-                },
-            )),
-        }
-    }
-
-    /// Answers the outstanding requests with the client's handlers, then
-    /// drives the task to its end, as [`Task::<Pending>::finish`] does.
-    ///
-    /// # Errors
-    ///
-    /// As [`Task::<Pending>::finish`].
-    pub async fn finish(self) -> Finish {
-        let (core, observed, r) = drive(
-            self.core,
-            Observed::InputRequired(self.state.requests),
-            Goal::Finish,
-        )
-        .await;
-        settle(core, observed, r)
-    }
-
-    /// [`finish`](Task::<InputRequired>::finish), bounded by `bound` for
-    /// this wait instead of the builder's `timeout`.
-    ///
-    /// # Errors
-    ///
-    /// As [`Task::<Pending>::finish`]; [`Error::is_deadline`] after `bound`.
-    pub async fn finish_within(self, bound: Duration) -> Finish {
-        let observed = Observed::InputRequired(self.state.requests);
-        let (core, observed, r) = drive_within(self.core, observed, Goal::Finish, bound).await;
-        settle(core, observed, r)
-    }
-
-    /// Cancels the task and waits to see how it ended; see
-    /// [`Task::<Pending>::cancel_and_wait`].
-    ///
-    /// # Errors
-    ///
-    /// As [`Task::<Pending>::finish`].
-    pub async fn cancel_and_wait(self) -> Finish {
-        cancel_and_settle(self.core, Observed::InputRequired(self.state.requests)).await
-    }
 }
 
 impl Task<Finished> {
@@ -483,21 +420,11 @@ impl Task<Finished> {
     }
 }
 
-impl IntoFuture for Task<Pending> {
+impl<S: Cancellable> IntoFuture for Task<S> {
     type Output = Finish;
     type IntoFuture = Pin<Box<dyn Future<Output = Finish> + Send>>;
 
-    /// Same as [`Task::<Pending>::finish`].
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.finish())
-    }
-}
-
-impl IntoFuture for Task<InputRequired> {
-    type Output = Finish;
-    type IntoFuture = Pin<Box<dyn Future<Output = Finish> + Send>>;
-
-    /// Same as [`Task::<InputRequired>::finish`].
+    /// Same as [`Task::finish`].
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(self.finish())
     }

@@ -4,8 +4,12 @@ use super::Outcome;
 use crate::protocol::InputRequests;
 
 /// What a handle knows after a read, before it is typed.
+///
+/// Nominally `pub` because the sealed supertrait of the states converts
+/// into it; the module is private, so nothing outside the crate names it.
 #[derive(Debug)]
-pub(crate) enum Observed {
+#[allow(unreachable_pub)]
+pub enum Observed {
     Pending,
     InputRequired(InputRequests),
     Finished(Outcome),

@@ -9,11 +9,15 @@
 //   server may still report the same `input_required` snapshot. The ledger
 //   hides answered keys, so such a task reads as `Pending`.
 
+use super::observed::Observed;
 use crate::protocol::InputRequests;
 use crate::task::Outcome;
 
 mod sealed {
-    pub trait Sealed {}
+    /// What each state carries into a wait.
+    pub trait Sealed {
+        fn into_observed(self) -> super::Observed;
+    }
 }
 
 /// A state of a [`Task`](crate::Task) handle. Sealed: the three states
@@ -46,9 +50,22 @@ pub trait Cancellable: State {}
 impl Cancellable for Pending {}
 impl Cancellable for InputRequired {}
 
-impl sealed::Sealed for Pending {}
-impl sealed::Sealed for InputRequired {}
-impl sealed::Sealed for Finished {}
+impl sealed::Sealed for Pending {
+    fn into_observed(self) -> Observed {
+        Observed::Pending
+    }
+}
+
+impl sealed::Sealed for InputRequired {
+    fn into_observed(self) -> Observed {
+        Observed::InputRequired(self.requests)
+    }
+}
+impl sealed::Sealed for Finished {
+    fn into_observed(self) -> Observed {
+        Observed::Finished(self.outcome)
+    }
+}
 impl State for Pending {}
 impl State for InputRequired {}
 impl State for Finished {}

@@ -1,20 +1,29 @@
-//! `Task<Pending>::updates()`: a stream of snapshots for progress display.
+//! `Task<Pending>::updates()`: the snapshots of a task as it changes.
 
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures_core::Stream;
+use tokio::sync::Mutex;
 
 use super::core::Core;
-use super::drive::{Goal, drive};
+use super::drive::{Goal, wait};
 use super::observed::Observed;
 use super::snapshot::Snapshot;
 use super::{Pending, Task, TaskState};
 use crate::error::Error;
 
-type Step = Pin<Box<dyn Future<Output = (Box<Core>, Observed, crate::Result<()>)> + Send>>;
+/// What a wait works on. Shared with the stream's step in flight, which
+/// holds the lock while it waits, so that dropping the step gives it back.
+struct Held {
+    core: Box<Core>,
+    observed: Observed,
+}
+
+type Step = Pin<Box<dyn Future<Output = (Result<Snapshot, Error>, bool)> + Send>>;
 
 /// The snapshots of a task as it changes: the current one first, then one
 /// per change of status or status message, the terminal one last.
@@ -24,9 +33,13 @@ type Step = Pin<Box<dyn Future<Output = (Box<Core>, Observed, crate::Result<()>)
 /// like any other; its requests are then answered with the client's
 /// handlers as [`Task::finish`] would, and the stream goes on (the
 /// `working` snapshot after the answer comes next). When a request cannot
-/// be answered, the `input_required` snapshot is the last. An
-/// error (such as the wait's deadline) is yielded once and ends the stream.
-/// [`Updates::into_state`] gives the handle back.
+/// be answered, the `input_required` snapshot is the last. An error (such
+/// as the wait's deadline) is yielded once and ends the stream.
+///
+/// Read it with [`Updates::next`], or as a [`Stream`]. Either way the
+/// handle is never lost: [`Updates::into_task`] gives it back in its latest
+/// state, also after a wait was dropped half way (inside `select!` or a
+/// timeout).
 ///
 /// # Examples
 ///
@@ -40,24 +53,21 @@ type Step = Pin<Box<dyn Future<Output = (Box<Core>, Observed, crate::Result<()>)
 /// #     .poll_interval(Duration::from_millis(5)).working(Duration::from_millis(5), "half way")
 /// #     .complete(Duration::from_millis(5), CallToolResult::text("done"))));
 /// # let client = Client::connect(server.connect()).await?;
-/// use std::future::poll_fn;
-/// use std::pin::Pin;
-/// use futures_core::Stream;
-///
 /// let TaskState::Pending(task) = client.task().call_tool("export", ()).await? else { return Ok(()) };
 /// let mut updates = task.updates();
-/// while let Some(snapshot) = poll_fn(|cx| Pin::new(&mut updates).poll_next(cx)).await {
+/// while let Some(snapshot) = updates.next().await {
 ///     let snapshot = snapshot?;
 ///     println!("{}: {:?}", snapshot.status, snapshot.status_message);
 /// }
-/// assert!(updates.into_state().unwrap().is_finished());
+/// assert!(updates.into_task().is_finished());
 /// # Ok(()) }
 /// ```
 #[must_use = "streams do nothing unless polled"]
 pub struct Updates {
     first: Option<Snapshot>,
+    held: Arc<Mutex<Held>>,
+    /// The stream's wait in flight, between two polls.
     step: Option<Step>,
-    state: Option<TaskState>,
     ended: bool,
 }
 
@@ -65,9 +75,28 @@ impl fmt::Debug for Updates {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Updates")
             .field("waiting", &self.step.is_some())
-            .field("state", &self.state)
             .field("ended", &self.ended)
-            .finish()
+            .finish_non_exhaustive()
+    }
+}
+
+/// One wait for the next change, on what `held` holds; the item to yield
+/// and whether the stream ends after it.
+async fn step(held: &mut Held) -> (Result<Snapshot, Error>, bool) {
+    let Held { core, observed } = held;
+    let bound = core.settings().timeout;
+    match wait(core, observed, Goal::Updates, bound).await {
+        Ok(()) => {
+            // A question the wait answers itself is shown, then the stream
+            // goes on; one it cannot answer ends the stream.
+            let ended = match observed {
+                Observed::Pending => false,
+                Observed::InputRequired(requests) => !core.can_answer(requests),
+                Observed::Finished(_) => true,
+            };
+            (Ok(core.snapshot().clone()), ended)
+        }
+        Err(e) => (Err(e), true),
     }
 }
 
@@ -75,17 +104,46 @@ impl Updates {
     pub(crate) fn new(task: Task<Pending>) -> Updates {
         Updates {
             first: Some(task.snapshot().clone()),
+            held: Arc::new(Mutex::new(Held {
+                core: task.core,
+                observed: Observed::Pending,
+            })),
             step: None,
-            state: Some(TaskState::Pending(task)),
             ended: false,
         }
     }
 
-    /// The handle, in its latest state. `None` if the stream was dropped
-    /// out of a wait it had started (polled, then abandoned before the
-    /// change arrived).
-    pub fn into_state(self) -> Option<TaskState> {
-        self.state
+    /// The next snapshot; `None` once the stream has ended.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: dropping the future (in `select!`, or a timeout) loses
+    /// nothing. The handle stays in the stream, and the next call waits on.
+    pub async fn next(&mut self) -> Option<Result<Snapshot, Error>> {
+        if let Some(first) = self.first.take() {
+            return Some(Ok(first));
+        }
+        // A stream poll left half way gives the handle back when dropped.
+        self.step = None;
+        if self.ended {
+            return None;
+        }
+        let mut held = self.held.lock().await;
+        let (item, ended) = step(&mut held).await;
+        self.ended = ended;
+        Some(item)
+    }
+
+    /// The handle, in its latest state.
+    pub fn into_task(self) -> TaskState {
+        let Updates { held, step, .. } = self;
+        // The wait in flight, if any, holds the lock: dropping it lets go.
+        drop(step);
+        let Held { core, observed } = match Arc::try_unwrap(held) {
+            Ok(held) => held.into_inner(),
+            Err(_) => unreachable!("only the stream's step shares what the handle holds"),
+        };
+        TaskState::from_core(core, observed)
     }
 }
 
@@ -100,47 +158,16 @@ impl Stream for Updates {
         if this.ended {
             return Poll::Ready(None);
         }
-        if this.step.is_none() {
-            match this.state.take() {
-                Some(TaskState::Pending(task)) => {
-                    this.step = Some(Box::pin(drive(task.core, Observed::Pending, Goal::Updates)));
-                }
-                Some(TaskState::InputRequired(task)) => {
-                    let observed = Observed::InputRequired(task.state.requests);
-                    this.step = Some(Box::pin(drive(task.core, observed, Goal::Updates)));
-                }
-                other => {
-                    this.state = other;
-                    this.ended = true;
-                    return Poll::Ready(None);
-                }
-            }
-        }
-        let step = this.step.as_mut().expect("a wait is in flight");
-        let (core, observed, result) = match step.as_mut().poll(cx) {
+        let step = this.step.get_or_insert_with(|| {
+            let held = this.held.clone();
+            Box::pin(async move { step(&mut *held.lock_owned().await).await })
+        });
+        let (item, ended) = match step.as_mut().poll(cx) {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(done) => done,
         };
         this.step = None;
-        let snapshot = core.snapshot().clone();
-        let state = TaskState::from_core(core, observed);
-        let item = match result {
-            Ok(()) => {
-                // A question the wait answers itself is shown, then the
-                // stream goes on; one it cannot answer ends the stream.
-                this.ended = match &state {
-                    TaskState::Pending(_) => false,
-                    TaskState::InputRequired(task) => !task.core.can_answer(&task.state.requests),
-                    TaskState::Finished(_) => true,
-                };
-                Ok(snapshot)
-            }
-            Err(e) => {
-                this.ended = true;
-                Err(e)
-            }
-        };
-        this.state = Some(state);
+        this.ended = ended;
         Poll::Ready(Some(item))
     }
 }

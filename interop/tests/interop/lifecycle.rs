@@ -67,7 +67,7 @@ pub async fn progress_updates(peer: &Peer) {
         seen.push(snapshot.status);
     }
     assert_eq!(seen.last(), Some(&TaskStatus::Completed), "{seen:?}");
-    let finished = updates.into_state().expect("state").try_into_finished();
+    let finished = updates.into_task().try_into_finished();
     assert!(finished.is_ok());
 }
 
