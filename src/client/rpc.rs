@@ -100,6 +100,10 @@ impl SubEntry {
 struct Tables {
     pending: HashMap<RequestId, oneshot::Sender<Result<Reply, String>>>,
     subscriptions: HashMap<RequestId, SubEntry>,
+    /// `notifications/progress` by `progressToken`.
+    progress: HashMap<RequestId, SubEntry>,
+    /// Where requests from the server go, once someone answers them.
+    server_requests: Option<mpsc::Sender<ServerRequest>>,
     /// Where `notifications/tasks` that no open subscription claims go
     /// (untagged, or tagged with a stream that is gone), once someone listens.
     task_pushes: Option<SubEntry>,
@@ -110,6 +114,9 @@ struct Tables {
 pub(crate) struct Shared {
     tables: Mutex<Tables>,
     next_id: AtomicI64,
+    /// The writer's queue, held weakly (responses to the server's requests
+    /// are written through it; it must not keep the connection open).
+    out: mpsc::WeakSender<Outbound>,
     /// Flips to `true` once, when the connection closes.
     closed_tx: watch::Sender<bool>,
     /// Messages skipped as unreadable or unmatched.
@@ -126,6 +133,8 @@ impl Shared {
             let _ = tx.send(Err(reason.clone()));
         }
         t.subscriptions.clear();
+        t.progress.clear();
+        t.server_requests = None;
         t.task_pushes = None;
         drop(t);
         self.closed_tx.send_replace(true);
@@ -153,9 +162,32 @@ impl Shared {
                 );
             }
             Message::Notification { method, params } => self.route(method, params),
-            Message::Request { method, .. } => {
-                tracing::warn!(%method, "ignoring a request from the server (servers never send requests in 2026-07-28)");
+            Message::Request { id, method, params } => self.serve(id, method, params),
+        }
+    }
+
+    /// Hands a request from the server to whoever answers them; without
+    /// anyone, it is ignored (2026-07-28 servers never send requests).
+    fn serve(&self, id: RequestId, method: String, params: Option<Box<RawValue>>) {
+        let mut t = self.tables.lock().unwrap();
+        let Some(tx) = &t.server_requests else {
+            tracing::warn!(%method, "ignoring a request from the server: nothing answers it");
+            return;
+        };
+        let request = ServerRequest {
+            method,
+            params,
+            responder: Responder {
+                out: self.out.clone(),
+                id,
+            },
+        };
+        match tx.try_send(request) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(r)) => {
+                tracing::warn!(method = %r.method, "too many requests from the server waiting; ignoring one");
             }
+            Err(mpsc::error::TrySendError::Closed(_)) => t.server_requests = None,
         }
     }
 
@@ -189,6 +221,16 @@ impl Shared {
             // On stdio, a server ends a listen stream this way.
             if let Some(id) = params.as_deref().and_then(cancelled_request_id) {
                 t.subscriptions.remove(&id);
+            }
+            return;
+        }
+        if method == method::NOTIFICATIONS_PROGRESS
+            && let Some(token) = params.as_deref().and_then(progress_token_of)
+        {
+            if let Some(entry) = t.progress.get(&token)
+                && !entry.send(SubEvent::Notification { method, params })
+            {
+                t.progress.remove(&token);
             }
             return;
         }
@@ -231,6 +273,17 @@ fn subscription_id_of(params: &RawValue) -> Option<RequestId> {
         id: Option<RequestId>,
     }
     serde_json::from_str::<P>(params.get()).ok()?.meta?.id
+}
+
+fn progress_token_of(params: &RawValue) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct P {
+        progress_token: RequestId,
+    }
+    serde_json::from_str::<P>(params.get())
+        .ok()
+        .map(|p| p.progress_token)
 }
 
 fn cancelled_request_id(params: &RawValue) -> Option<RequestId> {
@@ -283,13 +336,14 @@ impl Connection {
             .connect()
             .await
             .map_err(|e| Error::transport(e.to_string()).with_source(e))?;
+        let (out, rx) = mpsc::channel(OUTGOING_CAPACITY);
         let shared = Arc::new(Shared {
             tables: Mutex::new(Tables::default()),
             next_id: AtomicI64::new(1),
+            out: out.downgrade(),
             closed_tx: watch::Sender::new(false),
             discarded: AtomicU64::new(0),
         });
-        let (out, rx) = mpsc::channel(OUTGOING_CAPACITY);
         tokio::spawn(write_loop(sink, rx, shared.clone()));
         tokio::spawn(read_loop(stream, shared.clone()));
         Ok(Connection { out, shared })
@@ -332,6 +386,42 @@ impl Connection {
         Pushes { rx, lagged }
     }
 
+    /// Takes the requests the server sends, each with the means to answer
+    /// it. Until this is called they are ignored; a second call replaces
+    /// the first receiver.
+    #[cfg_attr(not(test), allow(dead_code))] // the initialize era's session answers them
+    pub(crate) fn server_requests(&self) -> mpsc::Receiver<ServerRequest> {
+        let (tx, rx) = mpsc::channel(SUBSCRIPTION_CAPACITY);
+        let mut t = self.shared.tables.lock().unwrap();
+        if t.closed.is_none() {
+            t.server_requests = Some(tx);
+        }
+        rx
+    }
+
+    /// Routes `notifications/progress` carrying `token` to the returned
+    /// watch, until it is dropped.
+    #[cfg_attr(not(test), allow(dead_code))] // progress reporting comes with the initialize era
+    pub(crate) fn progress(&self, token: RequestId) -> ProgressWatch {
+        let (tx, rx) = mpsc::channel(SUBSCRIPTION_CAPACITY);
+        let lagged = Arc::new(AtomicBool::new(false));
+        let mut t = self.shared.tables.lock().unwrap();
+        if t.closed.is_none() {
+            t.progress.insert(
+                token.clone(),
+                SubEntry {
+                    tx,
+                    lagged: lagged.clone(),
+                },
+            );
+        }
+        ProgressWatch {
+            shared: Arc::downgrade(&self.shared),
+            token,
+            rx,
+        }
+    }
+
     /// Sends a request and waits for its result.
     ///
     /// Dropping the returned future (or a timeout) removes the request from
@@ -356,8 +446,7 @@ impl Connection {
             conn: self,
             id: Some(id.clone()),
         };
-        let mut msg = Outbound::new(json, method);
-        msg.id = Some(id);
+        let mut msg = Outbound::request(json, method, id);
         msg.name = name;
         let lost_outcome = Method::of(method).loses_outcome_with_its_reply();
         let discarded_before = self.discarded();
@@ -430,8 +519,7 @@ impl Connection {
             rx,
             lagged,
         };
-        let mut msg = Outbound::new(json, method);
-        msg.id = Some(id);
+        let msg = Outbound::request(json, method, id);
         self.out
             .send(msg)
             .await
@@ -505,6 +593,83 @@ impl Subscription {
             return Some(SubEvent::Lagged);
         }
         ev
+    }
+}
+
+/// A request from the server, and the means to answer it once.
+#[cfg_attr(not(test), allow(dead_code))] // the initialize era's session answers them
+pub(crate) struct ServerRequest {
+    pub(crate) method: String,
+    pub(crate) params: Option<Box<RawValue>>,
+    pub(crate) responder: Responder,
+}
+
+/// Answers one request from the server. Dropping it answers nothing (the
+/// server's own timeout applies).
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) struct Responder {
+    out: mpsc::WeakSender<Outbound>,
+    id: RequestId,
+}
+
+#[cfg_attr(not(test), allow(dead_code))]
+impl Responder {
+    /// The id of the request this answers.
+    pub(crate) fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// Answers with a result.
+    pub(crate) async fn result<R: Serialize>(self, result: &R) -> Result<(), Error> {
+        let json = serde_json::to_string(&serde_json::json!({
+            "jsonrpc": "2.0", "id": self.id, "result": result
+        }))
+        .map_err(|e| Error::builder(format!("the response does not serialize: {e}")))?;
+        self.send(json).await
+    }
+
+    /// Answers with an error.
+    pub(crate) async fn error(self, error: RpcError) -> Result<(), Error> {
+        let json = serde_json::json!({"jsonrpc": "2.0", "id": self.id, "error": error}).to_string();
+        self.send(json).await
+    }
+
+    async fn send(self, json: String) -> Result<(), Error> {
+        let out = self
+            .out
+            .upgrade()
+            .ok_or_else(|| Error::transport("the connection is closed"))?;
+        out.send(Outbound::response(json, self.id))
+            .await
+            .map_err(|_| Error::transport("the connection is closed"))
+    }
+}
+
+/// `notifications/progress` for one token; dropping it stops the routing.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) struct ProgressWatch {
+    shared: Weak<Shared>,
+    token: RequestId,
+    rx: mpsc::Receiver<SubEvent>,
+}
+
+#[cfg_attr(not(test), allow(dead_code))]
+impl ProgressWatch {
+    /// The next progress notification's params; `None` once the
+    /// connection closed.
+    pub(crate) async fn next(&mut self) -> Option<Option<Box<RawValue>>> {
+        match self.rx.recv().await? {
+            SubEvent::Notification { params, .. } => Some(params),
+            SubEvent::Lagged => Some(None),
+        }
+    }
+}
+
+impl Drop for ProgressWatch {
+    fn drop(&mut self) {
+        if let Some(shared) = self.shared.upgrade() {
+            shared.tables.lock().unwrap().progress.remove(&self.token);
+        }
     }
 }
 
@@ -587,4 +752,147 @@ async fn read_loop<S: MessageStream>(mut stream: S, shared: Arc<Shared>) {
         }
     };
     shared.close(reason);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::{OutboundKind, memory};
+
+    async fn open() -> (Connection, memory::MemorySink, memory::MemoryStream) {
+        let (ours, theirs) = memory::pair();
+        let conn = Connection::open(ours).await.unwrap();
+        let (sink, stream) = theirs.connect().await.unwrap();
+        (conn, sink, stream)
+    }
+
+    async fn from_client(stream: &mut memory::MemoryStream) -> serde_json::Value {
+        match stream.recv().await.unwrap() {
+            Some(Inbound::Message(text)) => serde_json::from_str(&text).unwrap(),
+            other => panic!("expected a message, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_request_from_the_server_is_handed_over_and_answered_under_its_id() {
+        let (conn, mut sink, mut stream) = open().await;
+        let mut requests = conn.server_requests();
+        let ask = r#"{"jsonrpc":"2.0","id":"s-1","method":"elicitation/create","params":{"message":"ok?"}}"#;
+        sink.send(Outbound::new(ask.into(), "test")).await.unwrap();
+        let request = requests.recv().await.unwrap();
+        assert_eq!(request.method, "elicitation/create");
+        assert_eq!(request.params.unwrap().get(), r#"{"message":"ok?"}"#);
+        assert_eq!(request.responder.id(), &RequestId::String("s-1".into()));
+        request
+            .responder
+            .result(&serde_json::json!({"action": "accept"}))
+            .await
+            .unwrap();
+        let answer = from_client(&mut stream).await;
+        assert_eq!(
+            answer,
+            serde_json::json!({"jsonrpc": "2.0", "id": "s-1", "result": {"action": "accept"}})
+        );
+        // An error answer, too.
+        let ask = r#"{"jsonrpc":"2.0","id":7,"method":"roots/list"}"#;
+        sink.send(Outbound::new(ask.into(), "test")).await.unwrap();
+        let request = requests.recv().await.unwrap();
+        request
+            .responder
+            .error(RpcError::new(-32601, "no roots"))
+            .await
+            .unwrap();
+        let answer = from_client(&mut stream).await;
+        assert_eq!(answer["id"], 7);
+        assert_eq!(answer["error"]["code"], -32601);
+    }
+
+    /// A transport whose sink hands the client's messages over whole, kind
+    /// included.
+    struct Recording {
+        outbound: mpsc::UnboundedSender<Outbound>,
+        inbound: mpsc::UnboundedReceiver<Inbound>,
+    }
+    struct RecordingSink(mpsc::UnboundedSender<Outbound>);
+    struct RecordingStream(mpsc::UnboundedReceiver<Inbound>);
+    impl MessageSink for RecordingSink {
+        async fn send(&mut self, message: Outbound) -> std::io::Result<()> {
+            let _ = self.0.send(message);
+            Ok(())
+        }
+        async fn close(&mut self) {}
+    }
+    impl MessageStream for RecordingStream {
+        async fn recv(&mut self) -> std::io::Result<Option<Inbound>> {
+            Ok(self.0.recv().await)
+        }
+    }
+    impl Transport for Recording {
+        type Sink = RecordingSink;
+        type Stream = RecordingStream;
+        async fn connect(self) -> std::io::Result<(RecordingSink, RecordingStream)> {
+            Ok((RecordingSink(self.outbound), RecordingStream(self.inbound)))
+        }
+    }
+
+    #[tokio::test]
+    async fn every_message_says_what_kind_it_is() {
+        let (out_tx, mut out_rx) = mpsc::unbounded_channel();
+        let (in_tx, in_rx) = mpsc::unbounded_channel();
+        let conn = Connection::open(Recording {
+            outbound: out_tx,
+            inbound: in_rx,
+        })
+        .await
+        .unwrap();
+        let mut requests = conn.server_requests();
+        // A request, abandoned: its notifications/cancelled follows.
+        let _ = conn
+            .request(
+                "tools/list",
+                None,
+                serde_json::json!({}),
+                Duration::from_millis(1),
+            )
+            .await;
+        let request = out_rx.recv().await.unwrap();
+        assert_eq!(
+            (request.kind, request.method.as_str()),
+            (OutboundKind::Request, "tools/list")
+        );
+        assert!(request.id.is_some());
+        let cancel = out_rx.recv().await.unwrap();
+        assert_eq!(cancel.kind, OutboundKind::Notification);
+        assert_eq!(cancel.method, "notifications/cancelled");
+        // A response to the server's request.
+        let ask = r#"{"jsonrpc":"2.0","id":"s-9","method":"ping"}"#;
+        in_tx.send(Inbound::Message(ask.into())).unwrap();
+        let responder = requests.recv().await.unwrap().responder;
+        responder.result(&serde_json::json!({})).await.unwrap();
+        let response = out_rx.recv().await.unwrap();
+        assert_eq!(response.kind, OutboundKind::Response);
+        assert_eq!(response.id, Some(RequestId::String("s-9".into())));
+        assert!(response.method.is_empty());
+    }
+
+    #[tokio::test]
+    async fn progress_is_routed_by_its_token_until_the_watch_is_dropped() {
+        let (conn, mut sink, _stream) = open().await;
+        let mut watch = conn.progress(RequestId::String("tok".into()));
+        let note = |token: &str, n: u32| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":"{token}","progress":{n}}}}}"#
+            )
+        };
+        sink.send(Outbound::new(note("other", 1), "test"))
+            .await
+            .unwrap();
+        sink.send(Outbound::new(note("tok", 2), "test"))
+            .await
+            .unwrap();
+        let params = watch.next().await.unwrap().unwrap();
+        assert!(params.get().contains(r#""progress":2"#), "{}", params.get());
+        drop(watch);
+        assert!(conn.shared.tables.lock().unwrap().progress.is_empty());
+    }
 }

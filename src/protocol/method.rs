@@ -22,6 +22,8 @@ pub(crate) const TASKS_CANCEL: &str = "tasks/cancel";
 pub(crate) const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 /// `notifications/cancelled`.
 pub(crate) const NOTIFICATIONS_CANCELLED: &str = "notifications/cancelled";
+/// `notifications/progress`.
+pub(crate) const NOTIFICATIONS_PROGRESS: &str = "notifications/progress";
 /// `notifications/tasks`.
 pub(crate) const NOTIFICATIONS_TASKS: &str = "notifications/tasks";
 /// `notifications/subscriptions/acknowledged`.

@@ -39,7 +39,8 @@
 //! # Compile-time guarantees
 //!
 //! Each guarantee below is shown by a program that compiles and a twin,
-//! one line different, that does not.
+//! one line different, that does not, with the error it fails with (so a
+//! twin that fails for another reason, a new lint say, fails the docs).
 //!
 //! A setter can be called only once:
 //!
@@ -49,7 +50,7 @@
 //! let state = client.task().with_ttl(Duration::from_secs(60)).call_tool("export", ()).await?;
 //! # drop(state); Ok(()) }
 //! ```
-//! ```compile_fail
+//! ```compile_fail,E0277
 //! # use std::time::Duration;
 //! # async fn f(client: mcp_tasks::Client) -> mcp_tasks::Result<()> {
 //! let state = client.task().with_ttl(Duration::from_secs(60)).with_ttl(Duration::from_secs(9)).call_tool("export", ()).await?;
@@ -63,7 +64,7 @@
 //! let state = client.task().listen().call_tool("export", serde_json::json!({"id": 7})).await?;
 //! # drop(state); Ok(()) }
 //! ```
-//! ```compile_fail
+//! ```compile_fail,E0061
 //! # async fn f(client: mcp_tasks::Client) -> mcp_tasks::Result<()> {
 //! let state = client.task().listen().call_tool("export").await?;
 //! # drop(state); Ok(()) }
@@ -75,7 +76,7 @@
 //! # use mcp_tasks::{Task, Finished};
 //! fn report(task: Task<Finished>) { println!("{:?}", task.outcome()); }
 //! ```
-//! ```compile_fail
+//! ```compile_fail,E0599
 //! # use mcp_tasks::{Task, Pending};
 //! fn report(task: Task<Pending>) { println!("{:?}", task.outcome()); }
 //! ```
@@ -86,7 +87,7 @@
 //! # use mcp_tasks::{Task, InputRequired, protocol::InputResponses};
 //! async fn answer(task: Task<InputRequired>, answers: InputResponses) { let _ = task.respond(answers).await; }
 //! ```
-//! ```compile_fail
+//! ```compile_fail,E0599
 //! # use mcp_tasks::{Task, Pending, protocol::InputResponses};
 //! async fn answer(task: Task<Pending>, answers: InputResponses) { let _ = task.respond(answers).await; }
 //! ```
@@ -97,7 +98,7 @@
 //! # use mcp_tasks::{Task, Pending};
 //! async fn stop(task: Task<Pending>) { let _ = task.cancel().await; }
 //! ```
-//! ```compile_fail
+//! ```compile_fail,E0599
 //! # use mcp_tasks::{Task, Finished};
 //! async fn stop(task: Task<Finished>) { let _ = task.cancel().await; }
 //! ```
@@ -111,7 +112,7 @@
 //!     let _ = state;
 //! }
 //! ```
-//! ```compile_fail
+//! ```compile_fail,E0382
 //! # use mcp_tasks::{Task, Pending};
 //! async fn wait(task: Task<Pending>) {
 //!     let state = task.refresh().await;

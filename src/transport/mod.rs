@@ -54,6 +54,18 @@ pub trait Transport: Send + 'static {
     fn connect(self) -> impl Future<Output = io::Result<(Self::Sink, Self::Stream)>> + Send;
 }
 
+/// What kind of JSON-RPC message an [`Outbound`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OutboundKind {
+    /// A request: its reply comes back under its `id`.
+    Request,
+    /// A notification: nothing comes back.
+    Notification,
+    /// A response to a request from the server, under the server's `id`.
+    Response,
+}
+
 /// One outgoing JSON-RPC message, serialized, with what a transport may need
 /// to route it (HTTP headers, say) without parsing it again.
 ///
@@ -65,9 +77,13 @@ pub trait Transport: Send + 'static {
 pub struct Outbound {
     /// The message as JSON text, without a trailing newline.
     pub json: String,
-    /// The JSON-RPC method (for requests and notifications).
+    /// What kind of message it is, so a transport need not guess from the
+    /// id or the method.
+    pub kind: OutboundKind,
+    /// The JSON-RPC method (for requests and notifications; empty for a
+    /// response).
     pub method: String,
-    /// The request id (for requests).
+    /// The request id (for requests, and the id a response answers).
     pub id: Option<RequestId>,
     /// The routing name: the tool name on `tools/call`, the task id on `tasks/*`.
     pub name: Option<String>,
@@ -78,6 +94,7 @@ pub struct Outbound {
 impl fmt::Debug for Outbound {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Outbound")
+            .field("kind", &self.kind)
             .field("method", &self.method)
             .field("id", &self.id)
             .field("json_bytes", &self.json.len())
@@ -88,14 +105,34 @@ impl fmt::Debug for Outbound {
 }
 
 impl Outbound {
-    /// A message with only its JSON and method.
+    /// A notification (or any message without an id) with only its JSON
+    /// and method.
     pub fn new(json: String, method: impl Into<String>) -> Self {
         Outbound {
             json,
+            kind: OutboundKind::Notification,
             method: method.into(),
             id: None,
             name: None,
             cancels: None,
+        }
+    }
+
+    /// A request with its id.
+    pub fn request(json: String, method: impl Into<String>, id: RequestId) -> Self {
+        Outbound {
+            kind: OutboundKind::Request,
+            id: Some(id),
+            ..Outbound::new(json, method)
+        }
+    }
+
+    /// A response to the server's request `id`.
+    pub fn response(json: String, id: RequestId) -> Self {
+        Outbound {
+            kind: OutboundKind::Response,
+            id: Some(id),
+            ..Outbound::new(json, String::new())
         }
     }
 }

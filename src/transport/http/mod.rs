@@ -11,7 +11,10 @@ use reqwest::header::HeaderMap;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-use super::{DEFAULT_MAX_MESSAGE_SIZE, Inbound, MessageSink, MessageStream, Outbound, Transport};
+use super::{
+    DEFAULT_MAX_MESSAGE_SIZE, Inbound, MessageSink, MessageStream, Outbound, OutboundKind,
+    Transport,
+};
 use crate::protocol::{PROTOCOL_VERSION, RequestId};
 
 mod exchange;
@@ -263,13 +266,18 @@ impl Shared {
             },
             _ => Vec::new(),
         };
-        headers::for_message(
+        let mut headers = headers::for_message(
             &self.base_headers,
             &message.method,
             &version,
             &facts,
             &mirrored,
-        )
+        )?;
+        if message.kind == OutboundKind::Response {
+            // A response has no method to announce.
+            headers.remove(headers::METHOD_HEADER);
+        }
+        Ok(headers)
     }
 
     /// Sends a request and reads its reply on a task of its own.
@@ -433,17 +441,28 @@ impl MessageSink for HttpSink {
         }
         let headers = self.shared.headers_for(&message);
         let Outbound {
-            json, method, id, ..
+            json,
+            kind,
+            method,
+            id,
+            ..
         } = message;
-        match (id, headers) {
-            (Some(id), Ok(headers)) => self.shared.start(id, method, headers, json, tx),
-            (None, Ok(headers)) => {
-                tokio::spawn(exchange::notify(self.shared.clone(), method, headers, json));
+        match (kind, id, headers) {
+            (OutboundKind::Request, Some(id), Ok(headers)) => {
+                self.shared.start(id, method, headers, json, tx);
             }
-            (Some(id), Err(reason)) => {
+            (OutboundKind::Request, Some(id), Err(reason)) => {
                 let _ = tx.send(Inbound::NotSent { id, reason }).await;
             }
-            (None, Err(reason)) => tracing::warn!(%method, "not sending a notification: {reason}"),
+            (OutboundKind::Request, None, _) => {
+                tracing::warn!(%method, "not sending a request without an id");
+            }
+            // Notifications, and responses to the server's requests: one
+            // POST each, with nothing to wait for but its acceptance.
+            (_, _, Ok(headers)) => {
+                tokio::spawn(exchange::notify(self.shared.clone(), method, headers, json));
+            }
+            (_, _, Err(reason)) => tracing::warn!(%method, "not sending a message: {reason}"),
         }
         Ok(())
     }
