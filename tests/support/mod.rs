@@ -1,5 +1,9 @@
 //! Shared helpers for the integration tests.
-#![allow(dead_code, unused_imports)]
+#![allow(
+    dead_code,
+    unused_imports,
+    reason = "each test binary uses a different subset of these helpers"
+)]
 
 use std::time::Duration;
 
@@ -25,7 +29,7 @@ pub fn text(t: &str) -> CallToolResult {
     CallToolResult::text(t)
 }
 
-pub fn confirm_form() -> InputRequest {
+fn confirm_form() -> InputRequest {
     InputRequest::form(
         "Confirm the export?",
         json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}),
