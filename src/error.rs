@@ -459,12 +459,6 @@ mod tests {
     }
 
     #[test]
-    fn error_is_send_sync_static() {
-        fn assert<T: Send + Sync + 'static>() {}
-        assert::<Error>();
-    }
-
-    #[test]
     fn not_found_needs_a_task_method() {
         let e = Error::rpc(RpcError::new(-32602, "no such task")).with_method("tasks/get");
         assert!(e.is_task_not_found() && e.is_rpc());

@@ -10,6 +10,8 @@
 
 #[path = "support/runner.rs"]
 mod runner;
+#[path = "support/time.rs"]
+mod time;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
@@ -21,10 +23,7 @@ use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 use mcp_tasks::transport::{LineTransport, Stderr, Stdio};
 use mcp_tasks::{Client, TaskState};
 use serde_json::json;
-
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
+use time::ms;
 
 /// `relay <port> <die_at> [<exit_after_ms>]`: relays stdin to the socket and
 /// the socket to stdout; exits with status 3, without relaying it, on

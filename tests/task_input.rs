@@ -266,7 +266,7 @@ async fn a_stale_snapshot_after_the_update_is_not_answered_again() {
                 "params": {"message": "OK?", "requestedSchema": {"type": "object"}}}}
         })
     };
-    let (canned, transport) = Canned::start(vec![
+    let (canned, transport) = CannedPeer::start(vec![
         (
             "tools/call",
             json!({"resultType": "task", "taskId": "t-9", "status": "working", "ttlMs": null, "pollIntervalMs": 100}),

@@ -56,7 +56,7 @@ async fn the_interval_follows_a_change_mid_task() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn default_interval_and_floor() {
+async fn without_a_poll_interval_polls_are_a_second_apart() {
     let server = export(TaskScript::new().complete(ms(2500), text("done")));
     let client = client(&server).await;
     let _done = client
@@ -67,13 +67,16 @@ async fn default_interval_and_floor() {
         .await
         .unwrap();
     assert_eq!(gaps(&server, "tasks/get"), [ms(1000), ms(1000)]);
+}
 
+#[tokio::test(start_paused = true)]
+async fn min_poll_interval_raises_a_shorter_server_interval() {
     let fast = export(
         TaskScript::new()
             .poll_interval(ms(1))
             .complete(ms(100), text("done")),
     );
-    let client = support::client(&fast).await;
+    let client = client(&fast).await;
     let _done = client
         .task()
         .min_poll_interval(ms(40))
@@ -82,7 +85,7 @@ async fn default_interval_and_floor() {
         .unwrap()
         .await
         .unwrap();
-    assert!(gaps(&fast, "tasks/get").iter().all(|g| *g == ms(40)));
+    assert_eq!(gaps(&fast, "tasks/get"), [ms(40), ms(40)]);
     assert_eq!(fast.count("tasks/get"), 3);
 }
 

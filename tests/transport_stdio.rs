@@ -8,6 +8,8 @@
 
 #[path = "support/runner.rs"]
 mod runner;
+#[path = "support/time.rs"]
+mod time;
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -18,10 +20,7 @@ use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 use mcp_tasks::transport::{Stderr, Stdio};
 use mcp_tasks::{Client, TaskState};
 use serde_json::json;
-
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
+use time::ms;
 
 fn scripted() -> TestServer {
     let form = InputRequest::form("Proceed?", json!({"type": "object"}));

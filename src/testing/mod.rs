@@ -73,13 +73,10 @@ mod record;
 mod script;
 mod serve;
 mod tasks;
+mod wire;
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_faults;
-#[cfg(test)]
-mod tests_tasks;
 
 pub use faults::Faults;
 pub use record::RecordedRequest;

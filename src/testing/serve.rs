@@ -13,6 +13,7 @@ use super::TestServer;
 use super::record::{RecordedRequest, declares_tasks};
 use super::script::Behavior;
 use super::tasks::{self, TaskError};
+use super::wire::{error_response, response};
 use crate::protocol::{
     CallToolResult, InputRequests, InputResponse, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION,
     META_SERVER_INFO, Message, RequestId, RpcError, TASKS_EXTENSION, Tool, error_codes,
@@ -32,26 +33,6 @@ const TASKS_UPDATE: &str = "tasks/update";
 const TASKS_CANCEL: &str = "tasks/cancel";
 const LISTEN: &str = "subscriptions/listen";
 const CANCELLED: &str = "notifications/cancelled";
-
-// `protocol::jsonrpc::{OutResponse, OutNotification}` live in a private
-// module, so the envelopes are built here.
-
-/// A JSON-RPC response, ready for the writer.
-pub(super) fn response(id: &RequestId, result: Value) -> Outbound {
-    let json = json!({ "jsonrpc": "2.0", "id": id, "result": result });
-    Outbound::new(json.to_string(), "")
-}
-
-fn error_response(id: &RequestId, error: &RpcError) -> Outbound {
-    let json = json!({ "jsonrpc": "2.0", "id": id, "error": error });
-    Outbound::new(json.to_string(), "")
-}
-
-/// A JSON-RPC notification, ready for the writer.
-pub(super) fn notification(method: &str, params: Value) -> Outbound {
-    let json = json!({ "jsonrpc": "2.0", "method": method, "params": params });
-    Outbound::new(json.to_string(), method)
-}
 
 fn invalid(message: impl Into<String>) -> RpcError {
     RpcError::new(error_codes::INVALID_PARAMS, message)

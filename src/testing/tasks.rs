@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use super::faults::{Faults, REORDER_HOLD, STRAY_SUBSCRIPTION, STRAY_TASK};
 use super::record::RecordedRequest;
 use super::script::{Action, Step, TaskScript};
-use super::serve::{notification, response};
+use super::wire::{notification, response};
 use crate::protocol::{
     CallToolResult, ContentBlock, CreateTaskResult, DetailedTask, InputResponse,
     META_SUBSCRIPTION_ID, RequestId, RpcError, TaskId, TaskPayload,

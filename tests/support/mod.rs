@@ -1,5 +1,9 @@
 //! Shared helpers for the integration tests.
-#![allow(dead_code, unused_imports)]
+#![allow(
+    dead_code,
+    unused_imports,
+    reason = "each test binary uses a different subset of these helpers"
+)]
 
 use std::time::Duration;
 
@@ -8,10 +12,6 @@ use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{CallToolResult, InputRequest, InputRequests};
 use mcp_tasks::testing::{RecordedRequest, TestServer};
 use serde_json::json;
-
-pub fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
 
 pub async fn client(server: &TestServer) -> Client {
     Client::connect(server.connect()).await.expect("connect")
@@ -29,7 +29,7 @@ pub fn text(t: &str) -> CallToolResult {
     CallToolResult::text(t)
 }
 
-pub fn confirm_form() -> InputRequest {
+fn confirm_form() -> InputRequest {
     InputRequest::form(
         "Confirm the export?",
         json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}),
@@ -60,14 +60,14 @@ pub fn gaps(server: &TestServer, method: &str) -> Vec<Duration> {
 /// A peer that answers each method from its own queue of canned results,
 /// in order, and records what it was sent. For server behaviour the test
 /// kit does not script (stale snapshots, say).
-pub struct Canned {
+pub struct CannedPeer {
     pub sent: std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
 }
 
-impl Canned {
+impl CannedPeer {
     pub fn start(
         answers: Vec<(&'static str, serde_json::Value)>,
-    ) -> (Canned, mcp_tasks::transport::memory::MemoryTransport) {
+    ) -> (CannedPeer, mcp_tasks::transport::memory::MemoryTransport) {
         use mcp_tasks::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
         let (ours, theirs) = mcp_tasks::transport::memory::pair();
         let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -94,7 +94,7 @@ impl Canned {
                     .unwrap();
             }
         });
-        (Canned { sent }, ours)
+        (CannedPeer { sent }, ours)
     }
 
     pub fn methods(&self) -> Vec<String> {
@@ -109,6 +109,8 @@ impl Canned {
 
 mod chaos;
 mod peer;
+mod time;
 
 pub use chaos::{Chaos, Fate, Lossy, Rng};
 pub use peer::{next_json, raw_peer, reply};
+pub use time::{bounded, ms};

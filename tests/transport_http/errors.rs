@@ -9,8 +9,8 @@ fn ping() -> TestServer {
     ))
 }
 
-fn reply(status: u16, body: &str) -> Canned {
-    Canned::Reply(status, "application/json", body.to_owned())
+fn reply(status: u16, body: &str) -> Scripted {
+    Scripted::Reply(status, "application/json", body.to_owned())
 }
 
 #[tokio::test]
@@ -94,13 +94,13 @@ async fn a_status_without_a_json_rpc_body_fails_that_request() {
     bounded(async {
         let front = Front::start(&ping(), Mode::Json).await;
         front.script(|s, n| match (s.method.as_str(), n) {
-            ("tools/list", 0) => Some(Canned::Reply(
+            ("tools/list", 0) => Some(Scripted::Reply(
                 502,
                 "text/html",
                 "<h1>Bad Gateway</h1>".into(),
             )),
-            ("tools/list", 1) => Some(Canned::Reply(200, "application/json", "not json".into())),
-            ("tools/call", 0) => Some(Canned::Reply(503, "text/plain", String::new())),
+            ("tools/list", 1) => Some(Scripted::Reply(200, "application/json", "not json".into())),
+            ("tools/call", 0) => Some(Scripted::Reply(503, "text/plain", String::new())),
             _ => None,
         });
         let client = connect(&front).await;
@@ -131,7 +131,7 @@ async fn a_status_without_a_json_rpc_body_fails_that_request() {
 async fn a_broken_tools_call_stream_is_outcome_unknown() {
     bounded(async {
         let front = Front::start(&ping(), Mode::Sse).await;
-        front.script(|s, n| (s.method == "tools/call" && n == 0).then_some(Canned::Break));
+        front.script(|s, n| (s.method == "tools/call" && n == 0).then_some(Scripted::Break));
         let client = connect(&front).await;
         let e = client.call_tool("ping", json!({})).await.unwrap_err();
         assert!(e.is_outcome_unknown(), "{e}");
@@ -166,7 +166,7 @@ async fn a_refused_connection_is_not_outcome_unknown() {
 async fn a_timed_out_request_closes_its_stream_without_a_post() {
     bounded(async {
         let front = Front::start(&ping(), Mode::Sse).await;
-        front.script(|s, n| (s.method == "tools/list" && n == 0).then_some(Canned::Hold));
+        front.script(|s, n| (s.method == "tools/list" && n == 0).then_some(Scripted::Hold));
         let client = Client::builder()
             .request_timeout(ms(300))
             .connect(http(&front))
@@ -194,7 +194,7 @@ async fn a_timed_out_request_closes_its_stream_without_a_post() {
 async fn the_transport_timeout_bounds_each_exchange() {
     bounded(async {
         let front = Front::start(&ping(), Mode::Sse).await;
-        front.script(|s, n| (s.method == "tools/list" && n == 0).then_some(Canned::Hold));
+        front.script(|s, n| (s.method == "tools/list" && n == 0).then_some(Scripted::Hold));
         let client = Client::connect(http(&front).timeout(ms(200)))
             .await
             .unwrap();

@@ -1,11 +1,14 @@
 //! The Streamable HTTP transport against a strict loopback server
 //! (127.0.0.1 only; every test bounded in time).
 
-mod server;
+#[path = "../support/http_server.rs"]
+mod http_server;
+#[path = "../support/time.rs"]
+mod time;
 
-use std::future::Future;
 use std::time::Duration;
 
+use http_server::{Front, Mode, Scripted, Seen, decode};
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{
     CallToolResult, ElicitResult, InputRequest, InputResponses, META_PROTOCOL_VERSION,
@@ -14,23 +17,12 @@ use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 use mcp_tasks::transport::Http;
 use mcp_tasks::{Client, Outcome, TaskState};
 use serde_json::json;
-use server::{Canned, Front, Mode, Seen, decode};
+use time::{bounded, ms};
 
 mod errors;
 mod status;
 mod tasks;
 mod wire;
-
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
-
-/// Runs a test body with a bound, so no test can hang.
-async fn bounded<F: Future<Output = ()>>(body: F) {
-    tokio::time::timeout(Duration::from_secs(20), body)
-        .await
-        .expect("the test did not finish in 20 s");
-}
 
 fn http(front: &Front) -> Http {
     Http::new(&front.url)

@@ -58,13 +58,13 @@ async fn a_401_with_an_oauth_error_body_fails_at_once_with_its_challenge() {
             let oauth =
                 r#"{"error":"invalid_token","error_description":"The access token expired"}"#;
             match (s.method.as_str(), n) {
-                ("tools/list" | "tools/call", 0) => Some(Canned::ReplyWith(
+                ("tools/list" | "tools/call", 0) => Some(Scripted::ReplyWith(
                     401,
                     "application/json",
                     oauth.into(),
                     vec![("www-authenticate", CHALLENGE)],
                 )),
-                ("tools/list", 1) => Some(Canned::ReplyWith(
+                ("tools/list", 1) => Some(Scripted::ReplyWith(
                     403,
                     "application/json",
                     r#"{"error":"insufficient_scope"}"#.into(),
@@ -108,7 +108,7 @@ async fn a_502_with_a_string_error_field_fails_at_once() {
         let front = Front::start(&ping(), Mode::Json).await;
         front.script(|s, n| {
             (n == 0 && matches!(s.method.as_str(), "tools/list" | "tools/call")).then(|| {
-                Canned::Reply(
+                Scripted::Reply(
                     502,
                     "application/json",
                     r#"{"error":"upstream connect error or disconnect/reset before headers"}"#
@@ -138,22 +138,22 @@ async fn a_json_rpc_error_with_a_foreign_id_answers_its_post() {
         let front = Front::start(&ping(), Mode::Json).await;
         front.script(|s, n| match (s.method.as_str(), n) {
             // What some SDKs send when they cannot read the request.
-            ("tools/call", 0) => Some(Canned::Reply(
+            ("tools/call", 0) => Some(Scripted::Reply(
                 400,
                 "application/json",
                 r#"{"jsonrpc":"2.0","id":"server-error","error":{"code":-32600,"message":"Bad Request: invalid session"}}"#.into(),
             )),
-            ("tools/call", 1) => Some(Canned::Reply(
+            ("tools/call", 1) => Some(Scripted::Reply(
                 403,
                 "application/json",
                 r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Forbidden"}}"#.into(),
             )),
-            ("tools/list", 0) => Some(Canned::Reply(
+            ("tools/list", 0) => Some(Scripted::Reply(
                 200,
                 "application/json",
                 r#"{"jsonrpc":"2.0","id":"server-error","error":{"code":-32603,"message":"boom"}}"#.into(),
             )),
-            ("tools/list", 1) => Some(Canned::Reply(
+            ("tools/list", 1) => Some(Scripted::Reply(
                 500,
                 "application/json",
                 r#"{"jsonrpc":"2.0","id":987654,"error":{"code":-32603,"message":"crashed"}}"#.into(),
@@ -256,7 +256,7 @@ async fn every_odd_reply_resolves_its_post_at_once() {
         front.script(|s, n| {
             let &(status, ctype, body, _) =
                 ODD_REPLIES.get(n).filter(|_| s.method == "tools/list")?;
-            Some(Canned::Reply(status, ctype, body.into()))
+            Some(Scripted::Reply(status, ctype, body.into()))
         });
         let client = client_for(&front).await;
         for (status, ctype, body, reported) in ODD_REPLIES {
@@ -288,7 +288,7 @@ async fn a_4xx_refusal_of_tools_call_is_not_outcome_unknown() {
         let front = Front::start(&ping(), Mode::Json).await;
         front.script(|s, n| {
             let &(status, ctype, body) = REFUSALS.get(n).filter(|_| s.method == "tools/call")?;
-            Some(Canned::Reply(status, ctype, body.into()))
+            Some(Scripted::Reply(status, ctype, body.into()))
         });
         let client = client_for(&front).await;
         for (status, _, body) in REFUSALS {
@@ -317,7 +317,7 @@ async fn a_refused_task_read_ends_the_wait_at_once() {
         let front = Front::start(&server, Mode::Json).await;
         front.script(|s, _| {
             (s.method == "tasks/get").then(|| {
-                Canned::ReplyWith(
+                Scripted::ReplyWith(
                     401,
                     "application/json",
                     r#"{"error":"invalid_token"}"#.into(),

@@ -123,7 +123,7 @@ async fn a_broken_read_is_sent_again_with_a_new_id() {
     bounded(async {
         let server = slow();
         let front = Front::start(&server, Mode::Sse).await;
-        front.script(|s, n| (s.method == "tasks/get" && n == 1).then_some(Canned::Break));
+        front.script(|s, n| (s.method == "tasks/get" && n == 1).then_some(Scripted::Break));
         let client = connect(&front).await;
         let done = client
             .task()

@@ -159,7 +159,7 @@ async fn the_escape_hatch_gets_routing_headers_too() {
             let ok =
                 r#"{"jsonrpc":"2.0","id":{id},"result":{"resultType":"complete","contents":[]}}"#;
             (s.method == "resources/read")
-                .then(|| Canned::Reply(200, "application/json", ok.into()))
+                .then(|| Scripted::Reply(200, "application/json", ok.into()))
         });
         let client = connect(&front).await;
         let uri = "file:///tmp/a%20b.txt";

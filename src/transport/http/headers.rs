@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::tool_headers::HeaderParam;
+use super::tool_headers::{HeaderParam, PARAM_PREFIX};
 
 /// Both reply shapes a client must accept.
 pub(super) const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -20,8 +20,6 @@ pub(super) const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 pub(super) const METHOD_HEADER: &str = "mcp-method";
 /// `Mcp-Name`: the routing name of the methods that have one.
 pub(super) const NAME_HEADER: &str = "mcp-name";
-/// The prefix of the headers mirrored from annotated tool arguments.
-pub(super) const PARAM_PREFIX: &str = "mcp-param-";
 
 /// Headers the transport sets itself; a user header may not replace them.
 const RESERVED: &[&str] = &[

@@ -13,7 +13,8 @@ use std::sync::{Arc, RwLock};
 use reqwest::header::HeaderName;
 use serde_json::{Map, Value};
 
-use super::headers::PARAM_PREFIX;
+/// The prefix of the headers mirrored from annotated tool arguments.
+pub(super) const PARAM_PREFIX: &str = "mcp-param-";
 
 /// The annotation keyword.
 const KEYWORD: &str = "x-mcp-header";

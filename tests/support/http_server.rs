@@ -5,13 +5,21 @@
 //! `Mcp-Param-*` for annotated arguments), then handed to a `TestServer`
 //! over its in-memory transport. Replies go back as JSON or SSE, per test,
 //! and a test may script odd replies (error statuses, broken or held
-//! streams) for chosen requests. Everything listens on 127.0.0.1 only.
+//! streams, connection resets) for chosen requests. Everything listens on
+//! 127.0.0.1 only.
+//!
+//! Shared by the `transport_http` and `faults_http` test binaries, each of
+//! which uses a different part of it.
+#![allow(
+    dead_code,
+    reason = "two test binaries use different parts of the server"
+)]
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -26,7 +34,8 @@ use mcp_tasks::protocol::{META_PROTOCOL_VERSION, META_SUBSCRIPTION_ID, Message};
 use mcp_tasks::testing::TestServer;
 use mcp_tasks::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use tokio::net::TcpStream;
+use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
 /// How replies are framed.
@@ -38,7 +47,7 @@ pub enum Mode {
 
 /// A reply scripted by a test instead of the server's own.
 #[derive(Debug, Clone)]
-pub enum Canned {
+pub enum Scripted {
     /// This status, content type and body; `{id}` in the body becomes the request's id.
     Reply(u16, &'static str, String),
     /// The same, with these extra headers (`WWW-Authenticate`, say).
@@ -47,6 +56,19 @@ pub enum Canned {
     Break,
     /// An SSE stream that sends keep-alives and never answers.
     Hold,
+    /// Resets the connection (TCP RST) without relaying: the server never
+    /// sees the request.
+    Reset,
+    /// Relays the request, so the server does the work, waits for its
+    /// reply, then resets the connection instead of sending it.
+    ResetAfterRelay,
+}
+
+impl Scripted {
+    /// This status with an empty body.
+    pub fn status(code: u16) -> Scripted {
+        Scripted::Reply(code, "text/plain", String::new())
+    }
 }
 
 /// One POST as received.
@@ -69,7 +91,7 @@ impl Seen {
     }
 }
 
-type Script = Box<dyn Fn(&Seen, usize) -> Option<Canned> + Send + Sync>;
+type Script = Box<dyn Fn(&Seen, usize) -> Option<Scripted> + Send + Sync>;
 /// `Mcp-Param-{header}` and the argument path it mirrors.
 type ParamRule = (String, Vec<String>);
 
@@ -81,6 +103,8 @@ struct State {
     /// Tool name → (header name, argument path) the front requires.
     params: Mutex<HashMap<String, Vec<ParamRule>>>,
     connections: AtomicUsize,
+    /// Whether each connection carries one exchange and is then closed.
+    one_exchange_per_connection: AtomicBool,
     /// Response streams the client closed before they ended.
     dropped: AtomicUsize,
     bridge: Bridge,
@@ -111,6 +135,7 @@ impl Front {
             script: Mutex::new(None),
             params: Mutex::new(HashMap::new()),
             connections: AtomicUsize::new(0),
+            one_exchange_per_connection: AtomicBool::new(false),
             dropped: AtomicUsize::new(0),
             bridge,
         });
@@ -121,12 +146,7 @@ impl Front {
             while let Ok((stream, _)) = listener.accept().await {
                 st.connections.fetch_add(1, Ordering::SeqCst);
                 let st = st.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |req| handle(st.clone(), req));
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
+                tokio::spawn(serve_connection(st, stream));
             }
         });
         let mut tasks = bridge_tasks;
@@ -138,8 +158,16 @@ impl Front {
         }
     }
 
+    /// Closes each connection after one exchange, so that a scripted reset
+    /// hits exactly one request. Applies to connections accepted from now on.
+    pub fn one_exchange_per_connection(&self) {
+        self.state
+            .one_exchange_per_connection
+            .store(true, Ordering::SeqCst);
+    }
+
     /// Scripts replies: called for every POST with its method's count so far (0-based).
-    pub fn script(&self, f: impl Fn(&Seen, usize) -> Option<Canned> + Send + Sync + 'static) {
+    pub fn script(&self, f: impl Fn(&Seen, usize) -> Option<Scripted> + Send + Sync + 'static) {
         *self.state.script.lock().unwrap() = Some(Box::new(f));
     }
 
@@ -171,6 +199,41 @@ impl Front {
 
     pub fn dropped_streams(&self) -> usize {
         self.state.dropped.load(Ordering::SeqCst)
+    }
+}
+
+/// Serves one connection until the client closes it, or until a scripted
+/// reset ends it with a TCP RST.
+async fn serve_connection(st: Arc<State>, stream: TcpStream) {
+    // A second descriptor of the socket, kept to reset it: the first one
+    // belongs to hyper.
+    let Ok(stream) = stream.into_std() else {
+        return;
+    };
+    let Ok(spare) = stream.try_clone() else {
+        return;
+    };
+    let Ok(stream) = TcpStream::from_std(stream) else {
+        return;
+    };
+    let reset = Arc::new(Notify::new());
+    let keep_alive = !st.one_exchange_per_connection.load(Ordering::SeqCst);
+    let service = service_fn({
+        let reset = reset.clone();
+        move |req| handle(st.clone(), req, reset.clone())
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .keep_alive(keep_alive)
+        .serve_connection(TokioIo::new(stream), service);
+    tokio::select! {
+        _ = connection => {}
+        () = reset.notified() => {
+            // SO_LINGER 0: the last close of the socket sends a reset, not
+            // an orderly FIN. Both descriptors are closed on the way out.
+            if let Ok(spare) = TcpStream::from_std(spare) {
+                let _ = spare.set_zero_linger();
+            }
+        }
     }
 }
 
@@ -266,7 +329,29 @@ fn validate(st: &State, seen: &Seen) -> Result<(), String> {
     Ok(())
 }
 
-async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Channel>, Infallible> {
+/// Has the connection reset, and never answers.
+async fn reset_connection(reset: &Notify) -> Result<Response<Channel>, Infallible> {
+    reset.notify_one();
+    std::future::pending().await
+}
+
+/// Relays a request to the scripted server and returns its response, or
+/// `None` if the server went away first.
+async fn relay(st: &State, body: Value) -> Option<String> {
+    let mut rx = st.bridge.request(body, false);
+    while let Some(text) = rx.recv().await {
+        if serde_json::from_str::<Value>(&text).is_ok_and(|v| v.get("method").is_none()) {
+            return Some(text);
+        }
+    }
+    None
+}
+
+async fn handle(
+    st: Arc<State>,
+    req: Request<Incoming>,
+    reset: Arc<Notify>,
+) -> Result<Response<Channel>, Infallible> {
     use http_body_util::BodyExt as _;
     let headers = req
         .headers()
@@ -322,14 +407,14 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Chann
         .as_ref()
         .and_then(|f| f(&seen, nth));
     match canned {
-        Some(Canned::Reply(status, ctype, text)) => {
+        Some(Scripted::Reply(status, ctype, text)) => {
             return Ok(reply(
                 status,
                 ctype,
                 text.replace("{id}", &seen.id.to_string()),
             ));
         }
-        Some(Canned::ReplyWith(status, ctype, text, headers)) => {
+        Some(Scripted::ReplyWith(status, ctype, text, headers)) => {
             let mut response = reply(status, ctype, text.replace("{id}", &seen.id.to_string()));
             for (name, value) in headers {
                 response.headers_mut().append(
@@ -339,8 +424,13 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Chann
             }
             return Ok(response);
         }
-        Some(Canned::Break) => return Ok(sse(&st, false, None)),
-        Some(Canned::Hold) => return Ok(sse(&st, true, None)),
+        Some(Scripted::Break) => return Ok(sse(&st, false, None)),
+        Some(Scripted::Hold) => return Ok(sse(&st, true, None)),
+        Some(Scripted::Reset) => return reset_connection(&reset).await,
+        Some(Scripted::ResetAfterRelay) => {
+            let _ = relay(&st, body).await;
+            return reset_connection(&reset).await;
+        }
         None => {}
     }
     if seen.id.is_null() {
@@ -348,20 +438,13 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Chann
         return Ok(reply(202, "text/plain", String::new()));
     }
     let listen = seen.method == "subscriptions/listen";
-    let rx = st.bridge.request(body, listen);
     if st.mode == Mode::Json && !listen {
-        let mut rx = rx;
-        while let Some(text) = rx.recv().await {
-            if serde_json::from_str::<Value>(&text).is_ok_and(|v| v.get("method").is_none()) {
-                return Ok(reply(200, "application/json", text));
-            }
-        }
-        return Ok(reply(
-            500,
-            "text/plain",
-            "the scripted server went away".into(),
-        ));
+        return Ok(match relay(&st, body).await {
+            Some(text) => reply(200, "application/json", text),
+            None => reply(500, "text/plain", "the scripted server went away".into()),
+        });
     }
+    let rx = st.bridge.request(body, listen);
     Ok(sse(&st, listen, Some(rx)))
 }
 

@@ -1,5 +1,6 @@
 //! Wire-level tests of the test server: discovery, paging, metadata
-//! checks, MRTR and request cancellation. Task tests are in `tests_tasks.rs`.
+//! checks, MRTR and request cancellation. Task tests are in `tasks.rs`, fault
+//! tests in `faults.rs`.
 
 use std::time::Duration;
 
@@ -13,6 +14,9 @@ use crate::protocol::{
 };
 use crate::transport::memory::{MemorySink, MemoryStream};
 use crate::transport::{Inbound, MessageSink, MessageStream, Outbound};
+
+mod faults;
+mod tasks;
 
 /// The client side of a connection, speaking raw JSON.
 pub(super) struct Wire {
