@@ -17,8 +17,8 @@ status=${PIPESTATUS[0]}
 
 grep -E '^test [a-z0-9_]+::[a-z0-9_]+::[a-z0-9_]+ \.\.\. ' "$log" | sort | awk '
     BEGIN {
-        npeers = split("rmcp ts neva", peer_order, " ")
-        name["rmcp"] = "rmcp 3.11"; name["ts"] = "TypeScript SDK 2"; name["neva"] = "neva 0.9 (negative peer)"
+        npeers = split("rmcp ts neva everything", peer_order, " ")
+        name["rmcp"] = "rmcp 3.11"; name["ts"] = "TypeScript SDK 2"; name["neva"] = "neva 0.9 (negative peer)"; name["everything"] = "server-everything 2026.8.31 (initialize era)"
         ntransports = split("stdio http http_sse http_json", transport_order, " ")
         label["stdio"] = "stdio"; label["http"] = "HTTP"; label["http_sse"] = "HTTP (SSE replies)"; label["http_json"] = "HTTP (JSON replies)"
     }

@@ -155,11 +155,21 @@ async fn unsupported_version_is_renegotiated_once() {
 
 #[tokio::test(start_paused = true)]
 async fn no_common_version_is_a_clear_error() {
+    // Found by the connect probe: connect fails, naming the versions.
     let server = TestServer::new().supported_versions(["2030-01-01"]);
-    let client = client(&server).await;
+    let e = Client::connect(server.connect()).await.unwrap_err();
+    assert!(e.is_unsupported_version(), "{e}");
+    assert_eq!(e.method(), Some("server/discover"));
+    assert_eq!(server.count("server/discover"), 1);
+    assert_eq!(server.count("initialize"), 0, "a modern error: no fallback");
+    // Pinned, the same error comes from the first request instead.
+    let client = Client::builder()
+        .protocol_version("2026-07-28")
+        .connect(server.connect())
+        .await
+        .unwrap();
     let e = client.discover().await.unwrap_err();
     assert!(e.is_unsupported_version(), "{e}");
-    assert_eq!(server.count("server/discover"), 1);
 }
 
 #[tokio::test(start_paused = true)]
@@ -305,7 +315,11 @@ async fn an_oversized_line_closes_the_connection_with_a_clear_error() {
     let (client_io, mut server_io) = tokio::io::duplex(1 << 16);
     let (r, w) = tokio::io::split(client_io);
     let transport = mcp_tasks::transport::LineTransport::new(r, w).max_message_size(1024);
-    let client = Client::connect(transport).await.unwrap();
+    let client = Client::builder()
+        .protocol_version("2026-07-28")
+        .connect(transport)
+        .await
+        .unwrap();
     let pending = tokio::spawn({
         let c = client.clone();
         async move { c.discover().await.map(|_| ()) }

@@ -145,8 +145,9 @@ async fn server_exit_mid_task_fails_the_wait_and_the_task_resumes_on_a_fresh_ser
             .connect(relay_child(port, die_at))
     };
 
-    // The process dies on reading its second line: the first tasks/get.
-    let client = connect(2).await.unwrap();
+    // The process dies on reading its third line (after the connect probe
+    // and tools/call): the first tasks/get.
+    let client = connect(3).await.unwrap();
     let TaskState::Pending(task) = client.task().call_tool("export", json!({})).await.unwrap()
     else {
         panic!("expected a pending task")
@@ -234,7 +235,9 @@ async fn ends_within(pid: u32, limit: Duration) {
 
 async fn a_child_that_ignores_its_stdin_closing_is_killed() {
     let file = pidfile("stubborn");
-    let client = Client::connect(stubborn_child(&file).shutdown_timeout(ms(200)))
+    let client = Client::builder()
+        .protocol_version("2026-07-28")
+        .connect(stubborn_child(&file).shutdown_timeout(ms(200)))
         .await
         .unwrap();
     let pid = child_pid(&file).await;
@@ -248,10 +251,11 @@ async fn a_child_dies_with_the_runtime_even_if_the_client_is_never_dropped() {
     let pid = tokio::task::spawn_blocking(move || {
         let rt = tokio::runtime::Runtime::new().unwrap();
         let (client, pid) = rt.block_on(async {
-            let client =
-                Client::connect(stubborn_child(&file).shutdown_timeout(Duration::from_secs(3600)))
-                    .await
-                    .unwrap();
+            let client = Client::builder()
+                .protocol_version("2026-07-28")
+                .connect(stubborn_child(&file).shutdown_timeout(Duration::from_secs(3600)))
+                .await
+                .unwrap();
             let pid = child_pid(&file).await;
             (client, pid)
         });

@@ -184,7 +184,9 @@ async fn replies_are_size_limited_by_default() {
     let (client_io, mut server_io) = tokio::io::duplex(1 << 16);
     let (r, w) = tokio::io::split(client_io);
     // No max_message_size: the 16 MiB default applies.
-    let client = Client::connect(mcp_tasks::transport::LineTransport::new(r, w))
+    let client = Client::builder()
+        .protocol_version("2026-07-28")
+        .connect(mcp_tasks::transport::LineTransport::new(r, w))
         .await
         .unwrap();
     let pending = tokio::spawn({

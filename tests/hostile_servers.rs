@@ -456,6 +456,7 @@ async fn a_line_that_is_not_utf8_is_counted() {
     let (read_half, write_half) = tokio::io::split(client_end);
     let client = Client::builder()
         .request_timeout(ms(200))
+        .protocol_version("2026-07-28")
         .connect(LineTransport::new(read_half, write_half))
         .await
         .unwrap();

@@ -103,9 +103,14 @@ fn child(mode: &str) -> Stdio {
 async fn connect(mode: &str) -> Client {
     let handlers = InputHandlers::new()
         .elicitation_form(|_| async { Ok(ElicitResult::accept(json!({"go": true}))) });
-    Client::builder()
+    let builder = Client::builder()
         .input_handlers(handlers)
-        .request_timeout(Duration::from_secs(10))
+        .request_timeout(Duration::from_secs(10));
+    // The misbehaving children answer only what a test sends; the scripted
+    // one is a real server, and negotiates.
+    let pinned = (mode != "scripted").then_some("2026-07-28");
+    builder
+        .maybe_protocol_version(pinned)
         .connect(child(mode))
         .await
         .unwrap()
@@ -173,7 +178,9 @@ async fn malformed_lines_are_skipped() {
 }
 
 async fn an_oversized_message_fails_cleanly() {
-    let client = Client::connect(child("huge").max_message_size(1 << 20))
+    let client = Client::builder()
+        .protocol_version("2026-07-28")
+        .connect(child("huge").max_message_size(1 << 20))
         .await
         .unwrap();
     let e = client.request("x/echo", json!({})).await.unwrap_err();

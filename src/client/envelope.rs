@@ -107,6 +107,11 @@ impl Envelope {
         }
     }
 
+    /// Records the version a handshake settled on.
+    pub(crate) fn set_protocol_version(&self, version: &str) {
+        *self.protocol_version.lock().unwrap() = Arc::from(version);
+    }
+
     /// After a `-32022` for `tried`: switches to a version from the error's
     /// `data.supported` that this client speaks, and returns it; `None`
     /// when there is none.

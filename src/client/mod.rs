@@ -16,11 +16,15 @@ use crate::protocol::{DiscoverResult, Implementation, ResultType};
 use crate::transport::Transport;
 
 pub(crate) mod call;
+mod decode;
 mod envelope;
+mod inbound;
 mod listen;
 pub(crate) mod rpc;
+mod session;
 mod wire;
 
+pub(crate) use decode::decode;
 use envelope::Envelope;
 pub(crate) use listen::{Push, Watch};
 use rpc::Connection;
@@ -28,6 +32,8 @@ pub(crate) use wire::{Call, Started, Wire};
 
 /// The default bound on one request.
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest a `connect` probe waits by default.
+const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default bound on MRTR rounds of one `tools/call`.
 const DEFAULT_MAX_INPUT_ROUNDS: usize = 10;
 
@@ -117,10 +123,22 @@ pub(crate) struct Config {
     input_handlers: Option<InputHandlers>,
     /// Bound on each request (default 30 s).
     request_timeout: Option<Duration>,
-    /// The protocol version to send first (default `2026-07-28`). A server
-    /// that answers `-32022` is retried once with a version both speak.
+    /// Pins the protocol version, and with it the era (default: negotiated).
+    ///
+    /// Without it, `connect` probes with `server/discover`: a 2026-07-28
+    /// server answers it (or with an error only such a server gives), and
+    /// any other answer, or none within the probe bound, starts an
+    /// `initialize` handshake offering 2025-11-25 (accepting 2025-06-18,
+    /// 2025-03-26 and 2024-11-05 in reply). A 2026-07-28 version skips the
+    /// probe (a server that answers `-32022` is retried once with a version
+    /// both speak); an initialize-era version goes straight to
+    /// `initialize`, offering it.
     #[builder(into)]
     protocol_version: Option<String>,
+    /// How long `connect` waits for the answer to its `server/discover`
+    /// probe before it takes the server for an initialize-era one (default:
+    /// the request timeout, at most 10 s).
+    probe_timeout: Option<Duration>,
     /// Most MRTR rounds for one `tools/call` before giving up (default 10).
     max_input_rounds: Option<usize>,
     /// Names the server for [`TaskRef`](crate::TaskRef)s, so that resuming
@@ -133,13 +151,18 @@ pub(crate) struct Config {
 impl<S: client_builder::IsComplete> ClientBuilder<S> {
     /// Opens `transport` and returns the connected client.
     ///
-    /// No request is sent: 2026-07-28 has no handshake. Call
-    /// [`Client::discover`] to learn what the server supports.
+    /// Unless the builder pins a version, it learns which era the server
+    /// speaks: a `server/discover` probe (its answer is what
+    /// [`Client::discover`] returns later), and for an initialize-era
+    /// server the `initialize` handshake. The same API then works on both.
     ///
     /// # Errors
     ///
     /// [`Error::is_transport`] when the transport cannot be opened (for
-    /// stdio: the program cannot be started).
+    /// stdio: the program cannot be started) or closes during the
+    /// handshake; [`Error::is_protocol`] when the server chose a version
+    /// this client does not speak (the error names both); any error of
+    /// the `initialize` request.
     pub async fn connect<T: Transport>(self, transport: T) -> Result<Client> {
         let config = self.build_config();
         let conn = Connection::open(transport).await?;
@@ -147,17 +170,38 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         let info = config.client_info.unwrap_or_else(|| {
             Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
         });
-        let envelope = Envelope::new(info, handlers.capabilities(), config.protocol_version);
+        let capabilities = handlers.capabilities();
+        let pin = session::Pin::of(config.protocol_version.as_deref());
+        let envelope = Envelope::new(info, capabilities.clone(), config.protocol_version);
         let request_timeout = config.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
-        let wire = Wire::Modern(wire::Modern::new(conn, Arc::new(envelope), request_timeout));
+        let probe_timeout = config
+            .probe_timeout
+            .unwrap_or_else(|| request_timeout.min(DEFAULT_PROBE_TIMEOUT));
+        let session = session::negotiate(
+            conn,
+            Arc::new(envelope),
+            &capabilities,
+            pin,
+            probe_timeout,
+            request_timeout,
+        )
+        .await?;
+        if session.wire.is_legacy() {
+            // Input reaches this era as requests from the server.
+            inbound::serve(session.wire.connection(), handlers.clone());
+        }
+        let discovered = OnceCell::new();
+        if let Some(d) = session.discovered {
+            let _ = discovered.set(d);
+        }
         Ok(Client {
             inner: Arc::new(Inner {
-                wire,
+                wire: session.wire,
                 handlers,
                 request_timeout,
                 max_input_rounds: config.max_input_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS),
                 server_id: config.server_id,
-                discovered: OnceCell::new(),
+                discovered,
                 listed_tools: Mutex::new(HashMap::new()),
             }),
         })
@@ -339,29 +383,6 @@ impl Client {
     pub(crate) fn listed_opt_in(&self, name: &str) -> Option<bool> {
         self.inner.listed_tools.lock().unwrap().get(name).copied()
     }
-}
-
-/// Decodes the result of a method that has only one kind of result
-/// (`server/discover`, `tools/list`): `resultType` must be `complete` or
-/// absent. Only `tools/call` may become a task, and only `tools/call`,
-/// `prompts/get` and `resources/read` may ask for input.
-pub(crate) fn decode<T: serde::de::DeserializeOwned>(
-    raw: &RawValue,
-    method: &'static str,
-) -> Result<T> {
-    let malformed =
-        |e: &dyn fmt::Display| Error::protocol(format!("malformed {method} result: {e}"));
-    match ResultType::of(raw.get()) {
-        Ok(ResultType::Complete) => {}
-        Ok(other) => {
-            return Err(Error::protocol(format!(
-                "{method} answered with resultType {other:?}, which it cannot have"
-            ))
-            .with_method(method));
-        }
-        Err(e) => return Err(malformed(&e).with_method(method)),
-    }
-    serde_json::from_str(raw.get()).map_err(|e| malformed(&e).with_method(method))
 }
 
 /// Whether a reply of the raw escape hatch is a task where none may be:

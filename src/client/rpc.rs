@@ -389,7 +389,6 @@ impl Connection {
     /// Takes the requests the server sends, each with the means to answer
     /// it. Until this is called they are ignored; a second call replaces
     /// the first receiver.
-    #[cfg_attr(not(test), allow(dead_code))] // the initialize era's session answers them
     pub(crate) fn server_requests(&self) -> mpsc::Receiver<ServerRequest> {
         let (tx, rx) = mpsc::channel(SUBSCRIPTION_CAPACITY);
         let mut t = self.shared.tables.lock().unwrap();
@@ -527,6 +526,18 @@ impl Connection {
         Ok(sub)
     }
 
+    /// Sends a notification.
+    pub(crate) async fn notify<P: Serialize>(&self, method: &str, params: P) -> Result<(), Error> {
+        let json = serde_json::to_string(&serde_json::json!({
+            "jsonrpc": "2.0", "method": method, "params": params
+        }))
+        .map_err(|e| Error::builder(format!("the notification does not serialize: {e}")))?;
+        self.out
+            .send(Outbound::new(json, method))
+            .await
+            .map_err(|_| Error::transport("the connection is closed"))
+    }
+
     /// Forgets a request and tells the server (stdio: `notifications/cancelled`;
     /// HTTP transports drop the response stream instead).
     fn abandon(&self, id: RequestId, is_subscription: bool) {
@@ -597,7 +608,6 @@ impl Subscription {
 }
 
 /// A request from the server, and the means to answer it once.
-#[cfg_attr(not(test), allow(dead_code))] // the initialize era's session answers them
 pub(crate) struct ServerRequest {
     pub(crate) method: String,
     pub(crate) params: Option<Box<RawValue>>,
@@ -606,13 +616,11 @@ pub(crate) struct ServerRequest {
 
 /// Answers one request from the server. Dropping it answers nothing (the
 /// server's own timeout applies).
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) struct Responder {
     out: mpsc::WeakSender<Outbound>,
     id: RequestId,
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 impl Responder {
     /// The id of the request this answers.
     pub(crate) fn id(&self) -> &RequestId {

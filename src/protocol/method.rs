@@ -6,6 +6,12 @@
 //! task, may a lost reply hide work done) reads [`Method`] instead of
 //! comparing strings.
 
+/// `initialize` (the initialize era's handshake).
+pub(crate) const INITIALIZE: &str = "initialize";
+/// `notifications/initialized`.
+pub(crate) const NOTIFICATIONS_INITIALIZED: &str = "notifications/initialized";
+/// `ping`.
+pub(crate) const PING: &str = "ping";
 /// `server/discover`.
 pub(crate) const SERVER_DISCOVER: &str = "server/discover";
 /// `tools/list`.

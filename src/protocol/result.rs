@@ -119,6 +119,11 @@ impl CallToolResponse {
     /// a body that does not fit its `resultType`.
     pub fn decode(json: &str, tasks_declared: bool) -> Result<CallToolResponse, DecodeError> {
         match ResultType::of(json)? {
+            ResultType::Complete if is_legacy_task(json) => Err(DecodeError::invalid(
+                "the server answered with a 2025-11-25 task creation result ({\"task\": {…}} \
+                 without resultType), which is not a tool result; this session does not read \
+                 that era's tasks",
+            )),
             ResultType::Complete => decode(json).map(CallToolResponse::Complete),
             ResultType::InputRequired => {
                 let r: InputRequiredResult = decode(json)?;
@@ -135,6 +140,26 @@ impl CallToolResponse {
             )),
         }
     }
+}
+
+/// Whether a result without `resultType` is a 2025-11-25 `CreateTaskResult`
+/// (`{"task": {"taskId": …}}`) rather than a tool result: read as one, it
+/// would be an empty completed result, and the task would be orphaned.
+fn is_legacy_task(json: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        #[serde(default)]
+        task: Option<TaskProbe>,
+        #[serde(default)]
+        content: Option<serde::de::IgnoredAny>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct TaskProbe {
+        #[allow(dead_code)]
+        task_id: serde::de::IgnoredAny,
+    }
+    serde_json::from_str::<Probe>(json).is_ok_and(|p| p.task.is_some() && p.content.is_none())
 }
 
 /// Decodes a `tasks/get` result.
@@ -163,6 +188,24 @@ pub(crate) fn decode_ack(json: &str, method: &str) -> Result<(), DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_2025_task_creation_result_is_not_an_empty_tool_result() {
+        let legacy = r#"{"task":{"taskId":"t-1","status":"working","ttl":60000,"createdAt":"2025-11-25T10:00:00Z"}}"#;
+        for declared in [true, false] {
+            let e = CallToolResponse::decode(legacy, declared).unwrap_err();
+            assert!(
+                e.to_string().contains("2025-11-25 task creation result"),
+                "{e}"
+            );
+        }
+        // A tool result that happens to carry a `task` field in its content stays one.
+        let result = r#"{"content":[{"type":"text","text":"x"}],"task":{"taskId":"t"}}"#;
+        assert!(matches!(
+            CallToolResponse::decode(result, true),
+            Ok(CallToolResponse::Complete(_))
+        ));
+    }
 
     #[test]
     fn absent_result_type_is_complete() {

@@ -77,6 +77,15 @@ impl CannedPeer {
             let mut answers: std::collections::VecDeque<_> = answers.into();
             while let Ok(Some(Inbound::Message(text))) = stream.recv().await {
                 let request: serde_json::Value = serde_json::from_str(&text).unwrap();
+                if request["method"] == "server/discover" {
+                    // The connect probe, answered as a 2026-07-28 server and
+                    // not logged: the canned answers are for what follows.
+                    let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {}}});
+                    sink.send(Outbound::new(answer.to_string(), "reply"))
+                        .await
+                        .unwrap();
+                    continue;
+                }
                 log.lock().unwrap().push(request.clone());
                 let Some(id) = request.get("id") else {
                     continue;

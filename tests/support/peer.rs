@@ -5,12 +5,14 @@ use mcp_tasks::transport::{Inbound, MessageSink, MessageStream, Outbound, Transp
 
 use super::ms;
 
-/// A client with a 500 ms request timeout, and the server's end of its
-/// connection to drive by hand.
+/// A client with a 500 ms request timeout, pinned to 2026-07-28, and the
+/// server's end of its connection to drive by hand.
 pub async fn raw_peer() -> (Client, memory::MemorySink, memory::MemoryStream) {
     let (ours, theirs) = memory::pair();
+    // Pinned: no connect probe, so the first message is the test's.
     let client = Client::builder()
         .request_timeout(ms(500))
+        .protocol_version("2026-07-28")
         .connect(ours)
         .await
         .unwrap();

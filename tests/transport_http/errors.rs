@@ -149,7 +149,9 @@ async fn a_refused_connection_is_not_outcome_unknown() {
             let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             l.local_addr().unwrap().port()
         };
-        let client = Client::connect(Http::new(format!("http://127.0.0.1:{port}/mcp")))
+        let client = Client::builder()
+            .protocol_version("2026-07-28")
+            .connect(Http::new(format!("http://127.0.0.1:{port}/mcp")))
             .await
             .unwrap();
         let e = client.call_tool("ping", json!({})).await.unwrap_err();
@@ -240,7 +242,9 @@ async fn an_https_url_opens_a_tls_handshake() {
             socket.read_exact(&mut head).await.unwrap();
             head // dropped with the socket: the handshake fails
         });
-        let client = Client::connect(Http::new(format!("https://127.0.0.1:{port}/mcp")))
+        let client = Client::builder()
+            .protocol_version("2026-07-28")
+            .connect(Http::new(format!("https://127.0.0.1:{port}/mcp")))
             .await
             .unwrap();
         let e = client.list_tools().await.unwrap_err();

@@ -18,6 +18,7 @@ macro_rules! scenarios {
     };
 }
 
+mod everything;
 mod lifecycle;
 mod neva;
 mod rmcp;

@@ -1,9 +1,10 @@
 //! The seam between the era-blind task layer and the protocol a server
 //! speaks. Every task-level operation goes through [`Wire`]: start a call,
-//! read a task, send answers, cancel, watch. Only the 2026-07-28 wire
-//! exists so far; another era is another variant, and the modern path pays
+//! read a task, send answers, cancel, watch. The 2026-07-28 wire is one
+//! variant and the initialize era's session another; the modern path pays
 //! one branch for it.
 
+mod legacy;
 mod modern;
 mod start;
 
@@ -12,6 +13,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+pub(crate) use legacy::{LEGACY_VERSIONS, Legacy};
 pub(crate) use modern::Modern;
 pub(crate) use start::{Call, Started};
 
@@ -25,18 +27,22 @@ use crate::protocol::{DetailedTask, InputResponses, TaskId};
 pub(crate) enum Wire {
     /// MCP 2026-07-28 with the Tasks extension.
     Modern(Modern),
+    /// An initialize-era session (2025-11-25 and earlier).
+    Legacy(Legacy),
 }
 
 impl Wire {
     pub(crate) fn connection(&self) -> &Connection {
         match self {
             Wire::Modern(m) => m.connection(),
+            Wire::Legacy(l) => l.connection(),
         }
     }
 
     pub(crate) fn envelope(&self) -> &Envelope {
         match self {
             Wire::Modern(m) => m.envelope(),
+            Wire::Legacy(l) => l.envelope(),
         }
     }
 
@@ -50,6 +56,7 @@ impl Wire {
     ) -> Result<Box<RawValue>> {
         match self {
             Wire::Modern(m) => m.send(method, None, params, timeout).await,
+            Wire::Legacy(l) => l.send(method, None, params, timeout).await,
         }
     }
 
@@ -57,6 +64,7 @@ impl Wire {
     pub(crate) async fn start(&self, call: Call<'_>) -> Result<Started> {
         match self {
             Wire::Modern(m) => m.start(call).await,
+            Wire::Legacy(l) => l.start(call).await,
         }
     }
 
@@ -64,6 +72,7 @@ impl Wire {
     pub(crate) async fn read(&self, id: &TaskId, timeout: Duration) -> Result<DetailedTask> {
         match self {
             Wire::Modern(m) => m.read(id, Some(timeout)).await,
+            Wire::Legacy(l) => l.read(id).await,
         }
     }
 
@@ -76,6 +85,7 @@ impl Wire {
     ) -> Result<()> {
         match self {
             Wire::Modern(m) => m.answer(id, responses, Some(timeout)).await,
+            Wire::Legacy(l) => l.answer(id, responses).await,
         }
     }
 
@@ -83,6 +93,7 @@ impl Wire {
     pub(crate) async fn cancel(&self, id: &TaskId, timeout: Duration) -> Result<()> {
         match self {
             Wire::Modern(m) => m.cancel(id, Some(timeout)).await,
+            Wire::Legacy(l) => l.cancel(id).await,
         }
     }
 
@@ -90,6 +101,14 @@ impl Wire {
     pub(crate) fn watch(&self, id: TaskId) -> Option<Watch> {
         match self {
             Wire::Modern(m) => Some(m.watch(id)),
+            Wire::Legacy(_) => None,
         }
+    }
+}
+
+impl Wire {
+    /// Whether this is an initialize-era session.
+    pub(crate) fn is_legacy(&self) -> bool {
+        matches!(self, Wire::Legacy(_))
     }
 }

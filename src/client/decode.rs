@@ -1,0 +1,31 @@
+//! Decoding the result of a method that has one kind of result.
+
+use std::fmt;
+
+use serde_json::value::RawValue;
+
+use crate::error::{Error, Result};
+use crate::protocol::ResultType;
+
+/// Decodes the result of a method that has only one kind of result
+/// (`server/discover`, `tools/list`): `resultType` must be `complete` or
+/// absent. Only `tools/call` may become a task, and only `tools/call`,
+/// `prompts/get` and `resources/read` may ask for input.
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(
+    raw: &RawValue,
+    method: &'static str,
+) -> Result<T> {
+    let malformed =
+        |e: &dyn fmt::Display| Error::protocol(format!("malformed {method} result: {e}"));
+    match ResultType::of(raw.get()) {
+        Ok(ResultType::Complete) => {}
+        Ok(other) => {
+            return Err(Error::protocol(format!(
+                "{method} answered with resultType {other:?}, which it cannot have"
+            ))
+            .with_method(method));
+        }
+        Err(e) => return Err(malformed(&e).with_method(method)),
+    }
+    serde_json::from_str(raw.get()).map_err(|e| malformed(&e).with_method(method))
+}

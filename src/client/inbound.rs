@@ -1,0 +1,66 @@
+//! Requests from the server, answered: `ping` at once; elicitation,
+//! sampling and roots by the same [`InputHandlers`] that answer input
+//! rounds and task input, validated the same way; anything else with
+//! `-32601`. A server never waits on silence. At most one request is
+//! served at a time, and at most a channel's worth waits: past that the
+//! reader drops them (RELIABILITY.md), so a flood cannot grow memory.
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::rpc::{Connection, ServerRequest};
+use crate::input::InputHandlers;
+use crate::protocol::method;
+use crate::protocol::{InputRequest, RpcError, error_codes};
+
+/// Starts answering the server's requests on `conn` with `handlers`. The
+/// task ends when the connection closes.
+pub(crate) fn serve(conn: &Connection, handlers: InputHandlers) {
+    let requests = conn.server_requests();
+    tokio::spawn(run(requests, handlers));
+}
+
+async fn run(mut requests: mpsc::Receiver<ServerRequest>, handlers: InputHandlers) {
+    while let Some(request) = requests.recv().await {
+        answer(request, &handlers).await;
+    }
+}
+
+async fn answer(request: ServerRequest, handlers: &InputHandlers) {
+    let ServerRequest {
+        method,
+        params,
+        responder,
+    } = request;
+    let sent = if method == method::PING {
+        responder.result(&json!({})).await
+    } else {
+        let params: Value = params
+            .and_then(|p| serde_json::from_str(p.get()).ok())
+            .unwrap_or_else(|| json!({}));
+        let parsed =
+            serde_json::from_value::<InputRequest>(json!({"method": method, "params": params}));
+        match parsed {
+            Ok(input) if handlers.can_answer(&input) => {
+                let key = responder.id().to_string();
+                match handlers.answer(&key, &input).await {
+                    Ok(response) => responder.result(&response).await,
+                    Err(e) => {
+                        let error = RpcError::new(error_codes::INTERNAL_ERROR, e.to_string());
+                        responder.error(error).await
+                    }
+                }
+            }
+            Ok(_) | Err(_) => {
+                let error = RpcError::new(
+                    error_codes::METHOD_NOT_FOUND,
+                    format!("this client does not answer {method}"),
+                );
+                responder.error(error).await
+            }
+        }
+    };
+    if let Err(e) = sent {
+        tracing::debug!(%method, "could not answer a request from the server: {e}");
+    }
+}

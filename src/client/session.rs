@@ -1,0 +1,112 @@
+//! Which era a server speaks (PROTOCOL.md §1.6): probe with
+//! `server/discover`; a discover result or a recognised 2026-07-28 error
+//! means the modern wire, anything else (an unknown method, "not
+//! initialized", an HTTP refusal without a modern error, silence within the
+//! probe bound) means the initialize era, which gets its handshake.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Map;
+
+use super::decode::decode;
+use super::envelope::Envelope;
+use super::rpc::Connection;
+use super::wire::{LEGACY_VERSIONS, Legacy, Modern, Wire};
+use crate::error::{Error, Result};
+use crate::protocol::method;
+use crate::protocol::{ClientCapabilities, DiscoverResult};
+
+/// What the builder pins, from its `protocol_version`.
+pub(crate) enum Pin {
+    /// Probe, then fall back.
+    Probe,
+    /// A 2026-07-28 version: no probe.
+    Modern,
+    /// An initialize-era version: `initialize` offering it, no probe.
+    Legacy(String),
+}
+
+impl Pin {
+    pub(crate) fn of(version: Option<&str>) -> Pin {
+        match version {
+            None => Pin::Probe,
+            Some(v) if LEGACY_VERSIONS.contains(&v) => Pin::Legacy(v.to_owned()),
+            Some(_) => Pin::Modern,
+        }
+    }
+}
+
+/// The outcome of negotiation: the wire, and what the server said of
+/// itself when the handshake told it.
+pub(crate) struct Session {
+    pub(crate) wire: Wire,
+    pub(crate) discovered: Option<DiscoverResult>,
+}
+
+/// Negotiates the era over an open connection.
+pub(crate) async fn negotiate(
+    conn: Connection,
+    envelope: Arc<Envelope>,
+    capabilities: &ClientCapabilities,
+    pin: Pin,
+    probe_timeout: Duration,
+    request_timeout: Duration,
+) -> Result<Session> {
+    let offer = match pin {
+        Pin::Modern => {
+            let wire = Wire::Modern(Modern::new(conn, envelope, request_timeout));
+            return Ok(Session {
+                wire,
+                discovered: None,
+            });
+        }
+        Pin::Legacy(v) => v,
+        Pin::Probe => {
+            let modern = Modern::new(conn.clone(), envelope.clone(), request_timeout);
+            match modern
+                .send(
+                    method::SERVER_DISCOVER,
+                    None,
+                    &Map::new(),
+                    Some(probe_timeout),
+                )
+                .await
+            {
+                Ok(raw) => {
+                    let discovered = decode::<DiscoverResult>(&raw, method::SERVER_DISCOVER).ok();
+                    return Ok(Session {
+                        wire: Wire::Modern(modern),
+                        discovered,
+                    });
+                }
+                // -32022 with no version both speak (renegotiation was
+                // tried): nothing will work, so say so now.
+                Err(e) if e.is_unsupported_version() => return Err(e),
+                Err(e) if speaks_modern(&e) => {
+                    return Ok(Session {
+                        wire: Wire::Modern(modern),
+                        discovered: None,
+                    });
+                }
+                Err(e) if conn.closed_reason().is_some() => return Err(e),
+                Err(e) => {
+                    tracing::debug!("server/discover failed ({e}); trying initialize");
+                    LEGACY_VERSIONS[0].to_owned()
+                }
+            }
+        }
+    };
+    let (legacy, discovered) =
+        Legacy::initialize(conn, envelope, &offer, capabilities, request_timeout).await?;
+    Ok(Session {
+        wire: Wire::Legacy(legacy),
+        discovered: Some(discovered),
+    })
+}
+
+/// An error only a 2026-07-28 server gives (`-32022` with the versions it
+/// supports, `-32021`, `-32020`): the server speaks the modern era.
+fn speaks_modern(e: &Error) -> bool {
+    e.is_unsupported_version() || e.is_missing_capability() || e.is_header_mismatch()
+}

@@ -1,0 +1,356 @@
+//! Servers of the initialize era (2025-11-25 and earlier): the client
+//! probes with `server/discover`, falls back to `initialize`, and then the
+//! same API works: tools are listed and called, and the server's own
+//! requests (ping, elicitation, sampling, roots) are answered by the same
+//! input handlers, or refused with `-32601`, never left unanswered.
+
+mod support;
+
+use mcp_tasks::Client;
+use mcp_tasks::input::InputHandlers;
+use mcp_tasks::protocol::{ElicitResult, ListRootsResult, Root};
+use mcp_tasks::transport::{Transport, memory};
+use serde_json::{Value, json};
+use support::*;
+use tokio::time::Instant;
+
+/// The server's end of a connection, driven by hand.
+struct Peer {
+    sink: memory::MemorySink,
+    stream: memory::MemoryStream,
+}
+
+impl Peer {
+    /// The next message the client sent.
+    async fn next(&mut self) -> Value {
+        tokio::time::timeout(ms(60_000), next_json(&mut self.stream))
+            .await
+            .expect("the client sent nothing within a minute")
+    }
+
+    async fn send(&mut self, message: Value) {
+        reply(&mut self.sink, message.to_string()).await;
+    }
+
+    async fn answer(&mut self, request: &Value, result: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
+            .await;
+    }
+
+    async fn refuse(&mut self, request: &Value, code: i64, message: &str) {
+        self.send(json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": code, "message": message}}))
+            .await;
+    }
+
+    /// Plays a 2025 server's side of the handshake: refuses the probe as
+    /// the TypeScript SDK 1.x does over stdio, answers `initialize` with
+    /// `version`, and checks the `initialized` notification. Returns the
+    /// `initialize` request.
+    async fn handshake(&mut self, version: &str) -> Value {
+        let probe = self.next().await;
+        assert_eq!(probe["method"], "server/discover");
+        self.refuse(&probe, -32601, "Method not found").await;
+        let init = self.next().await;
+        assert_eq!(init["method"], "initialize");
+        self.answer(
+            &init,
+            json!({
+                "protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": true}, "logging": {}},
+                "serverInfo": {"name": "everything", "version": "2026.8.31"},
+                "instructions": "try the echo tool"
+            }),
+        )
+        .await;
+        let initialized = self.next().await;
+        assert_eq!(initialized["method"], "notifications/initialized");
+        assert!(initialized.get("id").is_none());
+        init
+    }
+}
+
+fn peer() -> (memory::MemoryTransport, Peer) {
+    let (ours, theirs) = memory::pair();
+    let peer = async move {
+        let (sink, stream) = theirs.connect().await.unwrap();
+        Peer { sink, stream }
+    };
+    // The server's end connects at once; the memory pair needs no I/O.
+    let peer = futures_block(peer);
+    (ours, peer)
+}
+
+/// Runs a future that completes without waiting on anything.
+fn futures_block<F: std::future::Future>(f: F) -> F::Output {
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    let mut f = std::pin::pin!(f);
+    match f.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(v) => v,
+        std::task::Poll::Pending => panic!("the memory pair should connect at once"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_2025_server_is_initialized_and_its_tools_listed_and_called() {
+    let (transport, mut server) = peer();
+    let connecting = tokio::spawn(
+        Client::builder()
+            .client_info("app", "1.0")
+            .connect(transport),
+    );
+    let init = server.handshake("2025-11-25").await;
+    assert_eq!(init["params"]["protocolVersion"], "2025-11-25");
+    assert_eq!(init["params"]["clientInfo"]["name"], "app");
+    assert!(init["params"]["capabilities"].is_object());
+    let client = connecting.await.unwrap().unwrap();
+    assert_eq!(&*client.protocol_version(), "2025-11-25");
+    assert_eq!(client.server_id(), Some("everything"));
+    let info = client.discover().await.unwrap();
+    assert_eq!(info.instructions.as_deref(), Some("try the echo tool"));
+    assert!(info.capabilities.tools.is_some());
+
+    let list = tokio::spawn({
+        let client = client.clone();
+        async move { client.list_tools().await }
+    });
+    let request = server.next().await;
+    assert_eq!(request["method"], "tools/list");
+    // This era's requests carry no per-request metadata.
+    assert!(request["params"].get("_meta").is_none(), "{request}");
+    server
+        .answer(
+            &request,
+            json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}),
+        )
+        .await;
+    let tools = list.await.unwrap().unwrap();
+    assert_eq!(tools[0].name, "echo");
+
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("echo", json!({"message": "hi"})).await }
+    });
+    let request = server.next().await;
+    assert_eq!(request["method"], "tools/call");
+    assert_eq!(
+        request["params"],
+        json!({"name": "echo", "arguments": {"message": "hi"}})
+    );
+    server
+        .answer(
+            &request,
+            json!({"content": [{"type": "text", "text": "Echo: hi"}]}),
+        )
+        .await;
+    assert_eq!(call.await.unwrap().unwrap().joined_text(), "Echo: hi");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_servers_counter_offer_of_an_older_version_is_accepted() {
+    for version in ["2025-06-18", "2025-03-26", "2024-11-05"] {
+        let (transport, mut server) = peer();
+        let connecting = tokio::spawn(Client::builder().connect(transport));
+        server.handshake(version).await;
+        let client = connecting.await.unwrap().unwrap();
+        assert_eq!(&*client.protocol_version(), version);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_version_the_client_does_not_speak_fails_connect_naming_both() {
+    let (transport, mut server) = peer();
+    let connecting = tokio::spawn(Client::builder().connect(transport));
+    let probe = server.next().await;
+    server
+        .refuse(&probe, -32000, "Bad Request: Server not initialized")
+        .await;
+    let init = server.next().await;
+    server
+        .answer(&init, json!({"protocolVersion": "2023-01-01", "capabilities": {}, "serverInfo": {"name": "old", "version": "0"}}))
+        .await;
+    let e = connecting.await.unwrap().unwrap_err();
+    let text = e.to_string();
+    assert!(e.is_protocol(), "{text}");
+    assert!(
+        text.contains("2023-01-01") && text.contains("2025-11-25"),
+        "{text}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_probe_that_gets_no_answer_falls_back_within_its_bound() {
+    let (transport, mut server) = peer();
+    let started = Instant::now();
+    let connecting = tokio::spawn(
+        Client::builder()
+            .probe_timeout(ms(2_000))
+            .connect(transport),
+    );
+    let probe = server.next().await;
+    assert_eq!(probe["method"], "server/discover");
+    // Silence: the probe bound passes; the probe is withdrawn, then
+    // initialize comes.
+    let withdrawn = server.next().await;
+    assert_eq!(withdrawn["method"], "notifications/cancelled");
+    assert_eq!(withdrawn["params"]["requestId"], probe["id"]);
+    let init = server.next().await;
+    assert_eq!(init["method"], "initialize");
+    assert_eq!(Instant::now() - started, ms(2_000));
+    server
+        .answer(&init, json!({"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}))
+        .await;
+    let _initialized = server.next().await;
+    assert!(connecting.await.unwrap().is_ok());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_answers_neither_fails_connect_within_its_bounds() {
+    let (transport, mut server) = peer();
+    let started = Instant::now();
+    let connecting = tokio::spawn(
+        Client::builder()
+            .probe_timeout(ms(1_000))
+            .request_timeout(ms(3_000))
+            .connect(transport),
+    );
+    let _probe = server.next().await;
+    let _withdrawn = server.next().await;
+    let _init = server.next().await;
+    let e = connecting.await.unwrap().unwrap_err();
+    assert!(e.is_timeout(), "{e}");
+    assert_eq!(e.method(), Some("initialize"));
+    assert_eq!(Instant::now() - started, ms(4_000));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_servers_requests_are_answered_by_the_input_handlers_or_refused() {
+    let (transport, mut server) = peer();
+    let handlers = InputHandlers::new()
+        .elicitation_form(|req| async move {
+            assert_eq!(req.message, "Your name?");
+            Ok(ElicitResult::accept(json!({"name": "Ada"})))
+        })
+        .roots(|_| async {
+            Ok(ListRootsResult {
+                roots: vec![Root {
+                    uri: "file:///work".into(),
+                    name: None,
+                }],
+            })
+        });
+    let connecting = tokio::spawn(
+        Client::builder()
+            .input_handlers(handlers)
+            .connect(transport),
+    );
+    let init = server.handshake("2025-11-25").await;
+    // The declared capabilities follow the installed handlers.
+    let caps = &init["params"]["capabilities"];
+    assert!(
+        caps.get("elicitation").is_some() && caps.get("roots").is_some(),
+        "{caps}"
+    );
+    assert!(caps.get("sampling").is_none(), "{caps}");
+    let _client = connecting.await.unwrap().unwrap();
+
+    server
+        .send(json!({"jsonrpc": "2.0", "id": "p1", "method": "ping"}))
+        .await;
+    let pong = server.next().await;
+    assert_eq!(pong, json!({"jsonrpc": "2.0", "id": "p1", "result": {}}));
+
+    server
+        .send(json!({"jsonrpc": "2.0", "id": 10, "method": "elicitation/create", "params": {
+            "message": "Your name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+        }}))
+        .await;
+    let answer = server.next().await;
+    assert_eq!(answer["id"], 10);
+    assert_eq!(answer["result"]["action"], "accept");
+    assert_eq!(answer["result"]["content"]["name"], "Ada");
+
+    server
+        .send(json!({"jsonrpc": "2.0", "id": 11, "method": "roots/list"}))
+        .await;
+    let answer = server.next().await;
+    assert_eq!(answer["result"]["roots"][0]["uri"], "file:///work");
+
+    // No sampling handler, and a method nobody knows: -32601, not silence.
+    for (id, method) in [
+        (12, "sampling/createMessage"),
+        (13, "resources/subscribe_me"),
+    ] {
+        server
+            .send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {}}))
+            .await;
+        let answer = server.next().await;
+        assert_eq!(answer["id"], id);
+        assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_modern_server_is_probed_once_and_the_probe_answers_discover() {
+    use mcp_tasks::testing::TestServer;
+    let server = TestServer::new();
+    let client = Client::connect(server.connect()).await.unwrap();
+    assert_eq!(server.count("server/discover"), 1, "the probe");
+    assert_eq!(server.count("initialize"), 0);
+    let _ = client.discover().await.unwrap();
+    let _ = client.supports_tasks().await.unwrap();
+    assert_eq!(
+        server.count("server/discover"),
+        1,
+        "the probe's answer is kept"
+    );
+    assert_eq!(&*client.protocol_version(), "2026-07-28");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pinned_version_skips_the_probe() {
+    // A modern pin sends nothing at connect.
+    let (transport, mut server) = peer();
+    let client = Client::builder()
+        .protocol_version("2026-07-28")
+        .connect(transport)
+        .await
+        .unwrap();
+    let list = tokio::spawn(async move { client.list_tools().await });
+    assert_eq!(server.next().await["method"], "tools/list");
+    drop(list);
+    // An initialize-era pin goes straight to initialize, offering it.
+    let (transport, mut server) = peer();
+    let connecting = tokio::spawn(
+        Client::builder()
+            .protocol_version("2025-06-18")
+            .connect(transport),
+    );
+    let init = server.next().await;
+    assert_eq!(init["method"], "initialize");
+    assert_eq!(init["params"]["protocolVersion"], "2025-06-18");
+    server
+        .answer(&init, json!({"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}))
+        .await;
+    let _ = server.next().await;
+    assert!(connecting.await.unwrap().is_ok());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_modern_error_to_the_probe_means_a_modern_server() {
+    let (transport, mut server) = peer();
+    let connecting = tokio::spawn(Client::builder().connect(transport));
+    let probe = server.next().await;
+    server
+        .send(json!({"jsonrpc": "2.0", "id": probe["id"], "error": {"code": -32021, "message": "Missing required client capability"}}))
+        .await;
+    let client = connecting.await.unwrap().unwrap();
+    let list = tokio::spawn(async move { client.list_tools().await });
+    let next = server.next().await;
+    assert_eq!(
+        next["method"], "tools/list",
+        "no initialize after a modern error"
+    );
+    drop(list);
+}
