@@ -58,6 +58,39 @@ fn completed(id: &str) -> Value {
            "result": {"content": [{"type": "text", "text": "done"}]}})
 }
 
+/// Starts a task on a hand-driven server: the client calls `export`
+/// (listening when `listen`, with a 100 s bound), the server answers with
+/// a `working` creation result for `id` suggesting `interval`. Returns the
+/// pending handle and when the creation result was sent.
+async fn start_task(
+    client: &Client,
+    sink: &mut memory::MemorySink,
+    stream: &mut memory::MemoryStream,
+    id: &str,
+    interval: Value,
+    listen: bool,
+) -> (mcp_tasks::Task<mcp_tasks::Pending>, Instant) {
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move {
+            client
+                .task()
+                .listen_if(listen)
+                .timeout(ms(100_000))
+                .call_tool("export", json!({}))
+                .await
+                .unwrap()
+        }
+    });
+    let request = next_request(stream).await;
+    let created_at = Instant::now();
+    reply(sink, result(&request, created(id, "working", interval))).await;
+    let TaskState::Pending(task) = call.await.unwrap() else {
+        panic!("expected a pending task")
+    };
+    (task, created_at)
+}
+
 async fn pending(client: &Client) -> mcp_tasks::Task<mcp_tasks::Pending> {
     match client.task().call_tool("export", json!({})).await.unwrap() {
         TaskState::Pending(task) => task,
@@ -175,27 +208,8 @@ async fn fractional_and_float_intervals_round_up_to_whole_milliseconds() {
         (json!(1e12), ms(30_000)),
     ] {
         let (client, mut sink, mut stream) = raw_peer().await;
-        let call = tokio::spawn({
-            let client = client.clone();
-            async move {
-                client
-                    .task()
-                    .timeout(ms(100_000))
-                    .call_tool("export", json!({}))
-                    .await
-                    .unwrap()
-            }
-        });
-        let request = next_request(&mut stream).await;
-        let created_at = Instant::now();
-        reply(
-            &mut sink,
-            result(&request, created("t-1", "working", sent.clone())),
-        )
-        .await;
-        let TaskState::Pending(task) = call.await.unwrap() else {
-            panic!("expected a pending task")
-        };
+        let (task, created_at) =
+            start_task(&client, &mut sink, &mut stream, "t-1", sent.clone(), false).await;
         let wait = tokio::spawn(task.finish());
         let read = next_request(&mut stream).await;
         assert_eq!(read["method"], "tasks/get");
@@ -214,26 +228,15 @@ async fn fractional_and_float_intervals_round_up_to_whole_milliseconds() {
 #[tokio::test(start_paused = true)]
 async fn a_closed_connection_wakes_a_waiting_task_at_once() {
     let (client, mut sink, mut stream) = raw_peer().await;
-    let call = tokio::spawn({
-        let client = client.clone();
-        async move {
-            client
-                .task()
-                .timeout(ms(60_000))
-                .call_tool("export", json!({}))
-                .await
-                .unwrap()
-        }
-    });
-    let request = next_request(&mut stream).await;
-    reply(
+    let (task, _) = start_task(
+        &client,
         &mut sink,
-        result(&request, created("t-dead", "working", json!(20_000))),
+        &mut stream,
+        "t-dead",
+        json!(20_000),
+        false,
     )
     .await;
-    let TaskState::Pending(task) = call.await.unwrap() else {
-        panic!("expected a pending task")
-    };
     let started = Instant::now();
     let wait = tokio::spawn(task.finish());
     tokio::time::sleep(ms(1_000)).await;
@@ -333,27 +336,15 @@ async fn decode_errors_say_what_was_wrong_not_invalid_json() {
 /// of `tasks/get` the client sent.
 async fn untagged_pushes_run(listen: bool) -> usize {
     let (client, mut sink, mut stream) = raw_peer().await;
-    let call = tokio::spawn({
-        let client = client.clone();
-        async move {
-            client
-                .task()
-                .listen_if(listen)
-                .timeout(ms(60_000))
-                .call_tool("export", json!({}))
-                .await
-                .unwrap()
-        }
-    });
-    let request = next_request(&mut stream).await;
-    reply(
+    let (task, _) = start_task(
+        &client,
         &mut sink,
-        result(&request, created("t-push", "working", json!(300))),
+        &mut stream,
+        "t-push",
+        json!(300),
+        listen,
     )
     .await;
-    let TaskState::Pending(task) = call.await.unwrap() else {
-        panic!("expected a pending task")
-    };
     let mut wait = tokio::spawn(task.finish());
     let mut gets = 0;
     let push = |status: &str, message: &str| {
