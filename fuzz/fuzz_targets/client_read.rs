@@ -23,8 +23,10 @@ fuzz_target!(|data: &[u8]| {
     rt.block_on(async {
         let transport = LineTransport::new(Cursor::new(data.to_vec()), tokio::io::sink())
             .max_message_size(4096);
+        // Pinned: no connect probe, so the requests in flight are ids 1 and 2.
         let client = Client::builder()
             .request_timeout(Duration::from_secs(3600))
+            .protocol_version("2026-07-28")
             .connect(transport)
             .await
             .expect("a line transport always opens");
