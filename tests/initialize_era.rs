@@ -354,3 +354,75 @@ async fn a_modern_error_to_the_probe_means_a_modern_server() {
     );
     drop(list);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_flood_of_server_requests_is_answered_or_refused_never_queued_without_bound() {
+    use std::sync::Arc;
+    use tokio::sync::Notify;
+    let (transport, mut server) = peer();
+    let gate = Arc::new(Notify::new());
+    let handlers = InputHandlers::new().elicitation_form({
+        let gate = gate.clone();
+        move |_req| {
+            let gate = gate.clone();
+            async move {
+                gate.notified().await;
+                Ok(ElicitResult::decline())
+            }
+        }
+    });
+    let connecting = tokio::spawn(
+        Client::builder()
+            .input_handlers(handlers)
+            .connect(transport),
+    );
+    server.handshake("2025-11-25").await;
+    let _client = connecting.await.unwrap().unwrap();
+    const FLOOD: u64 = 300;
+    for id in 0..FLOOD {
+        server
+            .send(
+                json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create",
+                "params": {"message": "?", "requestedSchema": {"type": "object"}}}),
+            )
+            .await;
+    }
+    // The handler is stuck: what does not fit the queue is refused at once.
+    let mut refused = 0;
+    let mut answered = 0;
+    let mut seen = std::collections::BTreeSet::new();
+    let collect = |v: &Value, refused: &mut u64, answered: &mut u64| {
+        if v.get("error").is_some() {
+            assert_eq!(v["error"]["code"], -32603, "{v}");
+            *refused += 1;
+        } else {
+            assert_eq!(v["result"]["action"], "decline", "{v}");
+            *answered += 1;
+        }
+    };
+    while let Ok(v) = tokio::time::timeout(ms(100), server.next()).await {
+        assert!(
+            seen.insert(v["id"].as_u64().unwrap()),
+            "answered twice: {v}"
+        );
+        collect(&v, &mut refused, &mut answered);
+    }
+    assert!(refused > 0 && refused < FLOOD, "{refused} refused");
+    // Let the handler go: every queued request is answered, none is lost.
+    for _ in 0..FLOOD {
+        gate.notify_one();
+        tokio::task::yield_now().await;
+    }
+    while let Ok(v) = tokio::time::timeout(ms(100), server.next()).await {
+        assert!(
+            seen.insert(v["id"].as_u64().unwrap()),
+            "answered twice: {v}"
+        );
+        collect(&v, &mut refused, &mut answered);
+    }
+    assert_eq!(refused + answered, FLOOD, "every request got an answer");
+    assert!(
+        answered <= 66,
+        "at most the queue (64) and the one being served: {answered}"
+    );
+}

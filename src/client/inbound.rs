@@ -2,8 +2,9 @@
 //! sampling and roots by the same [`InputHandlers`] that answer input
 //! rounds and task input, validated the same way; anything else with
 //! `-32601`. A server never waits on silence. At most one request is
-//! served at a time, and at most a channel's worth waits: past that the
-//! reader drops them (RELIABILITY.md), so a flood cannot grow memory.
+//! served at a time, and at most a channel's worth (64) waits: past that
+//! the reader refuses them at once with `-32603` (RELIABILITY.md), so a
+//! flood cannot grow memory.
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;

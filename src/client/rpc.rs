@@ -185,7 +185,14 @@ impl Shared {
         match tx.try_send(request) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(r)) => {
-                tracing::warn!(method = %r.method, "too many requests from the server waiting; ignoring one");
+                // A flood: refuse at once rather than queue without bound
+                // or leave the server waiting.
+                tracing::warn!(method = %r.method, "too many requests from the server waiting; refusing one");
+                let error = RpcError::new(
+                    crate::protocol::error_codes::INTERNAL_ERROR,
+                    "the client is busy: too many requests waiting",
+                );
+                r.responder.try_error(error);
             }
             Err(mpsc::error::TrySendError::Closed(_)) => t.server_requests = None,
         }
@@ -640,6 +647,15 @@ impl Responder {
     pub(crate) async fn error(self, error: RpcError) -> Result<(), Error> {
         let json = serde_json::json!({"jsonrpc": "2.0", "id": self.id, "error": error}).to_string();
         self.send(json).await
+    }
+
+    /// Answers with an error without waiting (best effort: dropped when
+    /// the writer's queue is full).
+    fn try_error(self, error: RpcError) {
+        let json = serde_json::json!({"jsonrpc": "2.0", "id": self.id, "error": error}).to_string();
+        if let Some(out) = self.out.upgrade() {
+            let _ = out.try_send(Outbound::response(json, self.id));
+        }
     }
 
     async fn send(self, json: String) -> Result<(), Error> {
