@@ -1,32 +1,29 @@
 //! The official reference server, `@modelcontextprotocol/server-everything`
-//! 2026.8.31 (TypeScript SDK 1.x, initialize era), over stdio: the client
-//! negotiates the era by itself, then lists and calls its tools and answers
-//! its elicitation, sampling and roots requests with the same handlers it
-//! uses on 2026-07-28.
+//! 2026.8.31 (TypeScript SDK 1.x, initialize era), over stdio and over
+//! Streamable HTTP (with its session): the client negotiates the era by
+//! itself, then lists and calls its tools and answers its elicitation,
+//! sampling and roots requests with the same handlers it uses on
+//! 2026-07-28.
 
 use std::path::Path;
+use std::time::Duration;
 
 use mcp_tasks::Client;
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{CreateMessageResult, ElicitResult, ListRootsResult, Root};
-use mcp_tasks::transport::{Stderr, Stdio};
+use mcp_tasks::transport::{Http, Stderr, Stdio, Transport};
 use serde_json::json;
-
-use crate::support::bounded;
 
 const EVERYTHING: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 );
 
-fn server() -> Stdio {
+fn installed() {
     assert!(
         Path::new(EVERYTHING).exists(),
         "server-everything is not installed: run `npm ci --prefix interop/everything`"
     );
-    Stdio::command("node")
-        .args([EVERYTHING, "stdio"])
-        .stderr(Stderr::Null)
 }
 
 fn handlers() -> InputHandlers {
@@ -50,36 +47,159 @@ fn handlers() -> InputHandlers {
         })
 }
 
-async fn client() -> Client {
+async fn client<T: Transport>(transport: T) -> Client {
     Client::builder()
         .input_handlers(handlers())
-        .connect(server())
+        .connect(transport)
         .await
         .expect("connect to server-everything")
 }
 
+async fn negotiates_the_initialize_era_and_lists_its_tools(client: Client) {
+    assert_eq!(&*client.protocol_version(), "2025-11-25");
+    assert!(client.server_id().is_some_and(|n| n.contains("everything")));
+    let tools = client.list_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    for expected in [
+        "echo",
+        "get-sum",
+        "trigger-elicitation-request",
+        "get-roots-list",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+}
+
+async fn echo_and_get_sum(client: Client) {
+    let echo = client
+        .call_tool("echo", json!({"message": "hello"}))
+        .await
+        .unwrap();
+    assert_eq!(echo.joined_text(), "Echo: hello");
+    let sum = client
+        .call_tool("get-sum", json!({"a": 2, "b": 40}))
+        .await
+        .unwrap();
+    assert!(sum.joined_text().contains("is 42"), "{}", sum.joined_text());
+}
+
+/// `roots`: whether to ask for the roots too. Over HTTP the server sends
+/// `roots/list` on its own GET stream, which the client does not open yet.
+async fn its_requests_are_answered_by_the_handlers(client: Client, roots: bool) {
+    let elicited = client
+        .call_tool("trigger-elicitation-request", json!({}))
+        .await
+        .unwrap();
+    assert!(
+        elicited.joined_text().to_lowercase().contains("decline"),
+        "{}",
+        elicited.joined_text()
+    );
+    let sampled = client
+        .call_tool(
+            "trigger-sampling-request",
+            json!({"prompt": "say something", "maxTokens": 20}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        sampled.joined_text().contains("a sampled answer"),
+        "{}",
+        sampled.joined_text()
+    );
+    if !roots {
+        return;
+    }
+    let roots = client.call_tool("get-roots-list", json!({})).await.unwrap();
+    assert!(
+        roots.joined_text().contains("file:///interop/root"),
+        "{}",
+        roots.joined_text()
+    );
+}
+
 mod stdio {
     use super::*;
+    use crate::support::bounded;
+
+    fn server() -> Stdio {
+        installed();
+        Stdio::command("node")
+            .args([EVERYTHING, "stdio"])
+            .stderr(Stderr::Null)
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn negotiates_the_initialize_era_and_lists_its_tools() {
         bounded(async {
-            let client = client().await;
-            assert_eq!(&*client.protocol_version(), "2025-11-25");
-            assert!(client.server_id().is_some_and(|n| n.contains("everything")));
-            let tools = client.list_tools().await.unwrap();
-            let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-            for expected in [
-                "echo",
-                "get-sum",
-                "trigger-elicitation-request",
-                "get-roots-list",
-            ] {
-                assert!(
-                    names.contains(&expected),
-                    "{expected} missing from {names:?}"
-                );
-            }
+            super::negotiates_the_initialize_era_and_lists_its_tools(client(server()).await).await
+        })
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn echo_and_get_sum() {
+        bounded(async { super::echo_and_get_sum(client(server()).await).await }).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn its_elicitation_sampling_and_roots_requests_are_answered_by_the_handlers() {
+        bounded(async {
+            its_requests_are_answered_by_the_handlers(client(server()).await, true).await;
+        })
+        .await;
+    }
+}
+
+mod http {
+    use super::*;
+    use crate::support::bounded;
+
+    /// The server in `streamableHttp` mode on a free loopback port; killed
+    /// when dropped.
+    struct Server {
+        _child: tokio::process::Child,
+        url: String,
+    }
+
+    async fn server() -> Server {
+        installed();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let child = tokio::process::Command::new("node")
+            .args([EVERYTHING, "streamableHttp"])
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("node starts");
+        // Ready once it accepts connections (bounded by the scenario).
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Server {
+            _child: child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn negotiates_the_initialize_era_and_lists_its_tools() {
+        bounded(async {
+            let server = server().await;
+            super::negotiates_the_initialize_era_and_lists_its_tools(
+                client(Http::new(&server.url)).await,
+            )
+            .await;
         })
         .await;
     }
@@ -87,52 +207,18 @@ mod stdio {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn echo_and_get_sum() {
         bounded(async {
-            let client = client().await;
-            let echo = client
-                .call_tool("echo", json!({"message": "hello"}))
-                .await
-                .unwrap();
-            assert_eq!(echo.joined_text(), "Echo: hello");
-            let sum = client
-                .call_tool("get-sum", json!({"a": 2, "b": 40}))
-                .await
-                .unwrap();
-            assert!(sum.joined_text().contains("is 42"), "{}", sum.joined_text());
+            let server = server().await;
+            super::echo_and_get_sum(client(Http::new(&server.url)).await).await;
         })
         .await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn its_elicitation_sampling_and_roots_requests_are_answered_by_the_handlers() {
+    async fn its_elicitation_and_sampling_requests_are_answered_by_the_handlers() {
         bounded(async {
-            let client = client().await;
-            let elicited = client
-                .call_tool("trigger-elicitation-request", json!({}))
-                .await
-                .unwrap();
-            assert!(
-                elicited.joined_text().to_lowercase().contains("decline"),
-                "{}",
-                elicited.joined_text()
-            );
-            let sampled = client
-                .call_tool(
-                    "trigger-sampling-request",
-                    json!({"prompt": "say something", "maxTokens": 20}),
-                )
-                .await
-                .unwrap();
-            assert!(
-                sampled.joined_text().contains("a sampled answer"),
-                "{}",
-                sampled.joined_text()
-            );
-            let roots = client.call_tool("get-roots-list", json!({})).await.unwrap();
-            assert!(
-                roots.joined_text().contains("file:///interop/root"),
-                "{}",
-                roots.joined_text()
-            );
+            let server = server().await;
+            let client = client(Http::new(&server.url)).await;
+            its_requests_are_answered_by_the_handlers(client, false).await;
         })
         .await;
     }

@@ -50,6 +50,8 @@ pub(super) struct Exchange {
     headers: HeaderMap,
     body: String,
     tx: mpsc::Sender<Inbound>,
+    /// The session id an `initialize` reply carried.
+    session: Option<reqwest::header::HeaderValue>,
 }
 
 /// Forgets an exchange in the in-flight table when it ends, however it ends.
@@ -80,6 +82,7 @@ impl Exchange {
             headers,
             body,
             tx,
+            session: None,
         }
     }
 
@@ -153,6 +156,9 @@ impl Exchange {
             })?;
         let status = response.status();
         let www_authenticate = www_authenticate(response.headers());
+        if self.method == "initialize" {
+            self.session = response.headers().get("mcp-session-id").cloned();
+        }
         let is_sse = response
             .headers()
             .get(CONTENT_TYPE)
@@ -277,7 +283,11 @@ impl Exchange {
     }
 
     /// Hands one message to the client; `false` when the client is gone.
+    /// The reply to `initialize` also settles the session first.
     async fn send(&self, message: String) -> bool {
+        if self.method == "initialize" {
+            self.shared.initialized(self.session.clone(), &message);
+        }
         self.tx.send(Inbound::Message(message)).await.is_ok()
     }
 

@@ -244,9 +244,39 @@ struct Shared {
     version: Mutex<String>,
     /// The requests whose replies are being read, to drop on cancellation.
     in_flight: Mutex<HashMap<RequestId, AbortHandle>>,
+    /// An initialize-era session's `Mcp-Session-Id`, once the server gave one.
+    session: Mutex<Option<reqwest::header::HeaderValue>>,
 }
 
+/// The initialize era's session header (2025-03-26 and later).
+const SESSION_HEADER: &str = "mcp-session-id";
+
 impl Shared {
+    /// What an `initialize` reply settled: the session id the server gave
+    /// (sent on every later request) and the version it chose (sent as
+    /// `MCP-Protocol-Version` on requests without `_meta` from then on).
+    fn initialized(&self, session: Option<reqwest::header::HeaderValue>, reply: &str) {
+        if let Some(session) = session {
+            *self.session.lock().unwrap() = Some(session);
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Reply {
+            result: Option<Chosen>,
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Chosen {
+            protocol_version: String,
+        }
+        if let Ok(Reply {
+            result: Some(chosen),
+        }) = serde_json::from_str(reply)
+        {
+            *self.version.lock().unwrap() = chosen.protocol_version;
+        }
+    }
+
     /// The headers of one message's POST, read from the message itself.
     fn headers_for(&self, message: &Outbound) -> Result<HeaderMap, String> {
         let facts = Facts::read(&message.json);
@@ -276,6 +306,13 @@ impl Shared {
         if message.kind == OutboundKind::Response {
             // A response has no method to announce.
             headers.remove(headers::METHOD_HEADER);
+        }
+        if message.method == "initialize" {
+            // The version is what the handshake settles; none is sent before.
+            headers.remove(headers::PROTOCOL_VERSION_HEADER);
+        }
+        if let Some(session) = self.session.lock().unwrap().clone() {
+            headers.insert(SESSION_HEADER, session);
         }
         Ok(headers)
     }
@@ -384,6 +421,7 @@ impl Transport for Http {
             max_message_size: self.max_message_size,
             version: Mutex::new(PROTOCOL_VERSION.to_owned()),
             in_flight: Mutex::new(HashMap::new()),
+            session: Mutex::new(None),
         });
         Ok((
             HttpSink {
@@ -458,9 +496,11 @@ impl MessageSink for HttpSink {
                 tracing::warn!(%method, "not sending a request without an id");
             }
             // Notifications, and responses to the server's requests: one
-            // POST each, with nothing to wait for but its acceptance.
+            // POST each, with nothing to wait for but its acceptance. Sent
+            // in order with what follows (`notifications/initialized` must
+            // reach the server before the session's first request).
             (_, _, Ok(headers)) => {
-                tokio::spawn(exchange::notify(self.shared.clone(), method, headers, json));
+                exchange::notify(self.shared.clone(), method, headers, json).await;
             }
             (_, _, Err(reason)) => tracing::warn!(%method, "not sending a message: {reason}"),
         }
