@@ -62,6 +62,12 @@ impl Envelope {
         &self.info
     }
 
+    /// The capabilities the installed handlers give, without the Tasks
+    /// extension (what an initialize-era handshake declares).
+    pub(crate) fn capabilities(&self) -> &ClientCapabilities {
+        &self.capabilities
+    }
+
     /// The protocol version requests are sent with.
     pub(crate) fn protocol_version(&self) -> Arc<str> {
         self.protocol_version.lock().unwrap().clone()

@@ -170,9 +170,8 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         let info = config.client_info.unwrap_or_else(|| {
             Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
         });
-        let capabilities = handlers.capabilities();
         let pin = session::Pin::of(config.protocol_version.as_deref());
-        let envelope = Envelope::new(info, capabilities.clone(), config.protocol_version);
+        let envelope = Envelope::new(info, handlers.capabilities(), config.protocol_version);
         let request_timeout = config.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
         let probe_timeout = config
             .probe_timeout
@@ -180,7 +179,6 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         let session = session::negotiate(
             conn,
             Arc::new(envelope),
-            &capabilities,
             pin,
             probe_timeout,
             request_timeout,

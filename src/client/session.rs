@@ -14,8 +14,8 @@ use super::envelope::Envelope;
 use super::rpc::Connection;
 use super::wire::{LEGACY_VERSIONS, Legacy, Modern, Wire};
 use crate::error::{Error, Result};
+use crate::protocol::DiscoverResult;
 use crate::protocol::method;
-use crate::protocol::{ClientCapabilities, DiscoverResult};
 
 /// What the builder pins, from its `protocol_version`.
 pub(crate) enum Pin {
@@ -48,7 +48,6 @@ pub(crate) struct Session {
 pub(crate) async fn negotiate(
     conn: Connection,
     envelope: Arc<Envelope>,
-    capabilities: &ClientCapabilities,
     pin: Pin,
     probe_timeout: Duration,
     request_timeout: Duration,
@@ -97,8 +96,7 @@ pub(crate) async fn negotiate(
             }
         }
     };
-    let (legacy, discovered) =
-        Legacy::initialize(conn, envelope, &offer, capabilities, request_timeout).await?;
+    let (legacy, discovered) = Legacy::initialize(conn, envelope, &offer, request_timeout).await?;
     Ok(Session {
         wire: Wire::Legacy(legacy),
         discovered: Some(discovered),

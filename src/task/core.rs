@@ -84,11 +84,12 @@ impl Core {
         id: TaskId,
         snapshot: DetailedTask,
     ) -> (Box<Core>, Observed) {
+        // The snapshot below replaces the placeholder.
         let mut core = Core::live(
             settings,
             id,
             Machine::new(TaskStatus::Working),
-            Snapshot::from_detailed(&snapshot),
+            Snapshot::of_status(TaskStatus::Working),
             Some(Instant::now()),
         );
         let observed = core.apply(snapshot).unwrap_or(Observed::Pending);
@@ -249,8 +250,9 @@ impl Core {
             Transition::Same if was_final => return None,
             Transition::Same | Transition::Moved { .. } => {}
         }
-        self.snapshot = Snapshot::from_detailed(&task);
-        Some(match task.payload {
+        let (snapshot, payload) = Snapshot::split(task);
+        self.snapshot = snapshot;
+        Some(match payload {
             TaskPayload::Working => Observed::Pending,
             TaskPayload::InputRequired(requests) => {
                 let open = self.unanswered(&requests);
@@ -273,6 +275,7 @@ impl Core {
                          treating the task as still running"
                     );
                 }
+                self.snapshot.unknown_status = Some(raw);
                 Observed::Pending
             }
         })

@@ -49,18 +49,29 @@ impl Snapshot {
         }
     }
 
-    pub(crate) fn from_detailed(t: &DetailedTask) -> Self {
-        Snapshot {
-            status: t.status(),
-            status_message: t.status_message.clone(),
-            created_at: t.created_at.clone(),
-            last_updated_at: t.last_updated_at.clone(),
-            ttl_ms: t.ttl_ms,
-            poll_interval_ms: t.poll_interval_ms,
-            unknown_status: match &t.payload {
-                TaskPayload::Unknown(raw) => Some(raw.clone()),
-                _ => None,
-            },
-        }
+    /// Splits a detailed snapshot into what the handle keeps and its
+    /// payload, moving the strings rather than copying them (this runs on
+    /// every read and push). `unknown_status` is left for the caller, who
+    /// owns the payload's name.
+    pub(crate) fn split(t: DetailedTask) -> (Self, TaskPayload) {
+        let DetailedTask {
+            task_id: _,
+            payload,
+            status_message,
+            created_at,
+            last_updated_at,
+            ttl_ms,
+            poll_interval_ms,
+        } = t;
+        let snapshot = Snapshot {
+            status: payload.status(),
+            status_message,
+            created_at,
+            last_updated_at,
+            ttl_ms,
+            poll_interval_ms,
+            unknown_status: None,
+        };
+        (snapshot, payload)
     }
 }

@@ -61,12 +61,11 @@ impl Legacy {
         conn: Connection,
         envelope: Arc<Envelope>,
         offer: &str,
-        capabilities: &ClientCapabilities,
         request_timeout: Duration,
     ) -> Result<(Legacy, DiscoverResult)> {
         let params = InitializeParams {
             protocol_version: offer,
-            capabilities,
+            capabilities: envelope.capabilities(),
             client_info: envelope.info(),
         };
         let raw = conn

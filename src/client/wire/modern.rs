@@ -17,7 +17,7 @@ use crate::protocol::method;
 use crate::protocol::result::{decode_ack, decode_task_snapshot};
 use crate::protocol::{
     CallToolParams, CallToolResponse, CancelTaskParams, DetailedTask, GetTaskParams,
-    InputRequiredResult, InputResponses, TaskId, UpdateTaskParams, error_codes,
+    InputRequiredResult, InputResponses, TaskId, error_codes,
 };
 
 /// The connection, spoken in 2026-07-28.
@@ -179,9 +179,16 @@ impl Modern {
         responses: &InputResponses,
         timeout: Option<Duration>,
     ) -> Result<()> {
-        let params = UpdateTaskParams {
-            task_id: id.clone(),
-            input_responses: responses.clone(),
+        // Borrowed: the answers are serialised once, never copied.
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Params<'a> {
+            task_id: &'a TaskId,
+            input_responses: &'a InputResponses,
+        }
+        let params = Params {
+            task_id: id,
+            input_responses: responses,
         };
         self.task_ack(method::TASKS_UPDATE, id, &params, timeout)
             .await

@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 
 use super::Shared;
 use super::sse::Events;
+use crate::protocol::method;
 use crate::protocol::{RequestId, RpcError};
 use crate::transport::Inbound;
 
@@ -156,7 +157,7 @@ impl Exchange {
             })?;
         let status = response.status();
         let www_authenticate = www_authenticate(response.headers());
-        if self.method == "initialize" {
+        if self.method == method::INITIALIZE {
             self.session = response.headers().get("mcp-session-id").cloned();
         }
         let is_sse = response
@@ -285,7 +286,7 @@ impl Exchange {
     /// Hands one message to the client; `false` when the client is gone.
     /// The reply to `initialize` also settles the session first.
     async fn send(&self, message: String) -> bool {
-        if self.method == "initialize" {
+        if self.method == method::INITIALIZE {
             self.shared.initialized(self.session.clone(), &message);
         }
         self.tx.send(Inbound::Message(message)).await.is_ok()

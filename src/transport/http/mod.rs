@@ -15,6 +15,7 @@ use super::{
     DEFAULT_MAX_MESSAGE_SIZE, Inbound, MessageSink, MessageStream, Outbound, OutboundKind,
     Transport,
 };
+use crate::protocol::method;
 use crate::protocol::{PROTOCOL_VERSION, RequestId};
 
 mod exchange;
@@ -307,7 +308,7 @@ impl Shared {
             // A response has no method to announce.
             headers.remove(headers::METHOD_HEADER);
         }
-        if message.method == "initialize" {
+        if message.method == method::INITIALIZE {
             // The version is what the handshake settles; none is sent before.
             headers.remove(headers::PROTOCOL_VERSION_HEADER);
         }
