@@ -1,0 +1,358 @@
+//! The connection: request ids, the pending-request table, notification
+//! routing and timeouts. Two background tasks drive the transport: a writer
+//! that owns the sink and a reader that owns the stream.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::error::{Error, Kind};
+use crate::protocol::jsonrpc::OutRequest;
+use crate::protocol::method::Method;
+use crate::protocol::{Message, RequestId};
+use crate::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
+
+mod server_request;
+mod shared;
+mod streams;
+
+pub(crate) use server_request::ServerRequest;
+pub(crate) use shared::SubEvent;
+use shared::{HttpFailure, Reply, Shared, SubEntry, Tables};
+pub(crate) use streams::{ProgressWatch, Pushes, Subscription};
+
+/// How many outgoing messages may queue before senders wait.
+const OUTGOING_CAPACITY: usize = 256;
+/// How many pushes may wait for a slow subscription consumer; past that the
+/// consumer is told it lagged and re-reads instead of the queue growing.
+pub(crate) const SUBSCRIPTION_CAPACITY: usize = 64;
+
+/// The client's end of a connection. Dropping the last clone closes it.
+#[derive(Clone)]
+pub(crate) struct Connection {
+    out: mpsc::Sender<Outbound>,
+    shared: Arc<Shared>,
+}
+
+/// A connection held weakly (by the listen watcher, which must not keep it
+/// open).
+pub(crate) struct WeakConnection {
+    out: mpsc::WeakSender<Outbound>,
+    shared: Weak<Shared>,
+}
+
+impl WeakConnection {
+    /// The connection, while some client still holds it.
+    pub(crate) fn upgrade(&self) -> Option<Connection> {
+        Some(Connection {
+            out: self.out.upgrade()?,
+            shared: self.shared.upgrade()?,
+        })
+    }
+}
+
+impl Connection {
+    /// A handle that does not keep the connection open.
+    pub(crate) fn downgrade(&self) -> WeakConnection {
+        WeakConnection {
+            out: self.out.downgrade(),
+            shared: Arc::downgrade(&self.shared),
+        }
+    }
+
+    /// Opens the transport and spawns the reader and writer tasks.
+    pub(crate) async fn open<T: Transport>(transport: T) -> Result<Connection, Error> {
+        let (sink, stream) = transport
+            .connect()
+            .await
+            .map_err(|e| Error::transport(e.to_string()).with_source(e))?;
+        let (out, rx) = mpsc::channel(OUTGOING_CAPACITY);
+        let shared = Arc::new(Shared {
+            tables: Mutex::new(Tables::default()),
+            next_id: AtomicI64::new(1),
+            out: out.downgrade(),
+            closed_tx: watch::Sender::new(false),
+            discarded: AtomicU64::new(0),
+        });
+        tokio::spawn(write_loop(sink, rx, shared.clone()));
+        tokio::spawn(read_loop(stream, shared.clone()));
+        Ok(Connection { out, shared })
+    }
+
+    pub(crate) fn next_id(&self) -> RequestId {
+        RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Why the connection closed, if it has.
+    pub(crate) fn closed_reason(&self) -> Option<String> {
+        self.shared.tables.lock().unwrap().closed.clone()
+    }
+
+    /// Resolves once the connection has closed (at once if it already has).
+    pub(crate) async fn closed(&self) {
+        let mut rx = self.shared.closed_tx.subscribe();
+        // The sender lives as long as `self`; an error cannot happen here.
+        let _ = rx.wait_for(|closed| *closed).await;
+    }
+
+    /// How many messages from the server were skipped as unreadable or
+    /// unmatched.
+    pub(crate) fn discarded(&self) -> u64 {
+        self.shared.discarded.load(Ordering::Relaxed)
+    }
+
+    /// Takes the notifications/tasks that no open subscription claims.
+    /// A second call replaces the first receiver.
+    pub(crate) fn task_pushes(&self) -> Pushes {
+        let (tx, rx) = mpsc::channel(SUBSCRIPTION_CAPACITY);
+        let lagged = Arc::new(AtomicBool::new(false));
+        let mut t = self.shared.tables.lock().unwrap();
+        if t.closed.is_none() {
+            t.task_pushes = Some(SubEntry {
+                tx,
+                lagged: lagged.clone(),
+            });
+        }
+        Pushes { rx, lagged }
+    }
+
+    /// Takes the requests the server sends, each with the means to answer
+    /// it. Until this is called they are ignored; a second call replaces
+    /// the first receiver.
+    pub(crate) fn server_requests(&self) -> mpsc::Receiver<ServerRequest> {
+        let (tx, rx) = mpsc::channel(SUBSCRIPTION_CAPACITY);
+        let mut t = self.shared.tables.lock().unwrap();
+        if t.closed.is_none() {
+            t.server_requests = Some(tx);
+        }
+        rx
+    }
+
+    /// Routes `notifications/progress` carrying `token` to the returned
+    /// watch, until it is dropped.
+    #[cfg_attr(not(test), allow(dead_code))] // progress reporting comes with the initialize era
+    pub(crate) fn progress(&self, token: RequestId) -> ProgressWatch {
+        let (tx, rx) = mpsc::channel(SUBSCRIPTION_CAPACITY);
+        let lagged = Arc::new(AtomicBool::new(false));
+        let mut t = self.shared.tables.lock().unwrap();
+        if t.closed.is_none() {
+            t.progress.insert(
+                token.clone(),
+                SubEntry {
+                    tx,
+                    lagged: lagged.clone(),
+                },
+            );
+        }
+        ProgressWatch {
+            shared: Arc::downgrade(&self.shared),
+            token,
+            rx,
+        }
+    }
+
+    /// Sends a request and waits for its result.
+    ///
+    /// Dropping the returned future (or a timeout) removes the request from
+    /// the table and sends `notifications/cancelled`.
+    pub(crate) async fn request<P: Serialize>(
+        &self,
+        method: &str,
+        name: Option<String>,
+        params: P,
+        timeout: Duration,
+    ) -> Result<Box<RawValue>, Error> {
+        let (id, json) = self.encode(method, params)?;
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut t = self.shared.tables.lock().unwrap();
+            if let Some(reason) = &t.closed {
+                return Err(Error::transport(reason.clone()));
+            }
+            t.pending.insert(id.clone(), tx);
+        }
+        let mut guard = PendingGuard {
+            conn: self,
+            id: Some(id.clone()),
+        };
+        let mut msg = Outbound::request(json, method, id);
+        msg.name = name;
+        let lost_outcome = Method::of(method).loses_outcome_with_its_reply();
+        let discarded_before = self.discarded();
+        if self.out.send(msg).await.is_err() {
+            return Err(Error::transport("the connection is closed"));
+        }
+        let reply = match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(_)) => Err("the connection closed".to_owned()),
+            Err(_) => {
+                let discarded = self.discarded().saturating_sub(discarded_before);
+                return Err(Error::new(Kind::Timeout {
+                    after: timeout,
+                    discarded,
+                }));
+            }
+        };
+        guard.id = None;
+        match reply {
+            Ok(Reply::Result(raw)) => Ok(raw),
+            Ok(Reply::Error(e)) => Err(Error::rpc(e)),
+            // Never delivered: even a tools/call is known not to have run.
+            Ok(Reply::NotSent(reason)) => Err(Error::transport(reason)),
+            Ok(Reply::Http(failure)) => Err(failure.into_error(lost_outcome)),
+            // The request was sent and its reply is lost: a tool may have run.
+            Err(reason) if lost_outcome => Err(Error::new(Kind::OutcomeUnknown(reason))),
+            Err(reason) => Err(Error::transport(reason)),
+        }
+    }
+
+    /// Numbers a request and writes its JSON.
+    fn encode<P: Serialize>(&self, method: &str, params: P) -> Result<(RequestId, String), Error> {
+        let id = self.next_id();
+        let json = serde_json::to_string(&OutRequest {
+            jsonrpc: "2.0",
+            id: &id,
+            method,
+            params,
+        })
+        .map_err(|e| Error::builder(format!("the request does not serialize: {e}")))?;
+        Ok((id, json))
+    }
+
+    /// Opens a listen stream: sends the request and routes notifications
+    /// tagged with its id to the returned subscription.
+    pub(crate) async fn subscribe<P: Serialize>(
+        &self,
+        method: &'static str,
+        params: P,
+    ) -> Result<Subscription, Error> {
+        let (id, json) = self.encode(method, params)?;
+        let (tx, rx) = mpsc::channel(SUBSCRIPTION_CAPACITY);
+        let lagged = Arc::new(AtomicBool::new(false));
+        {
+            let mut t = self.shared.tables.lock().unwrap();
+            if let Some(reason) = &t.closed {
+                return Err(Error::transport(reason.clone()).with_method(method));
+            }
+            t.subscriptions.insert(
+                id.clone(),
+                SubEntry {
+                    tx,
+                    lagged: lagged.clone(),
+                },
+            );
+        }
+        let sub = Subscription {
+            shared: self.shared.clone(),
+            id: id.clone(),
+            rx,
+            lagged,
+        };
+        let msg = Outbound::request(json, method, id);
+        self.out
+            .send(msg)
+            .await
+            .map_err(|_| Error::transport("the connection is closed").with_method(method))?;
+        Ok(sub)
+    }
+
+    /// Sends a notification.
+    pub(crate) async fn notify<P: Serialize>(&self, method: &str, params: P) -> Result<(), Error> {
+        let json = serde_json::to_string(&serde_json::json!({
+            "jsonrpc": "2.0", "method": method, "params": params
+        }))
+        .map_err(|e| Error::builder(format!("the notification does not serialize: {e}")))?;
+        self.out
+            .send(Outbound::new(json, method))
+            .await
+            .map_err(|_| Error::transport("the connection is closed"))
+    }
+
+    /// Forgets a request and tells the server; see [`Shared::abandon`].
+    fn abandon(&self, id: RequestId, is_subscription: bool) {
+        self.shared.abandon(id, is_subscription);
+    }
+
+    /// Requests waiting for a reply.
+    pub(crate) fn pending_len(&self) -> usize {
+        self.shared.pending_len()
+    }
+}
+
+struct PendingGuard<'a> {
+    conn: &'a Connection,
+    id: Option<RequestId>,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.conn.abandon(id, false);
+        }
+    }
+}
+
+async fn write_loop<S: MessageSink>(
+    mut sink: S,
+    mut rx: mpsc::Receiver<Outbound>,
+    shared: Arc<Shared>,
+) {
+    while let Some(msg) = rx.recv().await {
+        if let Err(e) = sink.send(msg).await {
+            shared.close(format!("could not send to the server: {e}"));
+            break;
+        }
+    }
+    sink.close().await;
+}
+
+async fn read_loop<S: MessageStream>(mut stream: S, shared: Arc<Shared>) {
+    let reason = loop {
+        match stream.recv().await {
+            Ok(Some(Inbound::Message(text))) => match Message::from_json(&text) {
+                Ok(msg) => shared.dispatch(msg),
+                Err(e) => {
+                    shared.discard();
+                    tracing::warn!("skipping a malformed message from the server: {e}");
+                }
+            },
+            Ok(Some(Inbound::Invalid(why))) => {
+                shared.discard();
+                tracing::warn!("skipping unreadable input from the server: {why}");
+            }
+            Ok(Some(Inbound::Lost { id, reason })) => shared.lose(&id, reason),
+            Ok(Some(Inbound::NotSent { id, reason })) => {
+                shared.complete(&id, Reply::NotSent(reason));
+            }
+            Ok(Some(Inbound::HttpError {
+                id,
+                status,
+                www_authenticate,
+                response,
+                reason,
+            })) => {
+                let error = match response.as_deref().map(Message::from_json) {
+                    Some(Ok(Message::Error { error, .. })) => Some(error),
+                    _ => None,
+                };
+                let failure = HttpFailure {
+                    status,
+                    www_authenticate,
+                    error,
+                    reason,
+                };
+                shared.complete(&id, Reply::Http(Box::new(failure)));
+            }
+            Ok(None) => break "the server closed the connection".to_owned(),
+            Err(e) => break format!("reading from the server failed: {e}"),
+        }
+    };
+    shared.close(reason);
+}
+
+#[cfg(test)]
+mod tests;

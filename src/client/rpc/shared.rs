@@ -1,0 +1,328 @@
+//! What the reader and the requesters share: the tables of pending
+//! requests and open streams, and the routing of every message the server
+//! sends (replies by id, pushes by subscription, task or progress token,
+//! requests from the server to whoever answers them).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use super::server_request::{Responder, ServerRequest};
+use crate::error::{Error, Kind};
+use crate::protocol::method;
+use crate::protocol::{Message, RequestId, RpcError};
+use crate::transport::Outbound;
+
+/// What the reader hands a waiting request.
+pub(super) enum Reply {
+    Result(Box<RawValue>),
+    Error(RpcError),
+    /// The transport could not deliver the request.
+    NotSent(String),
+    /// An HTTP error status without a response.
+    Http(Box<HttpFailure>),
+}
+
+/// What an [`Inbound::HttpError`] carries to its request.
+pub(super) struct HttpFailure {
+    pub(super) status: u16,
+    pub(super) www_authenticate: Option<String>,
+    pub(super) error: Option<RpcError>,
+    pub(super) reason: String,
+}
+
+impl HttpFailure {
+    /// The error for the request. `tools_call` marks a `tools/call`, whose
+    /// outcome is unknown when a `5xx` reply may have come after the tool ran.
+    pub(super) fn into_error(self, tools_call: bool) -> Error {
+        let HttpFailure {
+            status,
+            www_authenticate,
+            error,
+            reason,
+        } = self;
+        let error = match error {
+            Some(e) => Error::rpc(e),
+            // A server or gateway failure: the request may have been run.
+            None if status >= 500 && tools_call => Error::new(Kind::OutcomeUnknown(reason)),
+            // Transient (`5xx`), or a refusal that asks for a later retry.
+            None if status >= 500 || status == 408 || status == 429 => Error::transport(reason),
+            // Refused before it ran (`3xx`, `4xx`): not lost, not retried.
+            None => Error::new(Kind::Refused(reason)),
+        };
+        error.with_http(status, www_authenticate)
+    }
+}
+
+/// What a subscription receives.
+#[derive(Debug)]
+pub(crate) enum SubEvent {
+    /// A notification on the stream.
+    Notification {
+        method: String,
+        params: Option<Box<RawValue>>,
+    },
+    /// Some notifications were dropped because the consumer was slow.
+    Lagged,
+}
+
+pub(super) struct SubEntry {
+    pub(super) tx: mpsc::Sender<SubEvent>,
+    pub(super) lagged: Arc<AtomicBool>,
+}
+
+impl SubEntry {
+    /// Queues an event, marking the consumer lagged when its queue is
+    /// full. `false` when the consumer is gone.
+    fn send(&self, event: SubEvent) -> bool {
+        match self.tx.try_send(event) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.lagged.store(true, Ordering::Release);
+                true
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+}
+
+#[derive(Default)]
+pub(super) struct Tables {
+    pub(super) pending: HashMap<RequestId, oneshot::Sender<Result<Reply, String>>>,
+    pub(super) subscriptions: HashMap<RequestId, SubEntry>,
+    /// `notifications/progress` by `progressToken`.
+    pub(super) progress: HashMap<RequestId, SubEntry>,
+    /// Where requests from the server go, once someone answers them.
+    pub(super) server_requests: Option<mpsc::Sender<ServerRequest>>,
+    /// Where `notifications/tasks` that no open subscription claims go
+    /// (untagged, or tagged with a stream that is gone), once someone listens.
+    pub(super) task_pushes: Option<SubEntry>,
+    /// Why the connection closed, once it has.
+    pub(super) closed: Option<String>,
+}
+
+pub(crate) struct Shared {
+    pub(super) tables: Mutex<Tables>,
+    pub(super) next_id: AtomicI64,
+    /// The writer's queue, held weakly (responses to the server's requests
+    /// are written through it; it must not keep the connection open).
+    pub(super) out: mpsc::WeakSender<Outbound>,
+    /// Flips to `true` once, when the connection closes.
+    pub(super) closed_tx: watch::Sender<bool>,
+    /// Messages skipped as unreadable or unmatched.
+    pub(super) discarded: AtomicU64,
+}
+
+impl Shared {
+    pub(super) fn close(&self, reason: String) {
+        let mut t = self.tables.lock().unwrap();
+        if t.closed.is_none() {
+            t.closed = Some(reason.clone());
+        }
+        for (_, tx) in t.pending.drain() {
+            let _ = tx.send(Err(reason.clone()));
+        }
+        t.subscriptions.clear();
+        t.progress.clear();
+        t.server_requests = None;
+        t.task_pushes = None;
+        drop(t);
+        self.closed_tx.send_replace(true);
+    }
+
+    /// Counts a message that was skipped: it may have been a lost reply.
+    pub(super) fn discard(&self) {
+        self.discarded.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Forgets a request and tells the server (stdio: `notifications/cancelled`;
+    /// HTTP transports drop the response stream instead).
+    pub(super) fn abandon(&self, id: RequestId, is_subscription: bool) {
+        {
+            let mut t = self.tables.lock().unwrap();
+            let known = if is_subscription {
+                t.subscriptions.remove(&id).is_some()
+            } else {
+                t.pending.remove(&id).is_some()
+            };
+            if !known || t.closed.is_some() {
+                return;
+            }
+        }
+        let json = serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": method::NOTIFICATIONS_CANCELLED,
+            "params": { "requestId": id, "reason": "the client no longer waits for this request" }
+        })
+        .to_string();
+        let mut msg = Outbound::new(json, method::NOTIFICATIONS_CANCELLED);
+        msg.cancels = Some(id);
+        let Some(out) = self.out.upgrade() else {
+            return;
+        };
+        if out.try_send(msg).is_err() {
+            tracing::debug!("outgoing queue full; the cancellation notice was not sent");
+        }
+    }
+
+    pub(super) fn dispatch(&self, msg: Message) {
+        match msg {
+            Message::Response { id, result } => self.complete(&id, Reply::Result(result)),
+            Message::Error {
+                id: Some(id),
+                error,
+            } => self.complete(&id, Reply::Error(error)),
+            Message::Error { id: None, error } => {
+                // Often the reply to a request the server could not read.
+                self.discard();
+                tracing::warn!(
+                    code = error.code,
+                    "the server sent an error without an id: {}",
+                    error.message
+                );
+            }
+            Message::Notification { method, params } => self.route(method, params),
+            Message::Request { id, method, params } => self.serve(id, method, params),
+        }
+    }
+
+    /// Hands a request from the server to whoever answers them; without
+    /// anyone, it is ignored (2026-07-28 servers never send requests).
+    fn serve(&self, id: RequestId, method: String, params: Option<Box<RawValue>>) {
+        let mut t = self.tables.lock().unwrap();
+        let Some(tx) = &t.server_requests else {
+            tracing::warn!(%method, "ignoring a request from the server: nothing answers it");
+            return;
+        };
+        let request = ServerRequest {
+            method,
+            params,
+            responder: Responder {
+                out: self.out.clone(),
+                id,
+            },
+        };
+        match tx.try_send(request) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(r)) => {
+                // A flood: refuse at once rather than queue without bound
+                // or leave the server waiting.
+                tracing::warn!(method = %r.method, "too many requests from the server waiting; refusing one");
+                let error = RpcError::new(
+                    crate::protocol::error_codes::INTERNAL_ERROR,
+                    "the client is busy: too many requests waiting",
+                );
+                r.responder.try_error(error);
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => t.server_requests = None,
+        }
+    }
+
+    /// Fails one request (or ends one subscription) whose reply is lost.
+    pub(super) fn lose(&self, id: &RequestId, reason: String) {
+        let mut t = self.tables.lock().unwrap();
+        if let Some(tx) = t.pending.remove(id) {
+            let _ = tx.send(Err(reason));
+        } else {
+            t.subscriptions.remove(id);
+        }
+    }
+
+    pub(super) fn complete(&self, id: &RequestId, reply: Reply) {
+        let mut t = self.tables.lock().unwrap();
+        if let Some(tx) = t.pending.remove(id) {
+            let _ = tx.send(Ok(reply));
+        } else if t.subscriptions.remove(id).is_some() {
+            // The server ended a listen stream with a final response: dropping
+            // the sender ends the subscription.
+        } else {
+            self.discard();
+            tracing::debug!(%id, "a response for no pending request (late or unknown id)");
+        }
+    }
+
+    fn route(&self, method: String, params: Option<Box<RawValue>>) {
+        let sub_id = params.as_deref().and_then(subscription_id_of);
+        let mut t = self.tables.lock().unwrap();
+        if method == method::NOTIFICATIONS_CANCELLED {
+            // On stdio, a server ends a listen stream this way.
+            if let Some(id) = params.as_deref().and_then(cancelled_request_id) {
+                t.subscriptions.remove(&id);
+            }
+            return;
+        }
+        if method == method::NOTIFICATIONS_PROGRESS
+            && let Some(token) = params.as_deref().and_then(progress_token_of)
+        {
+            if let Some(entry) = t.progress.get(&token)
+                && !entry.send(SubEvent::Notification { method, params })
+            {
+                t.progress.remove(&token);
+            }
+            return;
+        }
+        if let Some(entry) = sub_id.as_ref().and_then(|id| t.subscriptions.get(id)) {
+            if entry.send(SubEvent::Notification { method, params }) {
+                return;
+            }
+            if let Some(id) = sub_id {
+                t.subscriptions.remove(&id);
+            }
+            return;
+        }
+        // Task pushes are correlated by task id, not by stream: some servers
+        // send them on the request's own stream, without a subscription id.
+        if method == method::NOTIFICATIONS_TASKS {
+            if let Some(entry) = &t.task_pushes
+                && !entry.send(SubEvent::Notification { method, params })
+            {
+                t.task_pushes = None;
+            }
+            return;
+        }
+        tracing::debug!(%method, "a notification for no open subscription");
+    }
+
+    pub(crate) fn pending_len(&self) -> usize {
+        self.tables.lock().unwrap().pending.len()
+    }
+}
+
+fn subscription_id_of(params: &RawValue) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    struct P {
+        #[serde(rename = "_meta")]
+        meta: Option<M>,
+    }
+    #[derive(serde::Deserialize)]
+    struct M {
+        #[serde(rename = "io.modelcontextprotocol/subscriptionId")]
+        id: Option<RequestId>,
+    }
+    serde_json::from_str::<P>(params.get()).ok()?.meta?.id
+}
+
+fn progress_token_of(params: &RawValue) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct P {
+        progress_token: RequestId,
+    }
+    serde_json::from_str::<P>(params.get())
+        .ok()
+        .map(|p| p.progress_token)
+}
+
+fn cancelled_request_id(params: &RawValue) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct P {
+        request_id: RequestId,
+    }
+    serde_json::from_str::<P>(params.get())
+        .ok()
+        .map(|p| p.request_id)
+}

@@ -1,0 +1,143 @@
+//! The connection, driven over in-memory and recording transports.
+
+use super::*;
+use crate::protocol::RpcError;
+use crate::transport::{OutboundKind, memory};
+
+async fn open() -> (Connection, memory::MemorySink, memory::MemoryStream) {
+    let (ours, theirs) = memory::pair();
+    let conn = Connection::open(ours).await.unwrap();
+    let (sink, stream) = theirs.connect().await.unwrap();
+    (conn, sink, stream)
+}
+
+async fn from_client(stream: &mut memory::MemoryStream) -> serde_json::Value {
+    match stream.recv().await.unwrap() {
+        Some(Inbound::Message(text)) => serde_json::from_str(&text).unwrap(),
+        other => panic!("expected a message, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_request_from_the_server_is_handed_over_and_answered_under_its_id() {
+    let (conn, mut sink, mut stream) = open().await;
+    let mut requests = conn.server_requests();
+    let ask =
+        r#"{"jsonrpc":"2.0","id":"s-1","method":"elicitation/create","params":{"message":"ok?"}}"#;
+    sink.send(Outbound::new(ask.into(), "test")).await.unwrap();
+    let request = requests.recv().await.unwrap();
+    assert_eq!(request.method, "elicitation/create");
+    assert_eq!(request.params.unwrap().get(), r#"{"message":"ok?"}"#);
+    assert_eq!(request.responder.id(), &RequestId::String("s-1".into()));
+    request
+        .responder
+        .result(&serde_json::json!({"action": "accept"}))
+        .await
+        .unwrap();
+    let answer = from_client(&mut stream).await;
+    assert_eq!(
+        answer,
+        serde_json::json!({"jsonrpc": "2.0", "id": "s-1", "result": {"action": "accept"}})
+    );
+    // An error answer, too.
+    let ask = r#"{"jsonrpc":"2.0","id":7,"method":"roots/list"}"#;
+    sink.send(Outbound::new(ask.into(), "test")).await.unwrap();
+    let request = requests.recv().await.unwrap();
+    request
+        .responder
+        .error(RpcError::new(-32601, "no roots"))
+        .await
+        .unwrap();
+    let answer = from_client(&mut stream).await;
+    assert_eq!(answer["id"], 7);
+    assert_eq!(answer["error"]["code"], -32601);
+}
+
+/// A transport whose sink hands the client's messages over whole, kind
+/// included.
+struct Recording {
+    outbound: mpsc::UnboundedSender<Outbound>,
+    inbound: mpsc::UnboundedReceiver<Inbound>,
+}
+struct RecordingSink(mpsc::UnboundedSender<Outbound>);
+struct RecordingStream(mpsc::UnboundedReceiver<Inbound>);
+impl MessageSink for RecordingSink {
+    async fn send(&mut self, message: Outbound) -> std::io::Result<()> {
+        let _ = self.0.send(message);
+        Ok(())
+    }
+    async fn close(&mut self) {}
+}
+impl MessageStream for RecordingStream {
+    async fn recv(&mut self) -> std::io::Result<Option<Inbound>> {
+        Ok(self.0.recv().await)
+    }
+}
+impl Transport for Recording {
+    type Sink = RecordingSink;
+    type Stream = RecordingStream;
+    async fn connect(self) -> std::io::Result<(RecordingSink, RecordingStream)> {
+        Ok((RecordingSink(self.outbound), RecordingStream(self.inbound)))
+    }
+}
+
+#[tokio::test]
+async fn every_message_says_what_kind_it_is() {
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel();
+    let (in_tx, in_rx) = mpsc::unbounded_channel();
+    let conn = Connection::open(Recording {
+        outbound: out_tx,
+        inbound: in_rx,
+    })
+    .await
+    .unwrap();
+    let mut requests = conn.server_requests();
+    // A request, abandoned: its notifications/cancelled follows.
+    let _ = conn
+        .request(
+            "tools/list",
+            None,
+            serde_json::json!({}),
+            Duration::from_millis(1),
+        )
+        .await;
+    let request = out_rx.recv().await.unwrap();
+    assert_eq!(
+        (request.kind, request.method.as_str()),
+        (OutboundKind::Request, "tools/list")
+    );
+    assert!(request.id.is_some());
+    let cancel = out_rx.recv().await.unwrap();
+    assert_eq!(cancel.kind, OutboundKind::Notification);
+    assert_eq!(cancel.method, "notifications/cancelled");
+    // A response to the server's request.
+    let ask = r#"{"jsonrpc":"2.0","id":"s-9","method":"ping"}"#;
+    in_tx.send(Inbound::Message(ask.into())).unwrap();
+    let responder = requests.recv().await.unwrap().responder;
+    responder.result(&serde_json::json!({})).await.unwrap();
+    let response = out_rx.recv().await.unwrap();
+    assert_eq!(response.kind, OutboundKind::Response);
+    assert_eq!(response.id, Some(RequestId::String("s-9".into())));
+    assert!(response.method.is_empty());
+}
+
+#[tokio::test]
+async fn progress_is_routed_by_its_token_until_the_watch_is_dropped() {
+    let (conn, mut sink, _stream) = open().await;
+    let mut watch = conn.progress(RequestId::String("tok".into()));
+    let note = |token: &str, n: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":"{token}","progress":{n}}}}}"#
+        )
+    };
+    sink.send(Outbound::new(note("other", 1), "test"))
+        .await
+        .unwrap();
+    sink.send(Outbound::new(note("tok", 2), "test"))
+        .await
+        .unwrap();
+    let params = watch.next().await.unwrap().unwrap();
+    assert!(params.get().contains(r#""progress":2"#), "{}", params.get());
+    drop(watch);
+    assert!(conn.shared.tables.lock().unwrap().progress.is_empty());
+}
