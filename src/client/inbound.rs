@@ -1,4 +1,5 @@
-//! Requests from the server, answered: `ping` at once; elicitation,
+//! Requests from the server, answered (`ping` is answered by the reader
+//! itself, so it never waits behind a handler): elicitation,
 //! sampling and roots by the same [`InputHandlers`] that answer input
 //! rounds and task input, validated the same way; anything else with
 //! `-32601`. A server never waits on silence. At most one request is
@@ -11,7 +12,6 @@ use tokio::sync::mpsc;
 
 use super::rpc::{Connection, ServerRequest};
 use crate::input::InputHandlers;
-use crate::protocol::method;
 use crate::protocol::{InputRequest, RpcError, error_codes};
 
 /// Starts answering the server's requests on `conn` with `handlers`. The
@@ -33,9 +33,7 @@ async fn answer(request: ServerRequest, handlers: &InputHandlers) {
         params,
         responder,
     } = request;
-    let sent = if method == method::PING {
-        responder.result(&json!({})).await
-    } else {
+    let sent = {
         let params: Value = params
             .and_then(|p| serde_json::from_str(p.get()).ok())
             .unwrap_or_else(|| json!({}));

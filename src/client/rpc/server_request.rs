@@ -47,6 +47,17 @@ impl Responder {
     /// the writer's queue is full).
     pub(super) fn try_error(self, error: RpcError) {
         let json = serde_json::json!({"jsonrpc": "2.0", "id": self.id, "error": error}).to_string();
+        self.try_send(json);
+    }
+
+    /// Answers with a result without waiting (best effort, as `try_error`).
+    pub(super) fn try_result(self, result: serde_json::Value) {
+        let json =
+            serde_json::json!({"jsonrpc": "2.0", "id": self.id, "result": result}).to_string();
+        self.try_send(json);
+    }
+
+    fn try_send(self, json: String) {
         if let Some(out) = self.out.upgrade() {
             let _ = out.try_send(Outbound::response(json, self.id));
         }

@@ -197,13 +197,20 @@ impl Shared {
             tracing::warn!(%method, "ignoring a request from the server: nothing answers it");
             return;
         };
+        let responder = Responder {
+            out: self.out.clone(),
+            id,
+        };
+        if method == method::PING {
+            // Answered at once, never queued behind a handler that waits
+            // on a person.
+            responder.try_result(serde_json::json!({}));
+            return;
+        }
         let request = ServerRequest {
             method,
             params,
-            responder: Responder {
-                out: self.out.clone(),
-                id,
-            },
+            responder,
         };
         match tx.try_send(request) {
             Ok(()) => {}
