@@ -111,14 +111,27 @@ async fn every_message_says_what_kind_it_is() {
     assert_eq!(cancel.kind, OutboundKind::Notification);
     assert_eq!(cancel.method, "notifications/cancelled");
     // A response to the server's request.
-    let ask = r#"{"jsonrpc":"2.0","id":"s-9","method":"ping"}"#;
+    let ask = r#"{"jsonrpc":"2.0","id":"s-9","method":"roots/list"}"#;
     in_tx.send(Inbound::Message(ask.into())).unwrap();
     let responder = requests.recv().await.unwrap().responder;
-    responder.result(&serde_json::json!({})).await.unwrap();
+    responder
+        .result(&serde_json::json!({"roots": []}))
+        .await
+        .unwrap();
     let response = out_rx.recv().await.unwrap();
     assert_eq!(response.kind, OutboundKind::Response);
     assert_eq!(response.id, Some(RequestId::String("s-9".into())));
     assert!(response.method.is_empty());
+    // A ping is answered by the reader itself, as a response too.
+    let ping = r#"{"jsonrpc":"2.0","id":"s-10","method":"ping"}"#;
+    in_tx.send(Inbound::Message(ping.into())).unwrap();
+    let pong = out_rx.recv().await.unwrap();
+    assert_eq!(pong.kind, OutboundKind::Response);
+    assert_eq!(pong.id, Some(RequestId::String("s-10".into())));
+    assert!(
+        requests.try_recv().is_err(),
+        "a ping is not handed to a handler"
+    );
 }
 
 #[tokio::test]
