@@ -4,22 +4,31 @@
 //! cargo run --example http --features http -- URL [TOOL [JSON_ARGUMENTS]]
 //! ```
 //!
-//! With only a URL, discovers the server and lists its tools. With a tool
-//! name, calls it with the JSON arguments (default `{}`): an immediate
-//! answer is printed as is, and a task is followed to its end, printing
-//! each status message on the way. A token in `MCP_BEARER_TOKEN` is sent as
-//! `Authorization: Bearer …` on every request.
+//! With only a URL, connects (negotiating the protocol revision: 2026-07-28,
+//! or the initialize era's 2025-11-25 and earlier), then lists the server's
+//! tools. With a tool name, calls it with the JSON arguments (default
+//! `{}`), printing each progress report the server sends and, when the call
+//! becomes a task, each status message, then the result. A token in
+//! `MCP_BEARER_TOKEN` is sent as `Authorization: Bearer …` on every request.
+//! The `stdio` example does the same with a server run as a child process.
 //!
-//! For example, against a local server:
+//! For example, against the reference server `server-everything` (pinned
+//! in `interop/everything`; `npm ci --prefix interop/everything` installs it):
 //!
 //! ```text
-//! cargo run --example http --features http -- http://127.0.0.1:8000/mcp export '{"table":"orders"}'
+//! PORT=3901 node interop/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp &
+//! cargo run --example http --features http -- http://127.0.0.1:3901/mcp
+//! cargo run --example http --features http -- http://127.0.0.1:3901/mcp \
+//!     trigger-long-running-operation '{"duration": 3, "steps": 5}'
 //! ```
+
+#[path = "support/drive.rs"]
+mod drive;
 
 use std::time::Duration;
 
+use mcp_tasks::Client;
 use mcp_tasks::transport::Http;
-use mcp_tasks::{Client, Outcome, TaskState};
 use serde_json::{Value, json};
 
 #[tokio::main]
@@ -44,48 +53,5 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .connect(transport)
         .await?;
 
-    let Some(tool) = tool else {
-        let server = client.discover().await?;
-        println!("server: {}", client.server_id().unwrap_or("(unnamed)"));
-        println!("versions: {}", server.supported_versions.join(", "));
-        println!("tasks extension: {}", client.supports_tasks().await?);
-        for tool in client.list_tools().await? {
-            let about = tool.description.as_deref().unwrap_or("");
-            println!("  {:<24} {about}", tool.name);
-        }
-        return Ok(());
-    };
-
-    let mut state = client
-        .task()
-        .timeout(Duration::from_secs(600))
-        .call_tool(&tool, arguments)
-        .await?;
-    let finished = loop {
-        state = match state {
-            TaskState::Finished(task) => break task,
-            TaskState::Pending(task) => {
-                // The id is a secret: it prints shortened.
-                let status = task.status_message().unwrap_or("working");
-                println!("task {:?}: {status}", task.id());
-                task.next().await?
-            }
-            TaskState::InputRequired(task) => {
-                // Answering is shown in the `input_required` example.
-                println!("the server asks for input: {:?}", task.requests().keys());
-                task.cancel().await?;
-                return Ok(());
-            }
-        };
-    };
-    match finished.outcome() {
-        Outcome::Completed(result) if result.is_error => {
-            println!("the tool reported an error: {}", result.joined_text())
-        }
-        Outcome::Completed(result) => println!("{}", result.joined_text()),
-        Outcome::Failed(error) => println!("the task failed: {error}"),
-        Outcome::Cancelled => println!("the task was cancelled"),
-        Outcome::Expired => println!("the task expired"),
-    }
-    Ok(())
+    drive::run(&client, tool, arguments).await
 }

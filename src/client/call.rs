@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::rpc::{ProgressFn, Tracking};
 use super::{Call, Client, Started, decode};
 use crate::error::{Error, Result};
 use crate::protocol::method;
@@ -95,6 +96,7 @@ impl Client {
         arguments: Option<Value>,
         timeout: Duration,
         ttl: Option<Duration>,
+        progress: Option<&mut Tracking>,
     ) -> Result<Started> {
         let listed = self.listed_opt_in(name);
         let opt_in = (listed == Some(true))
@@ -108,8 +110,15 @@ impl Client {
                 handlers: self.handlers(),
                 max_rounds: self.max_input_rounds(),
                 timeout,
+                progress,
             })
             .await
+    }
+
+    /// Progress tracking for one call: a fresh token whose reports go to
+    /// `on_progress`, within `total` in all.
+    pub(crate) fn track_progress(&self, on_progress: ProgressFn, total: Duration) -> Tracking {
+        self.wire().connection().track(on_progress, total)
     }
 
     /// Reads a task once (`tasks/get`).

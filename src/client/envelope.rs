@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::protocol::method::Method;
-use crate::protocol::{ClientCapabilities, Implementation, PROTOCOL_VERSION};
+use crate::protocol::{ClientCapabilities, Implementation, PROTOCOL_VERSION, RequestId};
 
 /// Protocol versions this client can speak, preferred first.
 const KNOWN_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
@@ -31,6 +31,8 @@ struct MetaRef<'a> {
     client_capabilities: &'a ClientCapabilities,
     #[serde(rename = "io.modelcontextprotocol/clientInfo")]
     client_info: &'a Implementation,
+    #[serde(rename = "progressToken", skip_serializing_if = "Option::is_none")]
+    progress_token: Option<&'a RequestId>,
 }
 
 /// A request's params with the envelope's `_meta` beside them.
@@ -40,6 +42,39 @@ pub(crate) struct WithMeta<'a, P: Serialize> {
     params: &'a P,
     #[serde(rename = "_meta")]
     meta: MetaRef<'a>,
+}
+
+impl<'a, P: Serialize> WithMeta<'a, P> {
+    /// Asks the server for progress reports under `token`.
+    pub(crate) fn with_progress(mut self, token: Option<&'a RequestId>) -> Self {
+        self.meta.progress_token = token;
+        self
+    }
+}
+
+/// An initialize-era request's params, with `_meta.progressToken` when the
+/// caller asked for progress (that era sends no other `_meta`).
+#[derive(Serialize)]
+pub(crate) struct WithProgress<'a, P: Serialize> {
+    #[serde(flatten)]
+    params: &'a P,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<ProgressMeta<'a>>,
+}
+
+#[derive(Serialize)]
+struct ProgressMeta<'a> {
+    #[serde(rename = "progressToken")]
+    progress_token: &'a RequestId,
+}
+
+impl<'a, P: Serialize> WithProgress<'a, P> {
+    pub(crate) fn new(params: &'a P, token: Option<&'a RequestId>) -> Self {
+        WithProgress {
+            params,
+            meta: token.map(|progress_token| ProgressMeta { progress_token }),
+        }
+    }
 }
 
 impl Envelope {
@@ -94,6 +129,7 @@ impl Envelope {
                 protocol_version: version,
                 client_capabilities: self.capabilities_for(method),
                 client_info: &self.info,
+                progress_token: None,
             },
         }
     }
@@ -106,6 +142,7 @@ impl Envelope {
             protocol_version: &version,
             client_capabilities: self.capabilities_for(method),
             client_info: &self.info,
+            progress_token: None,
         };
         match serde_json::to_value(meta) {
             Ok(Value::Object(map)) => map,

@@ -16,6 +16,7 @@ pub(crate) mod jsonrpc;
 mod lenient;
 mod meta;
 pub(crate) mod method;
+mod progress;
 pub(crate) mod result;
 mod subscriptions;
 mod tasks;
@@ -33,6 +34,8 @@ pub use meta::{
     META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO, META_SUBSCRIPTION_ID,
     PROTOCOL_VERSION, SamplingCapability, TASKS_EXTENSION,
 };
+pub use progress::Progress;
+pub(crate) use progress::ProgressParams;
 pub use result::{CallToolResponse, DecodeError, ResultType};
 pub use subscriptions::{ListenParams, SubscriptionAcknowledged, SubscriptionFilter};
 pub use tasks::{

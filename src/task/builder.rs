@@ -91,9 +91,19 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
                 )));
             }
         };
+        let mut tracking = settings
+            .on_progress
+            .clone()
+            .map(|f| settings.client.track_progress(f, settings.timeout));
         let started = settings
             .client
-            .start(name, arguments, settings.request_timeout(), settings.ttl)
+            .start(
+                name,
+                arguments,
+                settings.request_timeout(),
+                settings.ttl,
+                tracking.as_mut(),
+            )
             .await?;
         let created = match started {
             Started::Complete(result) => {

@@ -1,8 +1,11 @@
 //! The settings a task handle carries, and the builder that sets them.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::Client;
+use crate::client::rpc::ProgressFn;
+use crate::protocol::Progress;
 
 /// How a wait treats the server's input requests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -122,6 +125,42 @@ pub(crate) struct Settings {
     /// To decide at run time, use [`TaskBuilder::cancel_on_drop_if`].
     #[builder(with = || true, default, setters(option_fn(vis = "", name = maybe_cancel_on_drop_unit)))]
     pub(crate) cancel_on_drop: bool,
+    /// Asks the server for progress reports on the call and hands each to
+    /// `f`, in order, as it arrives: the call carries a `progressToken`
+    /// (in `_meta`), and the server's `notifications/progress` for it reach
+    /// `f` while the call waits for its answer (both eras; a 2025 server
+    /// such as the reference `server-everything` reports each step of a
+    /// long operation this way).
+    ///
+    /// Each report also restarts the call's request timeout, so a long
+    /// call that keeps reporting is not cut off at the request timeout;
+    /// the call is still bounded in all by this builder's
+    /// [`timeout`](TaskBuilder::timeout) (or the request timeout, when
+    /// that is longer), counted from when it was sent. A report that is
+    /// not readable (no number) is skipped and restarts nothing.
+    ///
+    /// `f` runs on the task that awaits the call: keep it short (print,
+    /// update a progress bar, send on a channel).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> mcp_tasks::Result<()> {
+    /// # use mcp_tasks::protocol::CallToolResult;
+    /// # use mcp_tasks::testing::{ScriptedTool, TestServer};
+    /// # let server = TestServer::new().tool(ScriptedTool::immediate("export", CallToolResult::text("done")));
+    /// # let client = mcp_tasks::Client::connect(server.connect()).await?;
+    /// let state = client
+    ///     .task()
+    ///     .on_progress(|p| println!("export: {p}"))
+    ///     .call_tool("export", serde_json::json!({ "table": "orders" }))
+    ///     .await?;
+    /// let result = state.finish().await?.into_result()?;
+    /// # Ok(()) }
+    /// ```
+    #[builder(
+        with = |f: impl Fn(Progress) + Send + Sync + 'static| Arc::new(f) as ProgressFn,
+        setters(option_fn(vis = ""))
+    )]
+    pub(crate) on_progress: Option<ProgressFn>,
 }
 
 /// The spacing of reads when the server suggests none.

@@ -6,6 +6,7 @@
 //! 2026-07-28.
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_tasks::Client;
@@ -86,6 +87,78 @@ async fn echo_and_get_sum(client: Client) {
     assert!(sum.joined_text().contains("is 42"), "{}", sum.joined_text());
 }
 
+/// `trigger-long-running-operation` reports each of its steps with
+/// `notifications/progress`; the caller sees every one, in order, then
+/// the result.
+async fn a_long_operation_reports_every_step(client: Client) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let state = client
+        .task()
+        .on_progress(move |p| record.lock().unwrap().push((p.progress, p.total)))
+        .call_tool(
+            "trigger-long-running-operation",
+            json!({"duration": 1, "steps": 4}),
+        )
+        .await
+        .unwrap();
+    let result = state.finish().await.unwrap().into_result().unwrap();
+    assert!(
+        result.joined_text().contains("completed"),
+        "{}",
+        result.joined_text()
+    );
+    let seen = seen.lock().unwrap().clone();
+    let expected: Vec<_> = (1..=4).map(|s| (f64::from(s), Some(4.0))).collect();
+    assert_eq!(seen, expected);
+}
+
+/// The weather the server's `get-structured-content` reports.
+#[derive(Debug, serde::Deserialize)]
+struct Weather {
+    temperature: f64,
+    conditions: String,
+    humidity: f64,
+}
+
+/// `get-structured-content` returns `structuredContent` beside its text;
+/// `structured::<T>()` decodes it.
+async fn structured_content_decodes(client: Client) {
+    let state = client
+        .task()
+        .call_tool("get-structured-content", json!({"location": "Chicago"}))
+        .await
+        .unwrap();
+    let finished = state.finish().await.unwrap();
+    let weather: Weather = finished.structured().unwrap();
+    assert!(weather.conditions.contains("rain"), "{weather:?}");
+    assert!(
+        weather.temperature > 0.0 && weather.humidity > 0.0,
+        "{weather:?}"
+    );
+}
+
+/// A handler that fails answers the server with a JSON-RPC error, never
+/// silence: the tool call ends (with the server's report of the error)
+/// instead of hanging.
+async fn a_failing_handler_is_answered_with_an_error() {
+    let handlers = InputHandlers::new().elicitation_form(|_req| async {
+        Err::<ElicitResult, _>("no one is at the keyboard".into())
+    });
+    let client = Client::builder()
+        .input_handlers(handlers)
+        .connect(stdio::server())
+        .await
+        .unwrap();
+    let outcome = client
+        .call_tool("trigger-elicitation-request", json!({}))
+        .await;
+    match outcome {
+        Ok(result) => assert!(result.is_error, "{}", result.joined_text()),
+        Err(e) => assert!(e.is_rpc(), "{e}"),
+    }
+}
+
 /// `roots`: whether to ask for the roots too. Over HTTP the server sends
 /// `roots/list` on its own GET stream, which the client does not open yet.
 async fn its_requests_are_answered_by_the_handlers(client: Client, roots: bool) {
@@ -125,7 +198,7 @@ mod stdio {
     use super::*;
     use crate::support::bounded;
 
-    fn server() -> Stdio {
+    pub(super) fn server() -> Stdio {
         installed();
         Stdio::command("node")
             .args([EVERYTHING, "stdio"])
@@ -143,6 +216,22 @@ mod stdio {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn echo_and_get_sum() {
         bounded(async { super::echo_and_get_sum(client(server()).await).await }).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_long_operation_reports_every_step() {
+        bounded(async { super::a_long_operation_reports_every_step(client(server()).await).await })
+            .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn structured_content_decodes() {
+        bounded(async { super::structured_content_decodes(client(server()).await).await }).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failing_handler_is_answered_with_an_error() {
+        bounded(super::a_failing_handler_is_answered_with_an_error()).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -209,6 +298,24 @@ mod http {
         bounded(async {
             let server = server().await;
             super::echo_and_get_sum(client(Http::new(&server.url)).await).await;
+        })
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_long_operation_reports_every_step() {
+        bounded(async {
+            let server = server().await;
+            super::a_long_operation_reports_every_step(client(Http::new(&server.url)).await).await;
+        })
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn structured_content_decodes() {
+        bounded(async {
+            let server = server().await;
+            super::structured_content_decodes(client(Http::new(&server.url)).await).await;
         })
         .await;
     }

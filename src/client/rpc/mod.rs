@@ -16,14 +16,17 @@ use crate::protocol::method::Method;
 use crate::protocol::{Message, RequestId};
 use crate::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
 
+mod progress;
 mod server_request;
 mod shared;
 mod streams;
 
+use progress::Elapsed;
+pub(crate) use progress::{ProgressFn, ProgressWatch, Tracking};
 pub(crate) use server_request::ServerRequest;
 pub(crate) use shared::SubEvent;
 use shared::{HttpFailure, Reply, Shared, SubEntry, Tables};
-pub(crate) use streams::{ProgressWatch, Pushes, Subscription};
+pub(crate) use streams::{Pushes, Subscription};
 
 /// How many outgoing messages may queue before senders wait.
 const OUTGOING_CAPACITY: usize = 256;
@@ -134,7 +137,6 @@ impl Connection {
 
     /// Routes `notifications/progress` carrying `token` to the returned
     /// watch, until it is dropped.
-    #[cfg_attr(not(test), allow(dead_code))] // progress reporting comes with the initialize era
     pub(crate) fn progress(&self, token: RequestId) -> ProgressWatch {
         let (tx, rx) = mpsc::channel(SUBSCRIPTION_CAPACITY);
         let lagged = Arc::new(AtomicBool::new(false));
@@ -155,6 +157,17 @@ impl Connection {
         }
     }
 
+    /// Progress tracking for one call under a fresh token: each report
+    /// goes to `on_progress` and restarts the request's timeout, within
+    /// `total` in all.
+    pub(crate) fn track(&self, on_progress: ProgressFn, total: Duration) -> Tracking {
+        let token = RequestId::String(format!(
+            "progress-{}",
+            self.shared.next_id.fetch_add(1, Ordering::Relaxed)
+        ));
+        Tracking::new(self.progress(token), on_progress, total)
+    }
+
     /// Sends a request and waits for its result.
     ///
     /// Dropping the returned future (or a timeout) removes the request from
@@ -165,6 +178,21 @@ impl Connection {
         name: Option<String>,
         params: P,
         timeout: Duration,
+    ) -> Result<Box<RawValue>, Error> {
+        self.request_tracked(method, name, params, timeout, None)
+            .await
+    }
+
+    /// As [`Connection::request`]; with `tracking`, progress reports reach
+    /// its callback while the request waits, and each restarts `timeout`
+    /// (the params must carry the tracking's token).
+    pub(crate) async fn request_tracked<P: Serialize>(
+        &self,
+        method: &str,
+        name: Option<String>,
+        params: P,
+        timeout: Duration,
+        tracking: Option<&mut Tracking>,
     ) -> Result<Box<RawValue>, Error> {
         let (id, json) = self.encode(method, params)?;
         let (tx, rx) = oneshot::channel();
@@ -186,15 +214,18 @@ impl Connection {
         if self.out.send(msg).await.is_err() {
             return Err(Error::transport("the connection is closed"));
         }
-        let reply = match tokio::time::timeout(timeout, rx).await {
+        let waited = match tracking {
+            None => tokio::time::timeout(timeout, rx)
+                .await
+                .map_err(|_| Elapsed(timeout)),
+            Some(tracking) => tracking.wait(rx, timeout).await,
+        };
+        let reply = match waited {
             Ok(Ok(reply)) => reply,
             Ok(Err(_)) => Err("the connection closed".to_owned()),
-            Err(_) => {
+            Err(Elapsed(after)) => {
                 let discarded = self.discarded().saturating_sub(discarded_before);
-                return Err(Error::new(Kind::Timeout {
-                    after: timeout,
-                    discarded,
-                }));
+                return Err(Error::new(Kind::Timeout { after, discarded }));
             }
         };
         guard.id = None;

@@ -1,11 +1,10 @@
-//! The streams a connection hands out: a listen subscription, the task
-//! pushes no subscription claims, and progress for one token. Each stops
-//! its routing when dropped.
+//! The streams a connection hands out: a listen subscription and the task
+//! pushes no subscription claims (progress for one token is in
+//! `progress.rs`). Each stops its routing when dropped.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Weak};
 
-use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use super::shared::{Shared, SubEvent};
@@ -31,34 +30,6 @@ impl Subscription {
             return Some(SubEvent::Lagged);
         }
         ev
-    }
-}
-
-/// `notifications/progress` for one token; dropping it stops the routing.
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) struct ProgressWatch {
-    pub(super) shared: Weak<Shared>,
-    pub(super) token: RequestId,
-    pub(super) rx: mpsc::Receiver<SubEvent>,
-}
-
-#[cfg_attr(not(test), allow(dead_code))]
-impl ProgressWatch {
-    /// The next progress notification's params; `None` once the
-    /// connection closed.
-    pub(crate) async fn next(&mut self) -> Option<Option<Box<RawValue>>> {
-        match self.rx.recv().await? {
-            SubEvent::Notification { params, .. } => Some(params),
-            SubEvent::Lagged => Some(None),
-        }
-    }
-}
-
-impl Drop for ProgressWatch {
-    fn drop(&mut self) {
-        if let Some(shared) = self.shared.upgrade() {
-            shared.tables.lock().unwrap().progress.remove(&self.token);
-        }
     }
 }
 

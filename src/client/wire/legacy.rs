@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::start::{Call, Started};
-use crate::client::envelope::Envelope;
+use crate::client::envelope::{Envelope, WithProgress};
 use crate::client::rpc::Connection;
 use crate::error::{Error, Result};
 use crate::protocol::method;
@@ -139,6 +139,8 @@ impl Legacy {
     /// Calls a tool. Input the tool needs comes as requests from the
     /// server, answered while the call runs; the answer is the result.
     pub(crate) async fn start(&self, call: Call<'_>) -> Result<Started> {
+        let tracking = call.progress;
+        let token = tracking.as_deref().map(|t| t.token().clone());
         let params = CallToolParams {
             name: call.name.to_owned(),
             arguments: call.arguments,
@@ -148,13 +150,16 @@ impl Legacy {
             task: None,
         };
         let raw = self
-            .send(
+            .conn
+            .request_tracked(
                 method::TOOLS_CALL,
-                Some(call.name),
-                &params,
-                Some(call.timeout),
+                Some(call.name.to_owned()),
+                &WithProgress::new(&params, token.as_ref()),
+                call.timeout,
+                tracking,
             )
-            .await?;
+            .await
+            .map_err(|e| e.with_method(method::TOOLS_CALL))?;
         match CallToolResponse::decode(raw.get(), false) {
             Ok(CallToolResponse::Complete(r)) => Ok(Started::Complete(r)),
             Ok(_) => Err(Error::protocol(

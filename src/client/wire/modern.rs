@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use super::start::{Call, Started};
 use crate::client::envelope::Envelope;
 use crate::client::listen::{Watch, Watcher};
-use crate::client::rpc::Connection;
+use crate::client::rpc::{Connection, Tracking};
 use crate::error::{Error, Hint, Kind, Result};
 use crate::protocol::method;
 use crate::protocol::result::{decode_ack, decode_task_snapshot};
@@ -60,14 +60,36 @@ impl Modern {
         params: &P,
         timeout: Option<Duration>,
     ) -> Result<Box<RawValue>> {
+        self.send_tracked(method, name, params, timeout, None).await
+    }
+
+    /// As [`Modern::send`], asking for progress reports with `tracking`.
+    async fn send_tracked<P: Serialize>(
+        &self,
+        method: &'static str,
+        name: Option<&str>,
+        params: &P,
+        timeout: Option<Duration>,
+        mut tracking: Option<&mut Tracking>,
+    ) -> Result<Box<RawValue>> {
         let timeout = timeout.unwrap_or(self.request_timeout);
         let mut renegotiated = false;
         loop {
             let version = self.envelope.protocol_version();
-            let body = self.envelope.wrap(method, params, &version);
+            let token = tracking.as_deref().map(|t| t.token().clone());
+            let body = self
+                .envelope
+                .wrap(method, params, &version)
+                .with_progress(token.as_ref());
             let result = self
                 .conn
-                .request(method, name.map(str::to_owned), &body, timeout)
+                .request_tracked(
+                    method,
+                    name.map(str::to_owned),
+                    &body,
+                    timeout,
+                    tracking.as_deref_mut(),
+                )
                 .await;
             match result {
                 Err(e) if e.is_unsupported_version() && !renegotiated => {
@@ -94,6 +116,7 @@ impl Modern {
             handlers,
             max_rounds,
             timeout,
+            mut progress,
         } = call;
         let mut params = CallToolParams {
             name: name.to_owned(),
@@ -104,7 +127,13 @@ impl Modern {
         };
         for _ in 0..=max_rounds {
             let raw = self
-                .send(method::TOOLS_CALL, Some(name), &params, Some(timeout))
+                .send_tracked(
+                    method::TOOLS_CALL,
+                    Some(name),
+                    &params,
+                    Some(timeout),
+                    progress.as_deref_mut(),
+                )
                 .await
                 .map_err(|e| {
                     if !listed && wants_task_opt_in(&e) {

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::client::rpc::Tracking;
 use crate::input::InputHandlers;
 use crate::protocol::{CallToolResult, CreateTaskResult, TaskOptIn};
 
@@ -19,6 +20,8 @@ pub(crate) struct Call<'a> {
     pub(crate) handlers: &'a InputHandlers,
     pub(crate) max_rounds: usize,
     pub(crate) timeout: Duration,
+    /// Progress reports asked for, and where they go.
+    pub(crate) progress: Option<&'a mut Tracking>,
 }
 
 /// How a started call stands once input rounds are done.
