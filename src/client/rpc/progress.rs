@@ -95,6 +95,12 @@ impl Tracking {
         &self.watch.token
     }
 
+    /// Takes one queued report without handing it on (tests).
+    #[cfg(test)]
+    pub(super) fn queued_report(&mut self) -> bool {
+        self.watch.try_next().is_some()
+    }
+
     /// Hands one notification to the callback; `true` when it counts as a
     /// sign of life (a report, or reports dropped for a slow consumer).
     fn deliver(&mut self, params: Option<Box<RawValue>>) -> bool {

@@ -154,3 +154,47 @@ async fn progress_is_routed_by_its_token_until_the_watch_is_dropped() {
     drop(watch);
     assert!(conn.shared.tables.lock().unwrap().progress.is_empty());
 }
+
+/// A server that floods progress for a call whose caller reads slowly
+/// fills a bounded queue, never more; the reader goes on routing, so the
+/// call's own answer still arrives.
+#[tokio::test]
+async fn a_progress_flood_is_bounded_and_does_not_block_the_reader() {
+    let (conn, mut sink, mut stream) = open().await;
+    let mut tracking = conn.track(Arc::new(|_| {}), Duration::from_secs(60));
+    let token = tracking.token().clone();
+    let request = {
+        let conn = conn.clone();
+        tokio::spawn(async move {
+            // Not awaited until the flood is in: nothing reads the queue.
+            conn.request(
+                "tools/call",
+                None,
+                serde_json::json!({}),
+                Duration::from_secs(60),
+            )
+            .await
+        })
+    };
+    let sent = from_client(&mut stream).await;
+    for n in 0..1_000 {
+        let note = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": token, "progress": n}});
+        sink.send(Outbound::new(note.to_string(), "test"))
+            .await
+            .unwrap();
+    }
+    let answer = serde_json::json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"content": []}});
+    sink.send(Outbound::new(answer.to_string(), "test"))
+        .await
+        .unwrap();
+    request.await.unwrap().unwrap();
+    let mut queued = 0;
+    while tracking.queued_report() {
+        queued += 1;
+    }
+    assert_eq!(
+        queued, SUBSCRIPTION_CAPACITY,
+        "the queue holds its capacity, no more"
+    );
+}
