@@ -10,8 +10,8 @@ use super::{Call, Client, Started, decode};
 use crate::error::{Error, Result};
 use crate::protocol::method;
 use crate::protocol::{
-    CallToolResult, DetailedTask, InputResponses, ListToolsParams, ListToolsResult, TaskId,
-    TaskOptIn, Tool,
+    CallToolResult, DetailedTask, InputResponses, ListTasksResult, ListToolsParams,
+    ListToolsResult, TaskId, TaskOptIn, Tool,
 };
 
 /// Most pages `list_tools` follows before deciding the server loops.
@@ -98,6 +98,16 @@ impl Client {
         ttl: Option<Duration>,
         progress: Option<&mut Tracking>,
     ) -> Result<Started> {
+        if self.wire().lists_for_opt_in()
+            && self.listed_opt_in(name).is_none()
+            && !self.has_listed()
+        {
+            // A 2025-11-25 server that runs tasks wants the opt-in on the
+            // tools listed for it: list once, so the first call knows.
+            if let Err(e) = self.list_tools().await {
+                tracing::debug!("listing the tools for their task support failed: {e}");
+            }
+        }
         let listed = self.listed_opt_in(name);
         let opt_in = (listed == Some(true))
             .then(|| TaskOptIn::new(ttl.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))));
@@ -119,6 +129,19 @@ impl Client {
     /// `on_progress`, within `total` in all.
     pub(crate) fn track_progress(&self, on_progress: ProgressFn, total: Duration) -> Tracking {
         self.wire().connection().track(on_progress, total)
+    }
+
+    /// One page of the tasks the server keeps for this client
+    /// (`tasks/list`): an initialize-era (2025-11-25) method, low level.
+    /// Pass the previous page's `next_cursor` for the next page.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_builder`] on a 2026-07-28 session, which has no task
+    /// listing; `-32602` ([`Error::rpc_error`]) for a cursor the server
+    /// does not know; any request error.
+    pub async fn list_tasks(&self, cursor: Option<&str>) -> Result<ListTasksResult> {
+        self.wire().list_tasks(cursor).await
     }
 
     /// Reads a task once (`tasks/get`).

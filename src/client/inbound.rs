@@ -10,24 +10,34 @@
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use std::sync::Arc;
+
 use super::rpc::{Connection, ServerRequest};
+use super::wire::Registry;
 use crate::input::InputHandlers;
-use crate::protocol::{InputRequest, RpcError, error_codes};
+use crate::protocol::{InputRequest, RpcError, error_codes, related_task};
 
 /// Starts answering the server's requests on `conn` with `handlers`. The
 /// task ends when the connection closes.
-pub(crate) fn serve(conn: &Connection, handlers: InputHandlers) {
+///
+/// A request tagged with a 2025-11-25 task the client follows
+/// (`related-task`) goes to `tasks` instead: the task's handle answers it.
+pub(crate) fn serve(conn: &Connection, handlers: InputHandlers, tasks: Option<Arc<Registry>>) {
     let requests = conn.server_requests();
-    tokio::spawn(run(requests, handlers));
+    tokio::spawn(run(requests, handlers, tasks));
 }
 
-async fn run(mut requests: mpsc::Receiver<ServerRequest>, handlers: InputHandlers) {
+async fn run(
+    mut requests: mpsc::Receiver<ServerRequest>,
+    handlers: InputHandlers,
+    tasks: Option<Arc<Registry>>,
+) {
     while let Some(request) = requests.recv().await {
-        answer(request, &handlers).await;
+        answer(request, &handlers, tasks.as_deref()).await;
     }
 }
 
-async fn answer(request: ServerRequest, handlers: &InputHandlers) {
+async fn answer(request: ServerRequest, handlers: &InputHandlers, tasks: Option<&Registry>) {
     let ServerRequest {
         method,
         params,
@@ -37,8 +47,21 @@ async fn answer(request: ServerRequest, handlers: &InputHandlers) {
         let params: Value = params
             .and_then(|p| serde_json::from_str(p.get()).ok())
             .unwrap_or_else(|| json!({}));
+        let related = params.as_object().and_then(related_task);
         let parsed =
             serde_json::from_value::<InputRequest>(json!({"method": method, "params": params}));
+        let (parsed, responder) = match (parsed, related, tasks) {
+            (Ok(input), Some(task), Some(tasks)) => {
+                match tasks.hold(&task, input.clone(), responder) {
+                    None => return,
+                    Some(responder) => {
+                        tracing::debug!(task = ?task, %method, "a request for a task the client does not follow");
+                        (Ok(input), responder)
+                    }
+                }
+            }
+            (parsed, _, _) => (parsed, responder),
+        };
         match parsed {
             Ok(input) if handlers.can_answer(&input) => {
                 let key = responder.id().to_string();

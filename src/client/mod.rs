@@ -28,7 +28,7 @@ pub(crate) use decode::decode;
 use envelope::Envelope;
 pub(crate) use listen::{Push, Watch};
 use rpc::Connection;
-pub(crate) use wire::{Call, Started, Wire};
+pub(crate) use wire::{Call, Follow, Started, Wire};
 
 /// The default bound on one request.
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -186,7 +186,11 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         .await?;
         if session.wire.is_legacy() {
             // Input reaches this era as requests from the server.
-            inbound::serve(session.wire.connection(), handlers.clone());
+            inbound::serve(
+                session.wire.connection(),
+                handlers.clone(),
+                session.wire.registry().cloned(),
+            );
         }
         let discovered = OnceCell::new();
         if let Some(d) = session.discovered {
@@ -374,6 +378,11 @@ impl Client {
             })
             .collect();
         *self.inner.listed_tools.lock().unwrap() = listed;
+    }
+
+    /// Whether a listing is remembered.
+    pub(crate) fn has_listed(&self) -> bool {
+        !self.inner.listed_tools.lock().unwrap().is_empty()
     }
 
     /// What the last listing said of a tool: `None` when it was not listed,

@@ -31,6 +31,10 @@ pub struct ServerCapabilities {
     /// Extensions, by identifier.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extensions: Option<BTreeMap<String, Value>>,
+    /// The 2025-11-25 experimental tasks (`{list?, cancel?, requests:
+    /// {tools: {call}}}`), from an initialize-era server's handshake.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<Value>,
 }
 
 impl ServerCapabilities {
@@ -41,9 +45,17 @@ impl ServerCapabilities {
         self.extensions.as_ref().is_some_and(|e| e.contains_key(id))
     }
 
-    /// Whether the server advertises the Tasks extension.
+    /// Whether the server runs tool calls as tasks: it advertises the
+    /// 2026-07-28 Tasks extension, or (an initialize-era server) declares
+    /// the 2025-11-25 `tasks.requests.tools.call`.
     pub fn supports_tasks(&self) -> bool {
-        self.supports_extension(TASKS_EXTENSION)
+        self.supports_extension(TASKS_EXTENSION) || self.declares_task_calls()
+    }
+
+    /// Whether an initialize-era server declares task-augmented
+    /// `tools/call` (`tasks.requests.tools.call`, 2025-11-25).
+    pub fn declares_task_calls(&self) -> bool {
+        super::declares_task_calls(self.tasks.as_ref())
     }
 }
 

@@ -24,6 +24,12 @@ pub(crate) const TASKS_GET: &str = "tasks/get";
 pub(crate) const TASKS_UPDATE: &str = "tasks/update";
 /// `tasks/cancel`.
 pub(crate) const TASKS_CANCEL: &str = "tasks/cancel";
+/// `tasks/result` (2025-11-25: the payload, and the stream input comes on).
+pub(crate) const TASKS_RESULT: &str = "tasks/result";
+/// `tasks/list` (2025-11-25).
+pub(crate) const TASKS_LIST: &str = "tasks/list";
+/// `notifications/tasks/status` (2025-11-25).
+pub(crate) const NOTIFICATIONS_TASKS_STATUS: &str = "notifications/tasks/status";
 /// `subscriptions/listen`.
 pub(crate) const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 /// `notifications/cancelled`.
@@ -87,7 +93,8 @@ mod tests {
             (TASKS_GET, true, true, true, false),
             (TASKS_UPDATE, true, true, false, false),
             (TASKS_CANCEL, true, true, false, false),
-            ("tasks/result", true, true, false, false),
+            (TASKS_RESULT, true, true, false, false),
+            (TASKS_LIST, true, true, false, false),
             (SUBSCRIPTIONS_LISTEN, false, true, false, false),
             ("prompts/get", false, false, false, false),
         ];

@@ -13,6 +13,7 @@
 mod discover;
 mod input;
 pub(crate) mod jsonrpc;
+mod legacy_tasks;
 mod lenient;
 mod meta;
 pub(crate) mod method;
@@ -29,6 +30,8 @@ pub use input::{
     ListRootsRequest, ListRootsResult, Root, SamplingMessage,
 };
 pub use jsonrpc::{Message, RequestId, RpcError, error_codes};
+pub(crate) use legacy_tasks::{LegacyCreateResult, declares_task_calls, related_task};
+pub use legacy_tasks::{LegacyTask, ListTasksResult, META_RELATED_TASK};
 pub use meta::{
     ClientCapabilities, ElicitationCapability, Implementation, META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO, META_SUBSCRIPTION_ID,

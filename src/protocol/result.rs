@@ -145,7 +145,7 @@ impl CallToolResponse {
 /// Whether a result without `resultType` is a 2025-11-25 `CreateTaskResult`
 /// (`{"task": {"taskId": …}}`) rather than a tool result: read as one, it
 /// would be an empty completed result, and the task would be orphaned.
-fn is_legacy_task(json: &str) -> bool {
+pub(crate) fn is_legacy_task(json: &str) -> bool {
     #[derive(serde::Deserialize)]
     struct Probe {
         #[serde(default)]

@@ -14,7 +14,7 @@ use super::outcome::Outcome;
 use super::settings::{InputMode, Settings};
 use super::snapshot::Snapshot;
 use crate::Client;
-use crate::client::Watch;
+use crate::client::{Follow, Watch};
 use crate::error::Result;
 use crate::protocol::{
     CreateTaskResult, DetailedTask, InputRequests, InputResponses, TaskId, TaskPayload, TaskStatus,
@@ -41,6 +41,9 @@ pub(crate) struct Core {
     read_soon: Option<Instant>,
     /// An unknown status was reported for this task already.
     warned_unknown: bool,
+    /// The era's hold on the task while the handle lives (a 2025-11-25
+    /// session keeps the task's input requests for it).
+    _follow: Option<Follow>,
 }
 
 impl Core {
@@ -59,6 +62,7 @@ impl Core {
             listen_failed: false,
             read_soon: None,
             warned_unknown: false,
+            _follow: None,
         })
     }
 
@@ -104,9 +108,11 @@ impl Core {
         last_read: Option<Instant>,
     ) -> Box<Core> {
         let now = Instant::now();
+        let follow = settings.client.wire().follow(&id);
         Box::new(Core {
             // A lifetime too long to count is no lifetime.
             expires_at: settings.ttl.and_then(|d| now.checked_add(d)),
+            _follow: follow,
             settings,
             id: Some(id),
             machine,

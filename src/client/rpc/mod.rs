@@ -23,7 +23,7 @@ mod streams;
 
 use progress::Elapsed;
 pub(crate) use progress::{ProgressFn, ProgressWatch, Tracking};
-pub(crate) use server_request::ServerRequest;
+pub(crate) use server_request::{Responder, ServerRequest};
 pub(crate) use shared::SubEvent;
 use shared::{HttpFailure, Reply, Shared, SubEntry, Tables};
 pub(crate) use streams::{Pushes, Subscription};

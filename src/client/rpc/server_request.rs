@@ -45,7 +45,7 @@ impl Responder {
 
     /// Answers with an error without waiting (best effort: dropped when
     /// the writer's queue is full).
-    pub(super) fn try_error(self, error: RpcError) {
+    pub(crate) fn try_error(self, error: RpcError) {
         let json = serde_json::json!({"jsonrpc": "2.0", "id": self.id, "error": error}).to_string();
         self.try_send(json);
     }

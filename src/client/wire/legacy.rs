@@ -10,14 +10,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::legacy_tasks::{Follow, LegacyTasks, Registry};
 use super::start::{Call, Started};
 use crate::client::envelope::{Envelope, WithProgress};
 use crate::client::rpc::Connection;
 use crate::error::{Error, Result};
 use crate::protocol::method;
+use crate::protocol::result::is_legacy_task;
 use crate::protocol::{
     CallToolParams, CallToolResponse, ClientCapabilities, DetailedTask, DiscoverResult,
-    Implementation, InputResponses, META_SERVER_INFO, ServerCapabilities, TaskId,
+    Implementation, InputResponses, LegacyCreateResult, ListTasksResult, META_SERVER_INFO,
+    ServerCapabilities, TaskId,
 };
 
 /// The initialize-era versions this client speaks, newest first.
@@ -29,7 +32,9 @@ pub(crate) struct Legacy {
     conn: Connection,
     envelope: Arc<Envelope>,
     request_timeout: Duration,
-    version: &'static str,
+    /// The server declared task-augmented `tools/call` (2025-11-25).
+    task_calls: bool,
+    tasks: LegacyTasks,
 }
 
 #[derive(Serialize)]
@@ -96,6 +101,7 @@ impl Legacy {
         if let Some(info) = result.server_info {
             meta.insert(META_SERVER_INFO.to_owned(), info);
         }
+        let task_calls = version == "2025-11-25" && result.capabilities.declares_task_calls();
         let discovered = DiscoverResult {
             supported_versions: vec![version.to_owned()],
             capabilities: result.capabilities,
@@ -108,7 +114,8 @@ impl Legacy {
             conn,
             envelope,
             request_timeout,
-            version,
+            task_calls,
+            tasks: LegacyTasks::new(),
         };
         Ok((session, discovered))
     }
@@ -136,18 +143,33 @@ impl Legacy {
             .map_err(|e| e.with_method(method))
     }
 
+    /// Whether calls to tools listed with `taskSupport` `optional` or
+    /// `required` carry the `task` opt-in: the server declared
+    /// task-augmented `tools/call` (2025-11-25 only).
+    pub(crate) fn runs_tasks(&self) -> bool {
+        self.task_calls
+    }
+
+    /// The tasks this session follows.
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.tasks.registry
+    }
+
     /// Calls a tool. Input the tool needs comes as requests from the
-    /// server, answered while the call runs; the answer is the result.
+    /// server, answered while the call runs. The answer is the result, or
+    /// (with the `task` opt-in, which the call carries only when the
+    /// server runs tasks) a task's creation result `{"task": {…}}`.
     pub(crate) async fn start(&self, call: Call<'_>) -> Result<Started> {
         let tracking = call.progress;
         let token = tracking.as_deref().map(|t| t.token().clone());
+        let opt_in = call.opt_in.filter(|_| self.task_calls);
+        let asked_for_a_task = opt_in.is_some();
         let params = CallToolParams {
             name: call.name.to_owned(),
             arguments: call.arguments,
             input_responses: None,
             request_state: None,
-            // Tasks on this era are not read yet: never ask for one.
-            task: None,
+            task: opt_in,
         };
         let raw = self
             .conn
@@ -160,6 +182,21 @@ impl Legacy {
             )
             .await
             .map_err(|e| e.with_method(method::TOOLS_CALL))?;
+        if is_legacy_task(raw.get()) {
+            let created: LegacyCreateResult = serde_json::from_str(raw.get()).map_err(|e| {
+                Error::protocol(format!("malformed task creation result: {e}"))
+                    .with_method(method::TOOLS_CALL)
+            })?;
+            if !asked_for_a_task {
+                // Against the rules, but the task exists: follow it rather
+                // than lose it.
+                tracing::warn!(
+                    tool = call.name,
+                    "the server made a task of a call that did not ask for one"
+                );
+            }
+            return Ok(Started::Task(created.task.into_created()));
+        }
         match CallToolResponse::decode(raw.get(), false) {
             Ok(CallToolResponse::Complete(r)) => Ok(Started::Complete(r)),
             Ok(_) => Err(Error::protocol(
@@ -170,26 +207,36 @@ impl Legacy {
         }
     }
 
-    /// Tasks of this era are read with `tasks/get` and `tasks/result`;
-    /// this client does not read them yet.
-    fn no_tasks(&self, method: &'static str, id: &TaskId) -> Error {
-        Error::protocol(format!(
-            "the server speaks {}, whose tasks this client does not read yet",
-            self.version
-        ))
-        .with_method(method)
-        .with_task(id)
+    /// Holds task `id` for a handle (see [`Follow`]).
+    pub(crate) fn follow(&self, id: &TaskId) -> Follow {
+        self.tasks.registry.follow(id)
     }
 
-    pub(crate) async fn read(&self, id: &TaskId) -> Result<DetailedTask> {
-        Err(self.no_tasks(method::TASKS_GET, id))
+    pub(crate) async fn read(&self, id: &TaskId, timeout: Duration) -> Result<DetailedTask> {
+        self.tasks.read(&self.conn, id, timeout).await
     }
 
-    pub(crate) async fn answer(&self, id: &TaskId, _responses: &InputResponses) -> Result<()> {
-        Err(self.no_tasks(method::TASKS_UPDATE, id))
+    pub(crate) async fn answer(&self, id: &TaskId, responses: &InputResponses) -> Result<()> {
+        self.tasks.answer(id, responses).await
     }
 
-    pub(crate) async fn cancel(&self, id: &TaskId) -> Result<()> {
-        Err(self.no_tasks(method::TASKS_CANCEL, id))
+    pub(crate) async fn cancel(&self, id: &TaskId, timeout: Duration) -> Result<()> {
+        self.tasks.cancel(&self.conn, id, timeout).await
+    }
+
+    /// One page of `tasks/list`.
+    pub(crate) async fn list_tasks(&self, cursor: Option<&str>) -> Result<ListTasksResult> {
+        #[derive(Serialize)]
+        struct Params<'a> {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            cursor: Option<&'a str>,
+        }
+        let raw = self
+            .send(method::TASKS_LIST, None, &Params { cursor }, None)
+            .await?;
+        serde_json::from_str(raw.get()).map_err(|e| {
+            Error::protocol(format!("malformed tasks/list result: {e}"))
+                .with_method(method::TASKS_LIST)
+        })
     }
 }

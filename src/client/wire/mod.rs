@@ -5,6 +5,7 @@
 //! one branch for it.
 
 mod legacy;
+mod legacy_tasks;
 mod modern;
 mod start;
 
@@ -14,6 +15,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 pub(crate) use legacy::{LEGACY_VERSIONS, Legacy};
+pub(crate) use legacy_tasks::{Follow, Registry};
 pub(crate) use modern::Modern;
 pub(crate) use start::{Call, Started};
 
@@ -72,7 +74,7 @@ impl Wire {
     pub(crate) async fn read(&self, id: &TaskId, timeout: Duration) -> Result<DetailedTask> {
         match self {
             Wire::Modern(m) => m.read(id, Some(timeout)).await,
-            Wire::Legacy(l) => l.read(id).await,
+            Wire::Legacy(l) => l.read(id, timeout).await,
         }
     }
 
@@ -93,7 +95,7 @@ impl Wire {
     pub(crate) async fn cancel(&self, id: &TaskId, timeout: Duration) -> Result<()> {
         match self {
             Wire::Modern(m) => m.cancel(id, Some(timeout)).await,
-            Wire::Legacy(l) => l.cancel(id).await,
+            Wire::Legacy(l) => l.cancel(id, timeout).await,
         }
     }
 
@@ -110,5 +112,44 @@ impl Wire {
     /// Whether this is an initialize-era session.
     pub(crate) fn is_legacy(&self) -> bool {
         matches!(self, Wire::Legacy(_))
+    }
+
+    /// Holds a task for a handle, where the era needs to (a 2025-11-25
+    /// session holds the task's input requests for it); `None` otherwise.
+    pub(crate) fn follow(&self, id: &TaskId) -> Option<Follow> {
+        match self {
+            Wire::Modern(_) => None,
+            Wire::Legacy(l) => Some(l.follow(id)),
+        }
+    }
+
+    /// The tasks an initialize-era session follows, for the inbound loop.
+    pub(crate) fn registry(&self) -> Option<&std::sync::Arc<Registry>> {
+        match self {
+            Wire::Modern(_) => None,
+            Wire::Legacy(l) => Some(l.registry()),
+        }
+    }
+
+    /// Whether the tool listing decides the `task` opt-in on this session
+    /// and the server runs tasks: an initialize-era server declaring
+    /// task-augmented calls.
+    pub(crate) fn lists_for_opt_in(&self) -> bool {
+        matches!(self, Wire::Legacy(l) if l.runs_tasks())
+    }
+
+    /// One page of the initialize era's `tasks/list`.
+    pub(crate) async fn list_tasks(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<crate::protocol::ListTasksResult> {
+        match self {
+            Wire::Legacy(l) => l.list_tasks(cursor).await,
+            Wire::Modern(_) => Err(crate::error::Error::builder(
+                "tasks/list is an initialize-era (2025-11-25) method; \
+                 a 2026-07-28 server has no task listing",
+            )
+            .with_method(crate::protocol::method::TASKS_LIST)),
+        }
     }
 }

@@ -1,0 +1,403 @@
+//! Tasks on a 2025-11-25 session (PROTOCOL.md §7, §7.2), behind the same
+//! reads the task layer makes on 2026-07-28.
+//!
+//! - `tasks/get` gives a status without payload.
+//! - `tasks/result` gives the payload, and is also the stream on which the
+//!   server sends a task's input requests (`elicitation/create`,
+//!   `sampling/createMessage`, tagged with the task): it stays open until
+//!   the task ends. The client sends it once per task, in the background,
+//!   when the task first needs input or has ended ("the fetch"), and keeps
+//!   its answer for the read that reports the end.
+//! - Input requests tagged with a task the client follows are held here
+//!   (not answered by the inbound handler loop) and shown to the task
+//!   layer as the task's `inputRequests`, keyed by the request's JSON-RPC
+//!   id; `tasks/update` becomes one JSON-RPC response per answer.
+//!
+//! A task is followed while a handle holds its [`Follow`]. Dropping the
+//! last one stops the fetch (the server sees the request cancelled) and
+//! refuses the requests still held, so the server never waits on silence.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use tokio::sync::Notify;
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+
+use crate::client::rpc::{Connection, Responder};
+use crate::error::{Error, Kind, Result};
+use crate::protocol::method;
+use crate::protocol::{
+    CallToolResult, InputRequest, InputRequests, InputResponses, LegacyTask, RpcError, TaskId,
+    TaskPayload, error_codes,
+};
+
+/// The longest a fetch stays open when the task names no lifetime.
+const MAX_FETCH: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The tasks a session follows.
+#[derive(Default)]
+pub(crate) struct Registry {
+    tasks: Mutex<HashMap<TaskId, Entry>>,
+}
+
+#[derive(Default)]
+struct Entry {
+    /// How many [`Follow`]s hold the task.
+    followers: usize,
+    /// Input requests the server sent for the task, not answered yet.
+    asked: BTreeMap<String, (InputRequest, Responder)>,
+    fetch: Option<Fetch>,
+    /// Woken when a request is held or the fetch ends.
+    changed: Arc<Notify>,
+}
+
+struct Fetch {
+    abort: AbortHandle,
+    /// The fetch's answer, once it came.
+    outcome: Option<Result<Box<RawValue>>>,
+}
+
+/// A handle's hold on a task: while it lives, the task's input requests
+/// are held for the handle. Dropping it lets the task go.
+pub(crate) struct Follow {
+    registry: Weak<Registry>,
+    id: TaskId,
+}
+
+impl std::fmt::Debug for Follow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Follow").field("task", &self.id).finish()
+    }
+}
+
+impl Drop for Follow {
+    fn drop(&mut self) {
+        if let Some(registry) = self.registry.upgrade() {
+            registry.unfollow(&self.id);
+        }
+    }
+}
+
+/// What a read found while it waited on the fetch.
+enum Gathered {
+    /// The task's outstanding input requests.
+    Asked(InputRequests),
+    /// The fetch answered: the task ended.
+    Ended(Result<Box<RawValue>>),
+    /// Neither within the bound.
+    Nothing,
+}
+
+impl Registry {
+    /// Follows `id` until the returned hold is dropped.
+    pub(crate) fn follow(self: &Arc<Self>, id: &TaskId) -> Follow {
+        let mut tasks = self.tasks.lock().unwrap();
+        tasks.entry(id.clone()).or_default().followers += 1;
+        Follow {
+            registry: Arc::downgrade(self),
+            id: id.clone(),
+        }
+    }
+
+    fn unfollow(&self, id: &TaskId) {
+        let removed = {
+            let mut tasks = self.tasks.lock().unwrap();
+            let Some(entry) = tasks.get_mut(id) else {
+                return;
+            };
+            entry.followers = entry.followers.saturating_sub(1);
+            if entry.followers > 0 {
+                return;
+            }
+            tasks.remove(id)
+        };
+        let Some(entry) = removed else { return };
+        if let Some(fetch) = entry.fetch {
+            fetch.abort.abort();
+        }
+        for (_, (_, responder)) in entry.asked {
+            let error = RpcError::new(
+                error_codes::INTERNAL_ERROR,
+                "the client no longer follows this task",
+            );
+            responder.try_error(error);
+        }
+    }
+
+    /// Holds a request from the server tagged with task `id`, if the
+    /// client follows it; otherwise hands the responder back.
+    pub(crate) fn hold(
+        &self,
+        id: &TaskId,
+        request: InputRequest,
+        responder: Responder,
+    ) -> Option<Responder> {
+        let mut tasks = self.tasks.lock().unwrap();
+        let Some(entry) = tasks.get_mut(id) else {
+            return Some(responder);
+        };
+        let key = responder.id().to_string();
+        entry.asked.insert(key, (request, responder));
+        entry.changed.notify_waiters();
+        None
+    }
+
+    /// Starts the task's fetch unless it runs (or ran) already.
+    fn ensure_fetch(self: &Arc<Self>, conn: &Connection, id: &TaskId, ttl: Option<u64>) {
+        let mut tasks = self.tasks.lock().unwrap();
+        let entry = tasks.entry(id.clone()).or_default();
+        if entry.fetch.is_some() {
+            return;
+        }
+        let bound = ttl.map_or(MAX_FETCH, |ms| Duration::from_millis(ms).min(MAX_FETCH));
+        let conn = conn.clone();
+        let registry = Arc::downgrade(self);
+        let task_id = id.clone();
+        let handle = tokio::spawn(async move {
+            #[derive(Serialize)]
+            #[serde(rename_all = "camelCase")]
+            struct Params<'a> {
+                task_id: &'a TaskId,
+            }
+            let params = Params { task_id: &task_id };
+            let outcome = conn
+                .request(
+                    method::TASKS_RESULT,
+                    Some(task_id.expose().to_owned()),
+                    &params,
+                    bound,
+                )
+                .await
+                .map_err(|e| e.with_method(method::TASKS_RESULT).with_task(&task_id));
+            if let Some(registry) = registry.upgrade() {
+                registry.fetched(&task_id, outcome);
+            }
+        });
+        entry.fetch = Some(Fetch {
+            abort: handle.abort_handle(),
+            outcome: None,
+        });
+    }
+
+    fn fetched(&self, id: &TaskId, outcome: Result<Box<RawValue>>) {
+        let mut tasks = self.tasks.lock().unwrap();
+        if let Some(fetch) = tasks.get_mut(id).and_then(|e| e.fetch.as_mut()) {
+            fetch.outcome = Some(outcome);
+            if let Some(entry) = tasks.get(id) {
+                entry.changed.notify_waiters();
+            }
+        }
+    }
+
+    /// Waits until the task has input requests held (`want_input`) or its
+    /// fetch answered, within `until`. A fetch that failed (other than
+    /// with the server's own error) is forgotten, so the next read sends
+    /// it again.
+    async fn gather(&self, id: &TaskId, want_input: bool, until: Instant) -> Gathered {
+        loop {
+            let changed = {
+                let mut tasks = self.tasks.lock().unwrap();
+                let Some(entry) = tasks.get_mut(id) else {
+                    return Gathered::Nothing;
+                };
+                if let Some(fetch) = entry.fetch.as_mut()
+                    && fetch.outcome.is_some()
+                {
+                    let outcome = fetch.outcome.take().expect("checked above");
+                    if outcome.as_ref().is_err_and(|e| e.rpc_error().is_none()) {
+                        entry.fetch = None;
+                    }
+                    return Gathered::Ended(outcome);
+                }
+                if want_input && !entry.asked.is_empty() {
+                    let asked = entry
+                        .asked
+                        .iter()
+                        .map(|(k, (r, _))| (k.clone(), r.clone()))
+                        .collect();
+                    return Gathered::Asked(asked);
+                }
+                entry.changed.clone()
+            };
+            let notified = changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            // Checked again now that a wake-up cannot be missed.
+            if self.ready(id, want_input) {
+                continue;
+            }
+            if tokio::time::timeout_at(until, notified).await.is_err() {
+                return Gathered::Nothing;
+            }
+        }
+    }
+
+    fn ready(&self, id: &TaskId, want_input: bool) -> bool {
+        let tasks = self.tasks.lock().unwrap();
+        tasks.get(id).is_some_and(|e| {
+            e.fetch.as_ref().is_some_and(|f| f.outcome.is_some())
+                || (want_input && !e.asked.is_empty())
+        })
+    }
+
+    /// Sends the answers as JSON-RPC responses to the held requests.
+    async fn answer(&self, id: &TaskId, responses: &InputResponses) -> Result<()> {
+        let mut ready = Vec::with_capacity(responses.len());
+        {
+            let mut tasks = self.tasks.lock().unwrap();
+            let entry = tasks.get_mut(id);
+            let Some(entry) = entry else {
+                return Err(not_waiting(id, "any input"));
+            };
+            // Every key first: answer all or none.
+            if let Some(key) = responses.keys().find(|k| !entry.asked.contains_key(*k)) {
+                return Err(not_waiting(id, &format!("input {key:?}")));
+            }
+            for (key, response) in responses {
+                if let Some((_, responder)) = entry.asked.remove(key) {
+                    ready.push((responder, response));
+                }
+            }
+        }
+        for (responder, response) in ready {
+            responder.result(response).await?;
+        }
+        Ok(())
+    }
+}
+
+fn not_waiting(id: &TaskId, what: &str) -> Error {
+    Error::new(Kind::Builder(format!(
+        "the server is not waiting for {what} on this task (answered already, or withdrawn)"
+    )))
+    .with_method(method::TASKS_UPDATE)
+    .with_task(id)
+}
+
+/// The payload a fetch's answer gives an ended task, the same for both
+/// eras: a tool result is `completed` (its `isError` kept, although this
+/// era reports such a task `failed`); a JSON-RPC error is `failed`.
+fn ended(id: &TaskId, outcome: Result<Box<RawValue>>) -> Result<TaskPayload> {
+    match outcome {
+        Ok(raw) => serde_json::from_str::<CallToolResult>(raw.get())
+            .map(TaskPayload::Completed)
+            .map_err(|e| {
+                Error::protocol(format!("malformed tasks/result: {e}"))
+                    .with_method(method::TASKS_RESULT)
+                    .with_task(id)
+            }),
+        Err(e) => match e.rpc_error() {
+            Some(rpc) => Ok(TaskPayload::Failed(rpc.clone())),
+            None => Err(e),
+        },
+    }
+}
+
+/// The reads, answers and cancels of one session's tasks.
+pub(crate) struct LegacyTasks {
+    pub(crate) registry: Arc<Registry>,
+}
+
+impl LegacyTasks {
+    pub(crate) fn new() -> Self {
+        LegacyTasks {
+            registry: Arc::new(Registry::default()),
+        }
+    }
+
+    /// One read: `tasks/get`, then what the status needs: the held input
+    /// requests (starting the fetch, which makes the server send them), or
+    /// the fetch's answer for an ended task. All within `timeout`.
+    pub(crate) async fn read(
+        &self,
+        conn: &Connection,
+        id: &TaskId,
+        timeout: Duration,
+    ) -> Result<crate::protocol::DetailedTask> {
+        use crate::protocol::TaskStatus;
+        let until = Instant::now() + timeout;
+        let raw = request(conn, method::TASKS_GET, id, timeout).await?;
+        let task: LegacyTask = serde_json::from_str(raw.get()).map_err(|e| {
+            Error::protocol(format!("malformed task: {e}"))
+                .with_method(method::TASKS_GET)
+                .with_task(id)
+        })?;
+        if &task.task_id != id {
+            return Err(Error::protocol("tasks/get answered for another task")
+                .with_method(method::TASKS_GET)
+                .with_task(id));
+        }
+        let payload = match task.status {
+            TaskStatus::InputRequired => {
+                self.registry.ensure_fetch(conn, id, task.ttl_ms);
+                match self.registry.gather(id, true, until).await {
+                    Gathered::Asked(requests) => TaskPayload::InputRequired(requests),
+                    Gathered::Ended(outcome) => ended(id, outcome)?,
+                    // Not sent yet: the task layer reads again.
+                    Gathered::Nothing => TaskPayload::InputRequired(InputRequests::new()),
+                }
+            }
+            TaskStatus::Completed | TaskStatus::Failed => {
+                self.registry.ensure_fetch(conn, id, task.ttl_ms);
+                match self.registry.gather(id, false, until).await {
+                    Gathered::Ended(outcome) => ended(id, outcome)?,
+                    Gathered::Asked(_) | Gathered::Nothing => {
+                        return Err(Error::new(Kind::Timeout {
+                            after: timeout,
+                            discarded: 0,
+                        })
+                        .with_method(method::TASKS_RESULT)
+                        .with_task(id));
+                    }
+                }
+            }
+            _ => task.bare_payload(),
+        };
+        Ok(task.into_detailed(payload))
+    }
+
+    /// Answers held input requests.
+    pub(crate) async fn answer(&self, id: &TaskId, responses: &InputResponses) -> Result<()> {
+        self.registry.answer(id, responses).await
+    }
+
+    /// `tasks/cancel`. Its answer is the task, not read here: the wait
+    /// reads next. A task that has ended already answers `-32602`, which
+    /// the handles take as "read the outcome".
+    pub(crate) async fn cancel(
+        &self,
+        conn: &Connection,
+        id: &TaskId,
+        timeout: Duration,
+    ) -> Result<()> {
+        request(conn, method::TASKS_CANCEL, id, timeout)
+            .await
+            .map(drop)
+    }
+}
+
+/// One `tasks/*` request naming `id`, as this era sends it (no `_meta`).
+pub(crate) async fn request(
+    conn: &Connection,
+    method: &'static str,
+    id: &TaskId,
+    timeout: Duration,
+) -> Result<Box<RawValue>> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Params<'a> {
+        task_id: &'a TaskId,
+    }
+    conn.request(
+        method,
+        Some(id.expose().to_owned()),
+        &Params { task_id: id },
+        timeout,
+    )
+    .await
+    .map_err(|e| e.with_method(method).with_task(id))
+}

@@ -1,0 +1,202 @@
+//! The 2025-11-25 experimental tasks (initialize era): the `Task` object
+//! with `ttl` and `pollInterval`, the nested creation result
+//! `{"task": {…}}`, `tasks/list`, and the related-task metadata that ties
+//! a server's input request to its task.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::{CreateTaskResult, DetailedTask, TaskId, TaskPayload, TaskStatus, lenient};
+
+/// The `_meta` key that ties a request, notification or result to a task
+/// on 2025-11-25: `{"taskId": "…"}`.
+pub const META_RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+/// A task as a 2025-11-25 server describes it (`tasks/get`, `tasks/list`,
+/// `tasks/cancel`, the creation result and `notifications/tasks/status`):
+/// a status without its payload.
+///
+/// The client reads these itself; the type is public for
+/// [`Client::list_tasks`](crate::Client::list_tasks).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", from = "RawLegacyTask")]
+#[non_exhaustive]
+pub struct LegacyTask {
+    /// The task's id.
+    pub task_id: TaskId,
+    /// Its status (an unknown one reads as [`TaskStatus::Unknown`]).
+    pub status: TaskStatus,
+    /// Progress or explanation for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    /// Creation time (ISO 8601, kept as sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+    /// Time of the last change (ISO 8601, kept as sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_updated_at: Option<String>,
+    /// Lifetime from creation in milliseconds (`ttl`); `None` means unlimited.
+    #[serde(rename = "ttl")]
+    pub ttl_ms: Option<u64>,
+    /// Suggested spacing of `tasks/get` calls in milliseconds (`pollInterval`).
+    #[serde(rename = "pollInterval", skip_serializing_if = "Option::is_none")]
+    pub poll_interval_ms: Option<u64>,
+    /// The status as sent, when it is not one the client knows.
+    #[serde(skip)]
+    pub(crate) unknown_status: Option<String>,
+}
+
+/// A task as sent: the status kept as a string, so that one the client
+/// does not know is neither an error nor lost.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawLegacyTask {
+    task_id: TaskId,
+    status: String,
+    #[serde(default)]
+    status_message: Option<String>,
+    #[serde(default)]
+    created_at: Option<String>,
+    #[serde(default)]
+    last_updated_at: Option<String>,
+    #[serde(default, deserialize_with = "lenient::ttl_ms")]
+    ttl: Option<u64>,
+    #[serde(default, deserialize_with = "lenient::positive_ms")]
+    poll_interval: Option<u64>,
+}
+
+impl From<RawLegacyTask> for LegacyTask {
+    fn from(raw: RawLegacyTask) -> Self {
+        let status = TaskStatus::from_wire(&raw.status);
+        LegacyTask {
+            task_id: raw.task_id,
+            status,
+            unknown_status: (status == TaskStatus::Unknown).then_some(raw.status),
+            status_message: raw.status_message,
+            created_at: raw.created_at,
+            last_updated_at: raw.last_updated_at,
+            ttl_ms: raw.ttl,
+            poll_interval_ms: raw.poll_interval,
+        }
+    }
+}
+
+impl LegacyTask {
+    /// The payload a status without its result carries: `working`, or an
+    /// unknown status with its name (the others need `tasks/result` or
+    /// the task's input requests).
+    pub(crate) fn bare_payload(&self) -> TaskPayload {
+        match (&self.unknown_status, self.status) {
+            (Some(raw), _) => TaskPayload::Unknown(raw.clone()),
+            (None, TaskStatus::Cancelled) => TaskPayload::Cancelled,
+            _ => TaskPayload::Working,
+        }
+    }
+
+    /// The task as a 2026-07-28 creation result (what the task layer starts from).
+    pub(crate) fn into_created(self) -> CreateTaskResult {
+        CreateTaskResult {
+            task_id: self.task_id,
+            status: self.status,
+            status_message: self.status_message,
+            created_at: self.created_at,
+            last_updated_at: self.last_updated_at,
+            ttl_ms: self.ttl_ms,
+            poll_interval_ms: self.poll_interval_ms,
+            meta: None,
+        }
+    }
+
+    /// The task with `payload`, as a 2026-07-28 snapshot.
+    pub(crate) fn into_detailed(self, payload: TaskPayload) -> DetailedTask {
+        DetailedTask {
+            task_id: self.task_id,
+            payload,
+            status_message: self.status_message,
+            created_at: self.created_at,
+            last_updated_at: self.last_updated_at,
+            ttl_ms: self.ttl_ms,
+            poll_interval_ms: self.poll_interval_ms,
+        }
+    }
+}
+
+/// `{"task": {…}}`: what a 2025-11-25 `tools/call` with the `task` opt-in
+/// answers.
+#[derive(Deserialize)]
+pub(crate) struct LegacyCreateResult {
+    pub(crate) task: LegacyTask,
+}
+
+/// One page of `tasks/list` (2025-11-25).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ListTasksResult {
+    /// The tasks on this page.
+    pub tasks: Vec<LegacyTask>,
+    /// The cursor of the next page; `None` on the last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// The task a request or result is tied to, from its
+/// `_meta["io.modelcontextprotocol/related-task"].taskId`.
+pub(crate) fn related_task(params: &Map<String, Value>) -> Option<TaskId> {
+    let id = params
+        .get("_meta")?
+        .get(META_RELATED_TASK)?
+        .get("taskId")?
+        .as_str()?;
+    (!id.is_empty()).then(|| TaskId::new(id))
+}
+
+/// Whether a 2025-11-25 server declares task-augmented `tools/call`
+/// (`capabilities.tasks.requests.tools.call`).
+pub(crate) fn declares_task_calls(tasks: Option<&Value>) -> bool {
+    tasks
+        .and_then(|t| t.get("requests"))
+        .and_then(|r| r.get("tools"))
+        .and_then(|t| t.get("call"))
+        .is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_recorded_creation_result_of_server_everything() {
+        let raw = r#"{"task": {"taskId": "4a1f", "status": "working", "ttl": 300000,
+            "createdAt": "2026-11-30T10:00:00Z", "lastUpdatedAt": "2026-11-30T10:00:00Z",
+            "pollInterval": 1000, "statusMessage": "Task created"}}"#;
+        let created: LegacyCreateResult = serde_json::from_str(raw).unwrap();
+        let t = created.task.into_created();
+        assert_eq!(t.task_id.expose(), "4a1f");
+        assert_eq!(t.status, TaskStatus::Working);
+        assert_eq!((t.ttl_ms, t.poll_interval_ms), (Some(300_000), Some(1000)));
+    }
+
+    #[test]
+    fn null_ttl_and_odd_intervals_are_read_leniently() {
+        let t: LegacyTask = serde_json::from_str(
+            r#"{"taskId": "x", "status": "what", "ttl": null, "pollInterval": 0}"#,
+        )
+        .unwrap();
+        assert_eq!(t.status, TaskStatus::Unknown);
+        assert_eq!((t.ttl_ms, t.poll_interval_ms), (None, None));
+    }
+
+    #[test]
+    fn the_related_task_is_read_from_meta() {
+        let params =
+            serde_json::json!({"message": "?", "_meta": {META_RELATED_TASK: {"taskId": "t-1"}}});
+        let id = related_task(params.as_object().unwrap()).unwrap();
+        assert_eq!(id.expose(), "t-1");
+        assert!(related_task(serde_json::json!({"_meta": {}}).as_object().unwrap()).is_none());
+        assert!(declares_task_calls(Some(
+            &serde_json::json!({"requests": {"tools": {"call": {}}}})
+        )));
+        assert!(!declares_task_calls(Some(&serde_json::json!({"list": {}}))));
+    }
+}
