@@ -2,7 +2,10 @@
 //! itself, so it never waits behind a handler): elicitation,
 //! sampling and roots by the same [`InputHandlers`] that answer input
 //! rounds and task input, validated the same way; anything else with
-//! `-32601`. A server never waits on silence. At most one request is
+//! `-32601`. A server never waits on silence, unless it cancels its
+//! request (`notifications/cancelled`): then the handler is stopped (its
+//! future dropped, or never started if the request still waited) and
+//! nothing is sent, as the specification asks. At most one request is
 //! served at a time, and at most a channel's worth (64) waits: past that
 //! the reader refuses them at once with `-32603` (RELIABILITY.md), so a
 //! flood cannot grow memory.
@@ -32,8 +35,9 @@ async fn answer(request: ServerRequest, handlers: &InputHandlers) {
         method,
         params,
         responder,
+        cancelled,
     } = request;
-    let sent = {
+    let answering = async {
         let params: Value = params
             .and_then(|p| serde_json::from_str(p.get()).ok())
             .unwrap_or_else(|| json!({}));
@@ -58,6 +62,19 @@ async fn answer(request: ServerRequest, handlers: &InputHandlers) {
                 responder.error(error).await
             }
         }
+    };
+    let sent = tokio::select! {
+        // A request cancelled while it waited in the queue is not started.
+        biased;
+        reason = cancelled.wait() => {
+            tracing::debug!(
+                %method,
+                reason = reason.as_deref(),
+                "the server cancelled its request; stopped answering it"
+            );
+            return;
+        }
+        sent = answering => sent,
     };
     if let Err(e) = sent {
         tracing::debug!(%method, "could not answer a request from the server: {e}");
