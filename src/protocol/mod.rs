@@ -14,6 +14,7 @@ mod discover;
 mod input;
 pub(crate) mod jsonrpc;
 mod lenient;
+mod logging;
 mod meta;
 pub(crate) mod method;
 pub(crate) mod result;
@@ -28,6 +29,7 @@ pub use input::{
     ListRootsRequest, ListRootsResult, Root, SamplingMessage,
 };
 pub use jsonrpc::{Message, RequestId, RpcError, error_codes};
+pub use logging::{LogLevel, LogMessage, SetLevelParams};
 pub use meta::{
     ClientCapabilities, ElicitationCapability, Implementation, META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO, META_SUBSCRIPTION_ID,
