@@ -90,6 +90,13 @@ pub(crate) enum Kind {
     OutcomeUnknown(String),
     #[error("the server refused the request: {0}")]
     Refused(String),
+    /// The server sent `notifications/cancelled` for the request.
+    #[error("the server cancelled the request{}", cancel_note(.reason.as_deref(), *.partial))]
+    ServerCancelled {
+        reason: Option<String>,
+        /// The request may have done part of its work (`tools/call`).
+        partial: bool,
+    },
     #[error("an input handler did not answer: {0}")]
     Input(String),
     #[error("invalid request: {0}")]
@@ -261,12 +268,24 @@ impl Error {
     /// first.
     pub fn is_outcome_unknown(&self) -> bool {
         match self.inner.kind {
-            Kind::OutcomeUnknown(_) => true,
+            Kind::OutcomeUnknown(_) | Kind::ServerCancelled { partial: true, .. } => true,
             Kind::Timeout { .. } => self
                 .method()
                 .is_some_and(|m| Method::of(m).loses_outcome_with_its_reply()),
             _ => false,
         }
+    }
+
+    /// The server cancelled the request while the client waited for it
+    /// (it sent `notifications/cancelled` naming the request): the request
+    /// ends at once instead of waiting for its timeout. The `Display` text
+    /// gives the server's reason, when it sent one.
+    ///
+    /// A cancelled `tools/call` is also
+    /// [`is_outcome_unknown`](Error::is_outcome_unknown): the tool may have
+    /// partly run. Other requests did nothing the client can rely on.
+    pub fn is_server_cancelled(&self) -> bool {
+        matches!(self.inner.kind, Kind::ServerCancelled { .. })
     }
 
     /// The HTTP status of the reply that failed the request, when the
@@ -381,6 +400,21 @@ fn discarded_note(discarded: u64) -> String {
              unmatched (the reply may have been lost in them)"
         ),
     }
+}
+
+/// The server's reason for a cancellation, and whether the work may have
+/// partly happened.
+fn cancel_note(reason: Option<&str>, partial: bool) -> String {
+    let reason = match reason {
+        Some(r) => format!(": {r}"),
+        None => " (it gave no reason)".to_owned(),
+    };
+    let partial = if partial {
+        "; the tool may have partly run"
+    } else {
+        ""
+    };
+    format!("{reason}{partial}")
 }
 
 /// The shortest task id that [`Error::scrub`] hides in server messages.
@@ -499,6 +533,31 @@ mod tests {
         assert!(e.is_timeout() && e.is_outcome_unknown());
         let e = timeout().with_method("tasks/get");
         assert!(e.is_timeout() && !e.is_outcome_unknown());
+    }
+
+    #[test]
+    fn a_server_cancelled_tool_call_has_an_unknown_outcome() {
+        let e = Error::new(Kind::ServerCancelled {
+            reason: Some("shutting down".into()),
+            partial: true,
+        })
+        .with_method("tools/call");
+        assert!(e.is_server_cancelled() && e.is_outcome_unknown());
+        assert!(!e.is_timeout() && !e.is_transport() && !e.is_cancelled());
+        assert_eq!(
+            e.to_string(),
+            "tools/call: the server cancelled the request: shutting down; the tool may have partly run"
+        );
+        let e = Error::new(Kind::ServerCancelled {
+            reason: None,
+            partial: false,
+        })
+        .with_method("tools/list");
+        assert!(e.is_server_cancelled() && !e.is_outcome_unknown());
+        assert_eq!(
+            e.to_string(),
+            "tools/list: the server cancelled the request (it gave no reason)"
+        );
     }
 
     #[test]

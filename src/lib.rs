@@ -56,6 +56,12 @@
 //!   when the server does not push; [`Task::updates`] streams the snapshots.
 //! - [`input`]: handlers that answer elicitation, sampling and roots
 //!   requests, in MRTR rounds and inside tasks alike.
+//! - Server notifications: log messages reach `tracing` and
+//!   [`ClientBuilder::on_log`] ([`Client::set_log_level`] asks for a
+//!   level), `list_changed` reaches [`ClientBuilder::on_list_changed`]
+//!   (and makes the client forget a stale tool listing), and a server's
+//!   `notifications/cancelled` ends the request it names at once
+//!   ([`Error::is_server_cancelled`]).
 //! - [`TaskRef`]: persist a task and resume it after a restart.
 //! - [`Error`]: one opaque error with predicates (`is_timeout`,
 //!   `is_deadline`, `is_task_not_found`, `rpc_error`, …). A failed task is
@@ -96,7 +102,7 @@ pub mod task;
 pub mod testing;
 pub mod transport;
 
-pub use client::{Client, ClientBuilder, client_builder};
+pub use client::{Client, ClientBuilder, ListChanged, SERVER_LOG_TARGET, client_builder};
 pub use error::{BoxError, Error, Result};
 pub use input::InputHandlers;
 pub use task::{

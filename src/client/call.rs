@@ -27,7 +27,9 @@ impl Client {
     /// legacy `task` opt-in, which servers still on that model need; see
     /// [`TaskOptIn`](crate::protocol::TaskOptIn). Nothing is ever listed
     /// behind the caller's back, and the raw [`Client::request`] neither
-    /// fills nor reads this memory.
+    /// fills nor reads this memory. A `notifications/tools/list_changed`
+    /// from the server forgets it (a listing under way when it comes is
+    /// not kept either): list again to know the tools.
     ///
     /// # Errors
     ///
@@ -36,6 +38,7 @@ impl Client {
     pub async fn list_tools(&self) -> Result<Vec<Tool>> {
         let mut tools = Vec::new();
         let mut params = ListToolsParams::default();
+        let generation = self.tools_generation();
         for _ in 0..MAX_PAGES {
             let raw = self.wire().send(method::TOOLS_LIST, &params, None).await?;
             let page: ListToolsResult = decode(&raw, method::TOOLS_LIST)?;
@@ -47,7 +50,7 @@ impl Client {
                         .with_method(method::TOOLS_LIST));
                 }
                 None => {
-                    self.remember_tools(&tools);
+                    self.remember_tools(generation, &tools);
                     return Ok(tools);
                 }
             }

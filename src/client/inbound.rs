@@ -2,15 +2,18 @@
 //! itself, so it never waits behind a handler): elicitation,
 //! sampling and roots by the same [`InputHandlers`] that answer input
 //! rounds and task input, validated the same way; anything else with
-//! `-32601`. A server never waits on silence. At most one request is
+//! `-32601`. A server never waits on silence, unless it cancels its
+//! request (`notifications/cancelled`): then the handler is stopped (its
+//! future dropped, or never started if the request still waited) and
+//! nothing is sent, as the specification asks. At most one request is
 //! served at a time, and at most a channel's worth (64) waits: past that
 //! the reader refuses them at once with `-32603` (RELIABILITY.md), so a
 //! flood cannot grow memory.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-
-use std::sync::Arc;
 
 use super::rpc::{Connection, ServerRequest};
 use super::wire::Registry;
@@ -42,8 +45,9 @@ async fn answer(request: ServerRequest, handlers: &InputHandlers, tasks: Option<
         method,
         params,
         responder,
+        cancelled,
     } = request;
-    let sent = {
+    let answering = async {
         let params: Value = params
             .and_then(|p| serde_json::from_str(p.get()).ok())
             .unwrap_or_else(|| json!({}));
@@ -53,7 +57,8 @@ async fn answer(request: ServerRequest, handlers: &InputHandlers, tasks: Option<
         let (parsed, responder) = match (parsed, related, tasks) {
             (Ok(input), Some(task), Some(tasks)) => {
                 match tasks.hold(&task, input.clone(), responder) {
-                    None => return,
+                    // The task's handle answers it.
+                    None => return Ok(()),
                     Some(responder) => {
                         tracing::debug!(task = ?task, %method, "a request for a task the client does not follow");
                         (Ok(input), responder)
@@ -81,6 +86,19 @@ async fn answer(request: ServerRequest, handlers: &InputHandlers, tasks: Option<
                 responder.error(error).await
             }
         }
+    };
+    let sent = tokio::select! {
+        // A request cancelled while it waited in the queue is not started.
+        biased;
+        reason = cancelled.wait() => {
+            tracing::debug!(
+                %method,
+                reason = reason.as_deref(),
+                "the server cancelled its request; stopped answering it"
+            );
+            return;
+        }
+        sent = answering => sent,
     };
     if let Err(e) = sent {
         tracing::debug!(%method, "could not answer a request from the server: {e}");

@@ -145,6 +145,20 @@ impl Watcher {
 }
 
 impl Watch {
+    /// A registration fed by someone other than the watcher (a 2025-11-25
+    /// session's `notifications/tasks/status`): never confirmed, so the
+    /// handle keeps polling and a push only makes it read sooner.
+    pub(crate) fn detached(rx: mpsc::Receiver<Push>) -> Watch {
+        let (cmds, _) = mpsc::unbounded_channel();
+        Watch {
+            key: 0,
+            rx,
+            flags: Arc::new(Flags::default()),
+            cmds,
+            confirmed: false,
+        }
+    }
+
     /// Whether the stream accepted the task, so pushes keep it current.
     pub(crate) fn confirmed(&self) -> bool {
         self.confirmed

@@ -1,7 +1,7 @@
 //! The MCP client: one connection, shared by every clone and task handle.
 
-use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,23 +10,29 @@ use serde_json::{Map, Value};
 use tokio::sync::OnceCell;
 
 use crate::error::{Error, Result};
-use crate::input::InputHandlers;
+use crate::input::{Callback, InputHandlers};
 use crate::protocol::method::{self, Method};
-use crate::protocol::{DiscoverResult, Implementation, ResultType};
+use crate::protocol::{DiscoverResult, Implementation, LogMessage, ResultType};
 use crate::transport::Transport;
 
 pub(crate) mod call;
 mod decode;
 mod envelope;
 mod inbound;
+mod listed;
 mod listen;
+mod notify;
+mod observe;
 pub(crate) mod rpc;
 mod session;
 mod wire;
 
 pub(crate) use decode::decode;
 use envelope::Envelope;
+use listed::ListedTools;
 pub(crate) use listen::{Push, Watch};
+use notify::{Dispatch, Observers};
+pub use notify::{ListChanged, SERVER_LOG_TARGET};
 use rpc::Connection;
 pub(crate) use wire::{Call, Follow, Started, Wire};
 
@@ -80,9 +86,11 @@ struct Inner {
     max_input_rounds: usize,
     server_id: Option<String>,
     discovered: OnceCell<DiscoverResult>,
-    /// The tools of the last complete `list_tools()`: name → whether the
-    /// listing asked for the legacy `task` opt-in.
-    listed_tools: Mutex<HashMap<String, bool>>,
+    /// The tools of the last complete `list_tools()`, shared with the
+    /// notification dispatcher (which forgets them on `list_changed`).
+    listed_tools: Arc<Mutex<ListedTools>>,
+    /// Notifications dropped because a callback was behind.
+    notify_dropped: Arc<AtomicU64>,
 }
 
 impl fmt::Debug for Client {
@@ -146,6 +154,12 @@ pub(crate) struct Config {
     /// own name from `server/discover`, when it was called).
     #[builder(into)]
     server_id: Option<String>,
+    /// Called with each server log message; see `ClientBuilder::on_log`.
+    #[builder(setters(vis = "", name = on_log_internal))]
+    on_log: Option<Callback<LogMessage>>,
+    /// Called when a server list changes; see `ClientBuilder::on_list_changed`.
+    #[builder(setters(vis = "", name = on_list_changed_internal))]
+    on_list_changed: Option<Callback<ListChanged>>,
 }
 
 impl<S: client_builder::IsComplete> ClientBuilder<S> {
@@ -166,6 +180,9 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
     pub async fn connect<T: Transport>(self, transport: T) -> Result<Client> {
         let config = self.build_config();
         let conn = Connection::open(transport).await?;
+        // Taken before the handshake: servers send `list_changed` and log
+        // messages right after `initialize`, and they wait in the queue.
+        let notifications = conn.notifications();
         let handlers = config.input_handlers.unwrap_or_default();
         let info = config.client_info.unwrap_or_else(|| {
             Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
@@ -196,6 +213,22 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         if let Some(d) = session.discovered {
             let _ = discovered.set(d);
         }
+        let listed_tools = Arc::new(Mutex::new(ListedTools::default()));
+        let notify_dropped = Arc::new(AtomicU64::new(0));
+        notify::spawn(
+            notifications,
+            Dispatch {
+                conn: session.wire.connection().downgrade(),
+                tools: listed_tools.clone(),
+                observers: Observers {
+                    log: config.on_log,
+                    list_changed: config.on_list_changed,
+                },
+                handlers: handlers.clone(),
+                dropped: notify_dropped.clone(),
+                tasks: session.wire.registry().cloned(),
+            },
+        );
         Ok(Client {
             inner: Arc::new(Inner {
                 wire: session.wire,
@@ -204,7 +237,8 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
                 max_input_rounds: config.max_input_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS),
                 server_id: config.server_id,
                 discovered,
-                listed_tools: Mutex::new(HashMap::new()),
+                listed_tools,
+                notify_dropped,
             }),
         })
     }
@@ -366,8 +400,20 @@ impl Client {
         self.inner.max_input_rounds
     }
 
-    /// Replaces what the client remembers of the server's tools.
-    pub(crate) fn remember_tools(&self, tools: &[crate::protocol::Tool]) {
+    /// Where the listing memory stands before a `tools/list` starts.
+    pub(crate) fn tools_generation(&self) -> u64 {
+        self.inner.listed_tools.lock().unwrap().generation()
+    }
+
+    /// Notifications dropped because a callback was behind.
+    pub(crate) fn notify_dropped(&self) -> &AtomicU64 {
+        &self.inner.notify_dropped
+    }
+
+    /// Replaces what the client remembers of the server's tools, unless
+    /// the server said they changed since the listing started
+    /// (`generation`).
+    pub(crate) fn remember_tools(&self, generation: u64, tools: &[crate::protocol::Tool]) {
         let listed = tools
             .iter()
             .map(|t| {
@@ -377,7 +423,11 @@ impl Client {
                 (t.name.clone(), wants)
             })
             .collect();
-        *self.inner.listed_tools.lock().unwrap() = listed;
+        self.inner
+            .listed_tools
+            .lock()
+            .unwrap()
+            .replace(generation, listed);
     }
 
     /// Whether a listing is remembered.
@@ -388,7 +438,7 @@ impl Client {
     /// What the last listing said of a tool: `None` when it was not listed,
     /// else whether it wants the legacy `task` opt-in.
     pub(crate) fn listed_opt_in(&self, name: &str) -> Option<bool> {
-        self.inner.listed_tools.lock().unwrap().get(name).copied()
+        self.inner.listed_tools.lock().unwrap().opt_in(name)
     }
 }
 

@@ -52,10 +52,29 @@ pub struct UrlRequest {
     pub message: String,
     /// The URL the server wants the user to visit.
     pub url: String,
+    /// The server's id for this elicitation (2025-11-25 servers send one).
+    /// When the user is done at the URL, the server says so with
+    /// `notifications/elicitation/complete` naming this id, which reaches
+    /// the [`InputHandlers::on_elicitation_complete`] callback.
+    pub elicitation_id: Option<String>,
 }
 
 type HandlerFuture<T> = Pin<Box<dyn Future<Output = Result<T, BoxError>> + Send>>;
 type Handler<Req, Resp> = Arc<dyn Fn(Req) -> HandlerFuture<Resp> + Send + Sync>;
+
+/// An async callback that observes something and answers nothing (the
+/// client's notification handlers).
+pub(crate) type Callback<T> =
+    Arc<dyn Fn(T) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+/// Erases an async closure into a [`Callback`].
+pub(crate) fn callback<T, F, Fut>(f: F) -> Callback<T>
+where
+    F: Fn(T) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    Arc::new(move |value| Box::pin(f(value)))
+}
 
 fn erase<Req, Resp, F, Fut>(f: F) -> Handler<Req, Resp>
 where
@@ -90,6 +109,7 @@ pub struct InputHandlers {
     url: Option<Handler<UrlRequest, ElicitResult>>,
     sampling: Option<Handler<CreateMessageRequest, CreateMessageResult>>,
     roots: Option<Handler<ListRootsRequest, ListRootsResult>>,
+    elicitation_complete: Option<Callback<String>>,
 }
 
 impl fmt::Debug for InputHandlers {
@@ -99,6 +119,10 @@ impl fmt::Debug for InputHandlers {
             .field("elicitation_url", &self.url.is_some())
             .field("sampling", &self.sampling.is_some())
             .field("roots", &self.roots.is_some())
+            .field(
+                "on_elicitation_complete",
+                &self.elicitation_complete.is_some(),
+            )
             .finish()
     }
 }
@@ -128,6 +152,47 @@ impl InputHandlers {
     {
         self.url = Some(erase(handler));
         self
+    }
+
+    /// Called with the `elicitationId` of each
+    /// `notifications/elicitation/complete` the server sends (2025-11-25):
+    /// the user finished what a URL elicitation sent them to do (see
+    /// [`UrlRequest::elicitation_id`]). 2026-07-28 servers never send it.
+    ///
+    /// It observes and answers nothing, and it declares no capability. It
+    /// runs on its own task, one notification at a time, off the
+    /// connection's reader; when it falls behind by more than 64
+    /// notifications, further ones are dropped and counted in
+    /// [`Client::dropped_notifications`](crate::Client::dropped_notifications).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mcp_tasks::input::InputHandlers;
+    /// use mcp_tasks::protocol::ElicitResult;
+    ///
+    /// let handlers = InputHandlers::new()
+    ///     .elicitation_url(|req| async move {
+    ///         println!("please open {} (id {:?})", req.url, req.elicitation_id);
+    ///         Ok(ElicitResult::accept_empty())
+    ///     })
+    ///     .on_elicitation_complete(|id| async move {
+    ///         println!("elicitation {id} is done");
+    ///     });
+    /// # let _ = handlers;
+    /// ```
+    pub fn on_elicitation_complete<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(String) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.elicitation_complete = Some(callback(handler));
+        self
+    }
+
+    /// The callback for `notifications/elicitation/complete`, when installed.
+    pub(crate) fn elicitation_complete(&self) -> Option<&Callback<String>> {
+        self.elicitation_complete.as_ref()
     }
 
     /// Answers `sampling/createMessage` with the client's model.
@@ -213,11 +278,16 @@ impl InputHandlers {
                 .map_err(failed)?
                 .into()
             }
-            InputRequest::Elicitation(ElicitRequest::Url { message, url }) => {
+            InputRequest::Elicitation(ElicitRequest::Url {
+                message,
+                url,
+                elicitation_id,
+            }) => {
                 let h = self.url.as_ref().ok_or_else(missing)?;
                 h(UrlRequest {
                     message: message.clone(),
                     url: url.clone(),
+                    elicitation_id: elicitation_id.clone(),
                 })
                 .await
                 .map_err(failed)?

@@ -35,6 +35,10 @@ pub enum ElicitRequest {
         message: String,
         /// Where to send them.
         url: String,
+        /// The server's id for this elicitation (2025-11-25), which its
+        /// `notifications/elicitation/complete` names when the user is done
+        /// at the URL. 2026-07-28 requests have none.
+        elicitation_id: Option<String>,
     },
 }
 
@@ -97,11 +101,12 @@ impl InputRequest {
         })
     }
 
-    /// A URL elicitation.
+    /// A URL elicitation (without an `elicitationId`, as 2026-07-28 sends it).
     pub fn url(message: impl Into<String>, url: impl Into<String>) -> Self {
         InputRequest::Elicitation(ElicitRequest::Url {
             message: message.into(),
             url: url.into(),
+            elicitation_id: None,
         })
     }
 
@@ -146,6 +151,8 @@ impl<'de> Deserialize<'de> for InputRequest {
                 Some("url") => InputRequest::Elicitation(ElicitRequest::Url {
                     message: text(&params, "message")?,
                     url: text(&params, "url")?,
+                    elicitation_id: Some(text(&params, "elicitationId")?)
+                        .filter(|id| !id.is_empty()),
                 }),
                 Some(_) => InputRequest::Other {
                     method: raw.method,
@@ -175,8 +182,16 @@ impl Serialize for InputRequest {
             }) => serde_json::json!({
                 "mode": "form", "message": message, "requestedSchema": requested_schema
             }),
-            InputRequest::Elicitation(ElicitRequest::Url { message, url }) => {
-                serde_json::json!({ "mode": "url", "message": message, "url": url })
+            InputRequest::Elicitation(ElicitRequest::Url {
+                message,
+                url,
+                elicitation_id,
+            }) => {
+                let mut p = serde_json::json!({ "mode": "url", "message": message, "url": url });
+                if let Some(id) = elicitation_id {
+                    p["elicitationId"] = Value::String(id.clone());
+                }
+                p
             }
             InputRequest::Sampling(r) => {
                 serde_json::to_value(r).map_err(serde::ser::Error::custom)?
@@ -380,6 +395,29 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(r, InputRequest::Other { .. }));
+    }
+
+    #[test]
+    fn a_url_elicitation_keeps_its_id_when_it_has_one() {
+        let with = json!({"method": "elicitation/create", "params": {
+            "mode": "url", "message": "Sign in", "url": "https://example.com/a", "elicitationId": "e-1"
+        }});
+        let r: InputRequest = serde_json::from_value(with.clone()).unwrap();
+        assert!(matches!(
+            &r,
+            InputRequest::Elicitation(ElicitRequest::Url { elicitation_id: Some(id), .. }) if id == "e-1"
+        ));
+        assert_eq!(serde_json::to_value(&r).unwrap(), with);
+        // 2026-07-28 sends none, and none is sent back.
+        let r: InputRequest = serde_json::from_value(json!({"method": "elicitation/create",
+            "params": {"mode": "url", "message": "m", "url": "https://example.com/b"}}))
+        .unwrap();
+        assert_eq!(r, InputRequest::url("m", "https://example.com/b"));
+        assert!(
+            serde_json::to_value(&r).unwrap()["params"]
+                .get("elicitationId")
+                .is_none()
+        );
     }
 
     #[test]

@@ -38,6 +38,20 @@ pub(crate) const NOTIFICATIONS_CANCELLED: &str = "notifications/cancelled";
 pub(crate) const NOTIFICATIONS_PROGRESS: &str = "notifications/progress";
 /// `notifications/tasks`.
 pub(crate) const NOTIFICATIONS_TASKS: &str = "notifications/tasks";
+/// `logging/setLevel` (the initialize era).
+pub(crate) const LOGGING_SET_LEVEL: &str = "logging/setLevel";
+/// `notifications/message`: a server log message.
+pub(crate) const NOTIFICATIONS_MESSAGE: &str = "notifications/message";
+/// `notifications/tools/list_changed`.
+pub(crate) const NOTIFICATIONS_TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
+/// `notifications/prompts/list_changed`.
+pub(crate) const NOTIFICATIONS_PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
+/// `notifications/resources/list_changed`.
+pub(crate) const NOTIFICATIONS_RESOURCES_LIST_CHANGED: &str =
+    "notifications/resources/list_changed";
+/// `notifications/elicitation/complete` (2025-11-25): a URL elicitation
+/// finished out of band.
+pub(crate) const NOTIFICATIONS_ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
 /// `notifications/subscriptions/acknowledged`.
 pub(crate) const NOTIFICATIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 

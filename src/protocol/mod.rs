@@ -15,6 +15,7 @@ mod input;
 pub(crate) mod jsonrpc;
 mod legacy_tasks;
 mod lenient;
+mod logging;
 mod meta;
 pub(crate) mod method;
 mod progress;
@@ -32,6 +33,7 @@ pub use input::{
 pub use jsonrpc::{Message, RequestId, RpcError, error_codes};
 pub(crate) use legacy_tasks::{LegacyCreateResult, declares_task_calls, related_task};
 pub use legacy_tasks::{LegacyTask, ListTasksResult, META_RELATED_TASK};
+pub use logging::{LogLevel, LogMessage, SetLevelParams};
 pub use meta::{
     ClientCapabilities, ElicitationCapability, Implementation, META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO, META_SUBSCRIPTION_ID,

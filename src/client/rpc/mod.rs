@@ -16,11 +16,13 @@ use crate::protocol::method::Method;
 use crate::protocol::{Message, RequestId};
 use crate::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
 
+mod notifications;
 mod progress;
 mod server_request;
 mod shared;
 mod streams;
 
+pub(crate) use notifications::{NOTIFICATION_CAPACITY, Notification};
 use progress::Elapsed;
 pub(crate) use progress::{ProgressFn, ProgressWatch, Tracking};
 pub(crate) use server_request::{Responder, ServerRequest};
@@ -80,6 +82,8 @@ impl Connection {
             out: out.downgrade(),
             closed_tx: watch::Sender::new(false),
             discarded: AtomicU64::new(0),
+            serving: Arc::default(),
+            notifications_dropped: Default::default(),
         });
         tokio::spawn(write_loop(sink, rx, shared.clone()));
         tokio::spawn(read_loop(stream, shared.clone()));
@@ -133,6 +137,31 @@ impl Connection {
             t.server_requests = Some(tx);
         }
         rx
+    }
+
+    /// Takes the notifications no table of the connection claims: not
+    /// replies, progress, task pushes, listen streams or cancellations.
+    /// Until this is called they are ignored; a second call replaces the
+    /// first receiver. At most [`NOTIFICATION_CAPACITY`] wait; past that
+    /// they are dropped and counted in [`Connection::notifications_dropped`].
+    pub(crate) fn notifications(&self) -> mpsc::Receiver<Notification> {
+        let (tx, rx) = mpsc::channel(NOTIFICATION_CAPACITY);
+        let mut t = self.shared.tables.lock().unwrap();
+        if t.closed.is_none() {
+            t.notifications = Some(tx);
+        }
+        rx
+    }
+
+    /// How many unclaimed notifications were dropped because their
+    /// receiver was behind.
+    pub(crate) fn notifications_dropped(&self) -> u64 {
+        self.shared.notifications_dropped.count()
+    }
+
+    /// Counts a message the client layer skipped as malformed.
+    pub(crate) fn discard(&self) {
+        self.shared.discard();
     }
 
     /// Routes `notifications/progress` carrying `token` to the returned
@@ -232,6 +261,10 @@ impl Connection {
         match reply {
             Ok(Reply::Result(raw)) => Ok(raw),
             Ok(Reply::Error(e)) => Err(Error::rpc(e)),
+            Ok(Reply::Cancelled(reason)) => Err(Error::new(Kind::ServerCancelled {
+                reason,
+                partial: lost_outcome,
+            })),
             // Never delivered: even a tools/call is known not to have run.
             Ok(Reply::NotSent(reason)) => Err(Error::transport(reason)),
             Ok(Reply::Http(failure)) => Err(failure.into_error(lost_outcome)),

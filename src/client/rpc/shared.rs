@@ -1,7 +1,9 @@
 //! What the reader and the requesters share: the tables of pending
 //! requests and open streams, and the routing of every message the server
 //! sends (replies by id, pushes by subscription, task or progress token,
-//! requests from the server to whoever answers them).
+//! requests from the server to whoever answers them, the server's
+//! cancellations to the request they name, and every other notification
+//! to the client layer).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -10,7 +12,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::server_request::{Responder, ServerRequest};
+use super::notifications::{Dropped, Notification, hand_over};
+use super::server_request::{Responder, ServerRequest, Serving};
 use crate::error::{Error, Kind};
 use crate::protocol::method;
 use crate::protocol::{Message, RequestId, RpcError};
@@ -24,6 +27,9 @@ pub(super) enum Reply {
     NotSent(String),
     /// An HTTP error status without a response.
     Http(Box<HttpFailure>),
+    /// The server sent `notifications/cancelled` for the request, with
+    /// its reason.
+    Cancelled(Option<String>),
 }
 
 /// What an [`Inbound::HttpError`] carries to its request.
@@ -100,6 +106,8 @@ pub(super) struct Tables {
     /// Where `notifications/tasks` that no open subscription claims go
     /// (untagged, or tagged with a stream that is gone), once someone listens.
     pub(super) task_pushes: Option<SubEntry>,
+    /// Where notifications nothing above claims go, once someone takes them.
+    pub(super) notifications: Option<mpsc::Sender<Notification>>,
     /// Why the connection closed, once it has.
     pub(super) closed: Option<String>,
 }
@@ -114,6 +122,10 @@ pub(crate) struct Shared {
     pub(super) closed_tx: watch::Sender<bool>,
     /// Messages skipped as unreadable or unmatched.
     pub(super) discarded: AtomicU64,
+    /// The server's requests queued or being answered (their cancellation).
+    pub(super) serving: Arc<Mutex<Serving>>,
+    /// Unclaimed notifications dropped because the client layer was behind.
+    pub(super) notifications_dropped: Dropped,
 }
 
 impl Shared {
@@ -129,7 +141,9 @@ impl Shared {
         t.progress.clear();
         t.server_requests = None;
         t.task_pushes = None;
+        t.notifications = None;
         drop(t);
+        self.serving.lock().unwrap().clear();
         self.closed_tx.send_replace(true);
     }
 
@@ -197,20 +211,31 @@ impl Shared {
             tracing::warn!(%method, "ignoring a request from the server: nothing answers it");
             return;
         };
-        let responder = Responder {
-            out: self.out.clone(),
-            id,
-        };
         if method == method::PING {
             // Answered at once, never queued behind a handler that waits
             // on a person.
+            let responder = Responder {
+                out: self.out.clone(),
+                id,
+                serving: None,
+            };
             responder.try_result(serde_json::json!({}));
             return;
         }
+        // Recorded before it is queued, so that a cancellation that comes
+        // while it waits finds it; the responder forgets it once answered
+        // (or refused, or dropped).
+        let (serial, cancelled) = self.serving.lock().unwrap().insert(id.clone());
+        let responder = Responder {
+            out: self.out.clone(),
+            id,
+            serving: Some((Arc::downgrade(&self.serving), serial)),
+        };
         let request = ServerRequest {
             method,
             params,
             responder,
+            cancelled,
         };
         match tx.try_send(request) {
             Ok(()) => {}
@@ -255,9 +280,22 @@ impl Shared {
         let sub_id = params.as_deref().and_then(subscription_id_of);
         let mut t = self.tables.lock().unwrap();
         if method == method::NOTIFICATIONS_CANCELLED {
-            // On stdio, a server ends a listen stream this way.
-            if let Some(id) = params.as_deref().and_then(cancelled_request_id) {
-                t.subscriptions.remove(&id);
+            let Some((id, reason)) = params.as_deref().and_then(cancelled_params) else {
+                self.discard();
+                tracing::debug!("skipping a notifications/cancelled without a readable requestId");
+                return;
+            };
+            // The request ids of the two directions may coincide. The
+            // specification has a cancellation name a request its sender
+            // sent, so a request of the server's being answered goes first.
+            if self.serving.lock().unwrap().cancel(&id, reason.clone()) {
+                tracing::debug!(%id, "the server cancelled one of its requests");
+            } else if let Some(tx) = t.pending.remove(&id) {
+                // A request the client waits on ends at once.
+                let _ = tx.send(Ok(Reply::Cancelled(reason)));
+            } else if t.subscriptions.remove(&id).is_none() {
+                // On stdio, a server ends a listen stream this way (above).
+                tracing::debug!(%id, "a cancellation for no request in flight");
             }
             return;
         }
@@ -290,7 +328,16 @@ impl Shared {
             }
             return;
         }
-        tracing::debug!(%method, "a notification for no open subscription");
+        if method == method::NOTIFICATIONS_PROGRESS {
+            tracing::debug!(%method, "a progress notification without a readable token");
+            return;
+        }
+        hand_over(
+            &mut t.notifications,
+            &self.notifications_dropped,
+            method,
+            params,
+        );
     }
 
     pub(crate) fn pending_len(&self) -> usize {
@@ -323,13 +370,26 @@ fn progress_token_of(params: &RawValue) -> Option<RequestId> {
         .map(|p| p.progress_token)
 }
 
-fn cancelled_request_id(params: &RawValue) -> Option<RequestId> {
+/// The longest reason of a server's cancellation kept for the error.
+const MAX_REASON_CHARS: usize = 512;
+
+/// `requestId` and `reason` of a `notifications/cancelled` (a reason that
+/// is not a string reads as none).
+fn cancelled_params(params: &RawValue) -> Option<(RequestId, Option<String>)> {
     #[derive(serde::Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct P {
         request_id: RequestId,
+        #[serde(default)]
+        reason: Option<serde_json::Value>,
     }
-    serde_json::from_str::<P>(params.get())
-        .ok()
-        .map(|p| p.request_id)
+    let p = serde_json::from_str::<P>(params.get()).ok()?;
+    let reason = match p.reason {
+        Some(serde_json::Value::String(r)) if r.chars().count() > MAX_REASON_CHARS => Some(
+            format!("{}…", r.chars().take(MAX_REASON_CHARS).collect::<String>()),
+        ),
+        Some(serde_json::Value::String(r)) if !r.is_empty() => Some(r),
+        _ => None,
+    };
+    Some((p.request_id, reason))
 }

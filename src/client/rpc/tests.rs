@@ -155,6 +155,124 @@ async fn progress_is_routed_by_its_token_until_the_watch_is_dropped() {
     assert!(conn.shared.tables.lock().unwrap().progress.is_empty());
 }
 
+async fn send_text(sink: &mut memory::MemorySink, text: String) {
+    sink.send(Outbound::new(text, "test")).await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_cancellation_ends_a_pending_request_at_once() {
+    let (conn, mut sink, mut stream) = open().await;
+    let call = tokio::spawn({
+        let conn = conn.clone();
+        async move {
+            conn.request(
+                "tools/call",
+                None,
+                serde_json::json!({}),
+                Duration::from_secs(30),
+            )
+            .await
+        }
+    });
+    let request = from_client(&mut stream).await;
+    let started = tokio::time::Instant::now();
+    let cancel = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": request["id"], "reason": "server shutting down"}});
+    send_text(&mut sink, cancel.to_string()).await;
+    let e = call.await.unwrap().unwrap_err();
+    assert_eq!(tokio::time::Instant::now(), started, "not after a timeout");
+    assert!(e.is_server_cancelled() && e.is_outcome_unknown(), "{e}");
+    assert!(e.to_string().contains("server shutting down"), "{e}");
+    assert_eq!(conn.pending_len(), 0);
+    // It is not withdrawn in turn: the server knows.
+    let next = tokio::time::timeout(Duration::from_secs(1), from_client(&mut stream)).await;
+    assert!(next.is_err(), "{next:?}");
+}
+
+#[tokio::test]
+async fn a_server_cancellation_of_its_own_request_reaches_whoever_answers_it() {
+    let (conn, mut sink, _stream) = open().await;
+    let mut requests = conn.server_requests();
+    // The same id as a request of the client's: the server's own goes first.
+    let pending = tokio::spawn({
+        let conn = conn.clone();
+        async move {
+            conn.request(
+                "tools/list",
+                None,
+                serde_json::json!({}),
+                Duration::from_secs(30),
+            )
+            .await
+        }
+    });
+    tokio::task::yield_now().await;
+    let ask = r#"{"jsonrpc":"2.0","id":1,"method":"roots/list"}"#;
+    send_text(&mut sink, ask.into()).await;
+    let request = requests.recv().await.unwrap();
+    assert_eq!(conn.shared.serving.lock().unwrap().len(), 1);
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"no longer needed"}}"#;
+    send_text(&mut sink, cancel.into()).await;
+    assert_eq!(
+        request.cancelled.wait().await.as_deref(),
+        Some("no longer needed")
+    );
+    assert_eq!(conn.pending_len(), 1, "the client's request waits on");
+    pending.abort();
+    // Answered (or dropped), a request leaves the table.
+    let ask = r#"{"jsonrpc":"2.0","id":2,"method":"roots/list"}"#;
+    send_text(&mut sink, ask.into()).await;
+    let request = requests.recv().await.unwrap();
+    assert_eq!(conn.shared.serving.lock().unwrap().len(), 1);
+    request
+        .responder
+        .result(&serde_json::json!({"roots": []}))
+        .await
+        .unwrap();
+    assert_eq!(conn.shared.serving.lock().unwrap().len(), 0);
+}
+
+#[tokio::test]
+async fn unclaimed_notifications_are_handed_over_and_a_flood_is_dropped_and_counted() {
+    let (conn, mut sink, _stream) = open().await;
+    // Before anyone takes them they are ignored.
+    let log = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#;
+    send_text(&mut sink, log.into()).await;
+    // A reply nobody waits for: once it is counted, the reader has routed
+    // everything before it.
+    let stray = r#"{"jsonrpc":"2.0","id":12345,"result":{}}"#;
+    send_text(&mut sink, stray.into()).await;
+    while conn.discarded() < 1 {
+        tokio::task::yield_now().await;
+    }
+    let mut notifications = conn.notifications();
+    const FLOOD: usize = NOTIFICATION_CAPACITY + 36;
+    for _ in 0..FLOOD {
+        send_text(&mut sink, log.into()).await;
+    }
+    // Progress and task pushes keep their own routes; a cancellation for
+    // nothing is not handed over either.
+    let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}"#;
+    send_text(&mut sink, progress.into()).await;
+    let cancel =
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}"#;
+    send_text(&mut sink, cancel.into()).await;
+    send_text(&mut sink, stray.into()).await;
+    while conn.discarded() < 2 {
+        tokio::task::yield_now().await;
+    }
+    let mut received = 0;
+    while let Ok(n) = notifications.try_recv() {
+        assert_eq!(n.method, "notifications/message");
+        received += 1;
+    }
+    assert_eq!(received, NOTIFICATION_CAPACITY);
+    assert_eq!(
+        conn.notifications_dropped(),
+        (FLOOD - NOTIFICATION_CAPACITY) as u64
+    );
+}
+
 /// A server that floods progress for a call whose caller reads slowly
 /// fills a bounded queue, never more; the reader goes on routing, so the
 /// call's own answer still arrives.

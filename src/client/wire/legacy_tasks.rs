@@ -24,9 +24,11 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::sync::Notify;
+use tokio::sync::mpsc::{self, error::TrySendError};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
+use crate::client::listen::{Push, Watch};
 use crate::client::rpc::{Connection, Responder};
 use crate::error::{Error, Kind, Result};
 use crate::protocol::method;
@@ -53,6 +55,8 @@ struct Entry {
     fetch: Option<Fetch>,
     /// Woken when a request is held or the fetch ends.
     changed: Arc<Notify>,
+    /// Handles that listen: told to read when the server says the status changed.
+    listeners: Vec<mpsc::Sender<Push>>,
 }
 
 struct Fetch {
@@ -126,6 +130,29 @@ impl Registry {
             );
             responder.try_error(error);
         }
+    }
+
+    /// A listening handle's registration: each
+    /// `notifications/tasks/status` for the task makes it read at once.
+    pub(crate) fn watch(&self, id: &TaskId) -> Watch {
+        let (tx, rx) = mpsc::channel(1);
+        if let Some(entry) = self.tasks.lock().unwrap().get_mut(id) {
+            entry.listeners.push(tx);
+        }
+        Watch::detached(rx)
+    }
+
+    /// The server said task `id` changed (`notifications/tasks/status`,
+    /// which carries no payload): listening handles read it now.
+    pub(crate) fn status_changed(&self, id: &TaskId) {
+        let mut tasks = self.tasks.lock().unwrap();
+        let Some(entry) = tasks.get_mut(id) else {
+            return;
+        };
+        // A full queue already holds a wake-up; a closed one is gone.
+        entry
+            .listeners
+            .retain(|tx| !matches!(tx.try_send(Push::Lagged), Err(TrySendError::Closed(_))));
     }
 
     /// Holds a request from the server tagged with task `id`, if the

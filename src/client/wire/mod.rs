@@ -99,11 +99,12 @@ impl Wire {
         }
     }
 
-    /// Watches a task for pushes; `None` where the era has none (poll).
+    /// Watches a task for pushes (on 2025-11-25, the status notifications
+    /// that make a handle read sooner); `None` where there are none (poll).
     pub(crate) fn watch(&self, id: TaskId) -> Option<Watch> {
         match self {
             Wire::Modern(m) => Some(m.watch(id)),
-            Wire::Legacy(_) => None,
+            Wire::Legacy(l) => Some(l.registry().watch(&id)),
         }
     }
 }
