@@ -43,9 +43,11 @@ async fn run(scenario: &str, url: &str) -> Result<(), BoxError> {
         .ok()
         .and_then(|c| serde_json::from_str(&c).ok())
         .unwrap_or_default();
-    // A user who confirms whatever a server asks: the MRTR scenarios ask.
-    let handlers = InputHandlers::new()
-        .elicitation_form(|_| async { Ok(ElicitResult::accept(json!({"confirmed": true}))) });
+    // A user who confirms whatever a server asks (the MRTR scenarios ask)
+    // and keeps every default the form offers (SEP-1034).
+    let handlers = InputHandlers::new().elicitation_form(|form| async move {
+        Ok(ElicitResult::accept(answer(&form.requested_schema)))
+    });
     let client = Client::builder()
         .client_info("mcp-tasks-conformance", env!("CARGO_PKG_VERSION"))
         .protocol_version(version)
@@ -100,6 +102,20 @@ async fn run(scenario: &str, url: &str) -> Result<(), BoxError> {
         _ => call_every_tool(&client).await?,
     }
     Ok(())
+}
+
+/// The answer to a form: each property's `default`, and `confirmed: true`
+/// when the form asks for a confirmation.
+fn answer(schema: &Value) -> Value {
+    let mut content = Map::new();
+    for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+        if let Some(default) = property.get("default") {
+            content.insert(name.clone(), default.clone());
+        } else if name == "confirmed" {
+            content.insert(name.clone(), json!(true));
+        }
+    }
+    Value::Object(content)
 }
 
 /// Lists the tools and calls each once, with arguments made up from its schema.

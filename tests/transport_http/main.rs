@@ -3,6 +3,8 @@
 
 #[path = "../support/http_server.rs"]
 mod http_server;
+#[path = "../support/session_server.rs"]
+mod session_server;
 #[path = "../support/time.rs"]
 mod time;
 
@@ -20,6 +22,7 @@ use serde_json::json;
 use time::{bounded, ms};
 
 mod errors;
+mod session;
 mod status;
 mod tasks;
 mod wire;

@@ -159,8 +159,8 @@ async fn a_failing_handler_is_answered_with_an_error() {
     }
 }
 
-/// `roots`: whether to ask for the roots too. Over HTTP the server sends
-/// `roots/list` on its own GET stream, which the client does not open yet.
+/// `roots`: whether to ask for the roots too (over HTTP the server sends
+/// `roots/list` on its own GET stream).
 async fn its_requests_are_answered_by_the_handlers(client: Client, roots: bool) {
     let elicited = client
         .call_tool("trigger-elicitation-request", json!({}))
@@ -321,11 +321,11 @@ mod http {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn its_elicitation_and_sampling_requests_are_answered_by_the_handlers() {
+    async fn its_elicitation_sampling_and_roots_requests_are_answered_by_the_handlers() {
         bounded(async {
             let server = server().await;
             let client = client(Http::new(&server.url)).await;
-            its_requests_are_answered_by_the_handlers(client, false).await;
+            its_requests_are_answered_by_the_handlers(client, true).await;
         })
         .await;
     }

@@ -6,14 +6,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, WWW_AUTHENTICATE};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
-use super::Shared;
+use super::headers::PROTOCOL_VERSION_HEADER;
 use super::sse::Events;
+use super::{SESSION_HEADER, Shared, session};
 use crate::protocol::method;
 use crate::protocol::{RequestId, RpcError};
 use crate::transport::Inbound;
@@ -53,6 +55,8 @@ pub(super) struct Exchange {
     tx: mpsc::Sender<Inbound>,
     /// The session id an `initialize` reply carried.
     session: Option<reqwest::header::HeaderValue>,
+    /// The session id this request carries, until a `404` has renewed it.
+    sent_session: Option<reqwest::header::HeaderValue>,
 }
 
 /// Forgets an exchange in the in-flight table when it ends, however it ends.
@@ -76,6 +80,10 @@ impl Exchange {
         body: String,
         tx: mpsc::Sender<Inbound>,
     ) -> Self {
+        let sent_session = headers
+            .get(SESSION_HEADER)
+            .filter(|_| method != method::INITIALIZE)
+            .cloned();
         Exchange {
             shared,
             id,
@@ -84,6 +92,7 @@ impl Exchange {
             body,
             tx,
             session: None,
+            sent_session,
         }
     }
 
@@ -96,12 +105,12 @@ impl Exchange {
         };
         let listen = self.method == "subscriptions/listen";
         let outcome = match self.shared.timeout {
-            Some(limit) if !listen => tokio::time::timeout(limit, self.talk())
+            Some(limit) if !listen => tokio::time::timeout(limit, self.converse())
                 .await
                 .unwrap_or_else(|_| {
                     Err(Failure::Lost(format!("no complete reply within {limit:?}")))
                 }),
-            _ => self.talk().await,
+            _ => self.converse().await,
         };
         let inbound = match outcome {
             Ok(()) => return,
@@ -139,6 +148,58 @@ impl Exchange {
         let _ = self.tx.send(inbound).await;
     }
 
+    /// One exchange; when its `404` says the session it carried is gone,
+    /// renews the session and, for a read, sends the request once more.
+    async fn converse(&mut self) -> Result<(), Failure> {
+        let again = self
+            .sent_session
+            .clone()
+            .map(|lost| (lost, self.headers.clone(), self.body.clone()));
+        let outcome = self.talk().await;
+        let (Err(Failure::Status(failure)), Some((lost, mut headers, body))) = (&outcome, again)
+        else {
+            return outcome;
+        };
+        if !session::session_gone(failure.status, failure.response.as_deref()) {
+            return outcome;
+        }
+        self.sent_session = None;
+        let lost_reason = format!("the server lost the session (HTTP {})", failure.status);
+        let refusal = |reason: String| {
+            Failure::Status(Box::new(StatusFailure {
+                status: failure.status,
+                www_authenticate: failure.www_authenticate.clone(),
+                response: None,
+                reason,
+            }))
+        };
+        if let Err(why) = session::renew(&self.shared, &lost, &self.tx).await {
+            return Err(refusal(format!(
+                "{lost_reason}, and a new one could not be started: {why}"
+            )));
+        }
+        if self.method == method::TOOLS_CALL {
+            // The tool may not run twice behind the caller's back.
+            return Err(refusal(format!(
+                "{lost_reason}; a new session was started, but a tools/call is not sent \
+                 again on its own: call the tool again if it should run"
+            )));
+        }
+        match self.shared.session.lock().unwrap().clone() {
+            Some(session) => headers.insert(SESSION_HEADER, session),
+            None => headers.remove(SESSION_HEADER),
+        };
+        if headers.contains_key(PROTOCOL_VERSION_HEADER)
+            && let Ok(version) = HeaderValue::from_str(&self.shared.version())
+        {
+            headers.insert(PROTOCOL_VERSION_HEADER, version);
+        }
+        tracing::debug!(method = %self.method, id = %self.id, "sending the request again in the new session");
+        self.headers = headers;
+        self.body = body;
+        self.talk().await
+    }
+
     async fn talk(&mut self) -> Result<(), Failure> {
         let response = self
             .shared
@@ -158,14 +219,8 @@ impl Exchange {
         let status = response.status();
         let www_authenticate = www_authenticate(response.headers());
         if self.method == method::INITIALIZE {
-            self.session = response.headers().get("mcp-session-id").cloned();
+            self.session = response.headers().get(SESSION_HEADER).cloned();
         }
-        let is_sse = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("text/event-stream"));
         let refused = |response: Option<String>, reason: String| {
             Failure::Status(Box::new(StatusFailure {
                 status,
@@ -174,7 +229,7 @@ impl Exchange {
                 reason,
             }))
         };
-        if is_sse {
+        if is_sse(response.headers()) {
             self.read_sse(response, status, refused).await
         } else {
             let body = read_limited(response, self.shared.max_message_size).await?;
@@ -182,7 +237,8 @@ impl Exchange {
         }
     }
 
-    /// Reads a whole JSON reply: one message, which must answer this POST.
+    /// Reads a whole JSON reply: one message (or, from a 2025-03-26
+    /// server, a batch of them), which must answer this POST.
     ///
     /// Whatever the reply holds, the exchange ends here, so no reply ever
     /// leaves its request waiting for the timeout.
@@ -194,30 +250,48 @@ impl Exchange {
     ) -> Result<(), Failure> {
         let text = String::from_utf8_lossy(body);
         let text = text.trim();
-        let routed = (!text.is_empty()).then(|| self.route(text));
         let ok = status.is_success();
-        let lost = match routed {
-            Some(Routed::Final(message)) => {
-                self.send(message).await;
-                return Ok(());
-            }
-            Some(Routed::Error(message)) if ok => {
-                self.send(message).await;
-                return Ok(());
-            }
-            Some(Routed::Error(response)) => {
-                return Err(refused(Some(response), format!("HTTP {status}")));
-            }
-            Some(Routed::More(message)) => {
-                self.send(message).await;
-                format!("HTTP {status}: the reply holds no response to this request")
-            }
-            Some(Routed::NotRpc) => format!(
-                "HTTP {status}: the reply is not a JSON-RPC message: {}",
-                quote(text)
-            ),
-            None => format!("the server answered HTTP {status} with no response"),
+        let mut answered = false;
+        let mut lost = None;
+        let items = if text.is_empty() {
+            Vec::new()
+        } else {
+            self.messages(text)
         };
+        for item in items {
+            match self.route(&item) {
+                Routed::Final(message) => {
+                    self.send(message).await;
+                    answered = true;
+                }
+                Routed::Error(message) if ok || answered => {
+                    self.send(message).await;
+                    answered = true;
+                }
+                Routed::Error(response) => {
+                    return Err(refused(Some(response), format!("HTTP {status}")));
+                }
+                Routed::More(message) => {
+                    self.send(message).await;
+                    lost.get_or_insert_with(|| {
+                        format!("HTTP {status}: the reply holds no response to this request")
+                    });
+                }
+                Routed::NotRpc => {
+                    lost.get_or_insert_with(|| {
+                        format!(
+                            "HTTP {status}: the reply is not a JSON-RPC message: {}",
+                            quote(text)
+                        )
+                    });
+                }
+            }
+        }
+        if answered {
+            return Ok(());
+        }
+        let lost =
+            lost.unwrap_or_else(|| format!("the server answered HTTP {status} with no response"));
         Err(if ok {
             Failure::Lost(lost)
         } else if text.is_empty() {
@@ -227,60 +301,124 @@ impl Exchange {
         })
     }
 
+    /// Reads an SSE reply until the response to this request. On an
+    /// initialize-era connection, a stream that ends (or breaks) before it,
+    /// after its events carried ids, is resumed with a `GET` carrying
+    /// `Last-Event-ID`, after the server's `retry` delay.
     async fn read_sse(
         &self,
         response: reqwest::Response,
         status: StatusCode,
         refused: impl Fn(Option<String>, String) -> Failure,
     ) -> Result<(), Failure> {
-        let body = http::Response::from(response).into_body();
-        let mut events = Events::new(
-            http_body_util::BodyDataStream::new(body),
-            self.shared.max_message_size,
-        );
-        while let Some(event) = events.next().await {
-            let text = event.map_err(Failure::Lost)?;
-            let message = match self.route(&text) {
-                Routed::Final(message) => Some(message),
-                Routed::Error(response) if !status.is_success() => {
-                    return Err(refused(Some(response), format!("HTTP {status}")));
-                }
-                Routed::Error(message) => Some(message),
-                Routed::More(message) => {
-                    if !self.send(message).await {
-                        return Ok(()); // the client is gone: stop reading
-                    }
-                    None
-                }
-                Routed::NotRpc => {
-                    let _ = self
-                        .tx
-                        .send(Inbound::Invalid(format!(
-                            "an SSE event that is not a JSON-RPC message: {}",
-                            quote(&text)
-                        )))
-                        .await;
-                    None
-                }
+        let mut events = Events::of(response, self.shared.max_message_size);
+        let mut failures: u32 = 0;
+        loop {
+            let seen = events.seen();
+            let broke = match self.read_events(&mut events, status, &refused).await? {
+                None => return Ok(()),
+                Some(broke) => broke,
             };
-            if let Some(message) = message {
-                self.send(message).await;
+            if events.seen() > seen {
+                failures = 0;
+            }
+            let resumable = status.is_success()
+                && !events.oversized()
+                && events.last_id().is_some()
+                && self.shared.in_session_era()
+                && failures < session::MAX_FAILURES;
+            if !resumable {
+                return Err(match broke {
+                    Some(reason) => Failure::Lost(reason),
+                    None if status.is_success() => {
+                        Failure::Lost("the response stream ended before the response".to_owned())
+                    }
+                    None => refused(
+                        None,
+                        format!("HTTP {status}: the response stream ended before the response"),
+                    ),
+                });
+            }
+            tokio::time::sleep(session::retry_delay(events.retry(), failures)).await;
+            failures += 1;
+            let last_id = events.last_id().map(str::to_owned);
+            tracing::debug!(method = %self.method, id = %self.id, "resuming the response stream");
+            match session::open_get(&self.shared, last_id.as_deref()).await {
+                Ok(response) => {
+                    let retry = events.retry();
+                    events =
+                        Events::of(response, self.shared.max_message_size).resuming(last_id, retry);
+                }
+                Err(session::Refusal::Status(got)) => {
+                    return Err(Failure::Lost(format!(
+                        "the response stream ended before the response, and resuming it \
+                         was refused (HTTP {got})"
+                    )));
+                }
+                Err(session::Refusal::Failed(why)) => {
+                    // The old stream, at its end, stays: the next round
+                    // reads nothing from it and tries again after the
+                    // delay, while attempts remain.
+                    tracing::debug!("resuming the response stream failed: {why}");
+                }
+            }
+        }
+    }
+
+    /// Reads events until the response to this request: `None` once it
+    /// came, else why the stream stopped (`Some(reason)` when it broke,
+    /// `None` when it ended).
+    async fn read_events(
+        &self,
+        events: &mut Events,
+        status: StatusCode,
+        refused: &impl Fn(Option<String>, String) -> Failure,
+    ) -> Result<Option<Option<String>>, Failure> {
+        while let Some(event) = events.next().await {
+            let text = match event {
+                Ok(text) => text,
+                Err(reason) => return Ok(Some(Some(reason))),
+            };
+            let mut answered = false;
+            for item in self.messages(&text) {
+                match self.route(&item) {
+                    Routed::Final(message) => {
+                        self.send(message).await;
+                        answered = true;
+                    }
+                    Routed::Error(response) if !status.is_success() && !answered => {
+                        return Err(refused(Some(response), format!("HTTP {status}")));
+                    }
+                    Routed::Error(message) => {
+                        self.send(message).await;
+                        answered = true;
+                    }
+                    Routed::More(message) => {
+                        if !self.send(message).await {
+                            return Ok(None); // the client is gone: stop reading
+                        }
+                    }
+                    Routed::NotRpc => {
+                        let _ = self
+                            .tx
+                            .send(Inbound::Invalid(format!(
+                                "an SSE event that is not a JSON-RPC message: {}",
+                                quote(&item)
+                            )))
+                            .await;
+                    }
+                }
+            }
+            if answered {
                 // Anything after the response is ignored; reading to the
                 // end lets the connection be reused.
                 let _ =
                     tokio::time::timeout(DRAIN, async { while events.next().await.is_some() {} })
                         .await;
-                return Ok(());
+                return Ok(None);
             }
         }
-        Err(if status.is_success() {
-            Failure::Lost("the response stream ended before the response".to_owned())
-        } else {
-            refused(
-                None,
-                format!("HTTP {status}: the response stream ended before the response"),
-            )
-        })
+        Ok(Some(None))
     }
 
     /// Hands one message to the client; `false` when the client is gone.
@@ -292,10 +430,21 @@ impl Exchange {
         self.tx.send(Inbound::Message(message)).await.is_ok()
     }
 
+    /// The messages of one JSON text: a batch is split on an
+    /// initialize-era connection, where it may come (a batch is no reply in
+    /// 2026-07-28).
+    fn messages(&self, text: &str) -> Vec<String> {
+        if self.method == method::INITIALIZE || self.shared.accepts_batches() {
+            split_batch(text)
+        } else {
+            vec![text.to_owned()]
+        }
+    }
+
     /// What one message of the reply is to this exchange.
     fn route(&self, text: &str) -> Routed {
         // An object only: serde would read a JSON array as a struct, field
-        // by field, and a batch is no reply in 2026-07-28.
+        // by field (batches are split before they get here).
         if !text.trim_start().starts_with('{') {
             return Routed::NotRpc;
         }
@@ -337,6 +486,27 @@ impl Exchange {
             }
         }
     }
+}
+
+/// The messages of one JSON text: the elements of a batch (a non-empty
+/// array, which 2025-03-26 allowed), else the text itself.
+pub(super) fn split_batch(text: &str) -> Vec<String> {
+    if text.trim_start().starts_with('[')
+        && let Ok(items) = serde_json::from_str::<Vec<Box<RawValue>>>(text)
+        && !items.is_empty()
+    {
+        return items.into_iter().map(|m| m.get().to_owned()).collect();
+    }
+    vec![text.to_owned()]
+}
+
+/// Whether a reply is an SSE stream.
+pub(super) fn is_sse(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("text/event-stream"))
 }
 
 /// What one message of a reply is to the exchange reading it.
@@ -421,7 +591,7 @@ pub(super) async fn notify(shared: Arc<Shared>, method: String, headers: HeaderM
 }
 
 /// A reqwest error with its causes, without the URL (which may hold secrets).
-fn describe(e: reqwest::Error) -> String {
+pub(super) fn describe(e: reqwest::Error) -> String {
     let e = e.without_url();
     let mut text = e.to_string();
     let mut source = e.source();

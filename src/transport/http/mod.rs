@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,6 +21,7 @@ use crate::protocol::{PROTOCOL_VERSION, RequestId};
 
 mod exchange;
 mod headers;
+mod session;
 mod sse;
 mod tool_headers;
 
@@ -38,8 +40,47 @@ const MAX_REDIRECTS: usize = 5;
 /// pool of keep-alive connections. The server answers each request with
 /// either `application/json` (the response) or `text/event-stream` (the
 /// notifications about that request, then the response); both are
-/// understood, and `:` keep-alive comments are ignored. There is no
-/// session and no `GET` stream: 2026-07-28 is stateless.
+/// understood, and `:` keep-alive comments are ignored. On 2026-07-28 that
+/// is all: the protocol is stateless, so there is no session and no `GET`.
+///
+/// # Sessions (the initialize era)
+///
+/// With a server of the initialize era (2025-03-26 to 2025-11-25) the
+/// transport keeps the session the `initialize` handshake opens:
+///
+/// - The `Mcp-Session-Id` of the `initialize` reply goes on every later
+///   request, with the version the server chose as `MCP-Protocol-Version`.
+/// - Once `notifications/initialized` is sent, the transport opens the
+///   server's own stream: a `GET` with `Accept: text/event-stream`. The
+///   requests and notifications the server sends there (`roots/list`,
+///   `elicitation/create`, `notifications/message`, …) reach the client
+///   like any other, and its answers are POSTed. A `405` (or any status
+///   that is not `2xx`) means the server offers no such stream: nothing is
+///   retried. When the stream ends or breaks it is opened again with
+///   `Last-Event-ID` (the last SSE `id` seen), after the server's SSE
+///   `retry` delay (1 s when it gave none, doubled after each failure that
+///   delivered nothing, up to 30 s; five such failures in a row end it).
+/// - A response stream (the SSE reply to a POST) that ends before its
+///   response, after the server gave its events ids, is resumed the same
+///   way: a `GET` with `Last-Event-ID`, after the `retry` delay.
+/// - A `404` to a request that carried the session id means the server
+///   forgot the session. The transport starts a new one (it sends the
+///   client's `initialize` request again, reads the reply itself, then
+///   sends `notifications/initialized`) and sends the failed request again
+///   once, unless it is a `tools/call`: a tool is never run twice behind
+///   the caller's back, so that call fails, with
+///   [`Error::http_status`](crate::Error::http_status) `404` and a message
+///   saying the session was renewed. Requests that hit the same lost
+///   session together renew it once; a request that fails again on the new
+///   session is not retried again. (A `404` whose body is a JSON-RPC
+///   `-32601` is an unknown method, not a lost session.)
+/// - When the client closes, the session is ended with a `DELETE` carrying
+///   its id (bounded to 2 s; a refusal is ignored).
+///
+/// A 2025-03-26 server may answer with a JSON-RPC batch (an array, as a
+/// JSON body or as one SSE event): on an initialize-era connection each
+/// message is handed to the client in order (on 2026-07-28 an array is no
+/// reply).
 ///
 /// # Examples
 ///
@@ -247,6 +288,16 @@ struct Shared {
     in_flight: Mutex<HashMap<RequestId, AbortHandle>>,
     /// An initialize-era session's `Mcp-Session-Id`, once the server gave one.
     session: Mutex<Option<reqwest::header::HeaderValue>>,
+    /// The `initialize` request the client sent, sent again to renew a lost session.
+    initialize: Mutex<Option<String>>,
+    /// Held while a lost session is renewed, so that concurrent `404`s renew it once.
+    renewal: tokio::sync::Mutex<()>,
+    /// The server's own stream (the `GET`), while it runs.
+    listener: Mutex<Option<AbortHandle>>,
+    /// Set when the transport closes: no stream is opened after it.
+    closed: AtomicBool,
+    /// Numbers the requests the transport sends on its own.
+    internal: AtomicU64,
 }
 
 /// The initialize era's session header (2025-03-26 and later).
@@ -350,6 +401,55 @@ impl Shared {
             handle.abort();
         }
     }
+
+    /// The version in use, as `MCP-Protocol-Version` carries it.
+    fn version(&self) -> String {
+        self.version.lock().unwrap().clone()
+    }
+
+    /// Whether this connection speaks an initialize-era version that has
+    /// sessions and the `GET` stream (never 2026-07-28).
+    fn in_session_era(&self) -> bool {
+        session::SESSION_VERSIONS.contains(&self.version().as_str())
+    }
+
+    /// Whether a reply may be a JSON-RPC batch: on the initialize era only
+    /// (2025-03-26 allowed them; later versions are read as leniently).
+    fn accepts_batches(&self) -> bool {
+        let version = self.version();
+        version == "2024-11-05" || session::SESSION_VERSIONS.contains(&version.as_str())
+    }
+
+    /// Opens the server's own stream (replacing one already open), once the
+    /// handshake is done on an initialize-era connection.
+    fn start_listening(self: &Arc<Self>, tx: mpsc::Sender<Inbound>) {
+        if !self.in_session_era() {
+            return;
+        }
+        let mut listener = self.listener.lock().unwrap();
+        // Checked under the lock `close` takes after setting the flag: a
+        // stream started here is always seen, and stopped, by `close`.
+        if self.closed.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Some(old) = listener.take() {
+            old.abort();
+        }
+        *listener = Some(tokio::spawn(session::listen(self.clone(), tx)).abort_handle());
+    }
+
+    fn stop_listening(&self) {
+        let handle = self.listener.lock().unwrap().take();
+        if let Some(handle) = handle {
+            handle.abort();
+        }
+    }
+
+    /// A fresh id for a request the transport sends on its own.
+    fn internal_id(&self) -> RequestId {
+        let n = self.internal.fetch_add(1, Ordering::Relaxed);
+        RequestId::String(format!("mcp-tasks-http-{n}"))
+    }
 }
 
 /// The sending half of an [`Http`] transport: each message becomes a POST.
@@ -423,6 +523,11 @@ impl Transport for Http {
             version: Mutex::new(PROTOCOL_VERSION.to_owned()),
             in_flight: Mutex::new(HashMap::new()),
             session: Mutex::new(None),
+            initialize: Mutex::new(None),
+            renewal: tokio::sync::Mutex::new(()),
+            listener: Mutex::new(None),
+            closed: AtomicBool::new(false),
+            internal: AtomicU64::new(1),
         });
         Ok((
             HttpSink {
@@ -486,6 +591,10 @@ impl MessageSink for HttpSink {
             id,
             ..
         } = message;
+        if method == method::INITIALIZE && kind == OutboundKind::Request {
+            // Kept to open a new session should the server lose this one.
+            *self.shared.initialize.lock().unwrap() = Some(json.clone());
+        }
         match (kind, id, headers) {
             (OutboundKind::Request, Some(id), Ok(headers)) => {
                 self.shared.start(id, method, headers, json, tx);
@@ -501,7 +610,11 @@ impl MessageSink for HttpSink {
             // in order with what follows (`notifications/initialized` must
             // reach the server before the session's first request).
             (_, _, Ok(headers)) => {
+                let initialized = method == method::NOTIFICATIONS_INITIALIZED;
                 exchange::notify(self.shared.clone(), method, headers, json).await;
+                if initialized {
+                    self.shared.start_listening(tx);
+                }
             }
             (_, _, Err(reason)) => tracing::warn!(%method, "not sending a message: {reason}"),
         }
@@ -510,12 +623,17 @@ impl MessageSink for HttpSink {
 
     async fn close(&mut self) {
         self.inbound = None;
+        self.shared.closed.store(true, Ordering::SeqCst);
+        self.shared.stop_listening();
         self.shared.abort_all();
+        session::end(&self.shared).await;
     }
 }
 
 impl Drop for HttpSink {
     fn drop(&mut self) {
+        self.shared.closed.store(true, Ordering::SeqCst);
+        self.shared.stop_listening();
         self.shared.abort_all();
     }
 }

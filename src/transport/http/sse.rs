@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, ready};
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_core::Stream;
@@ -17,10 +18,21 @@ use sse_stream::{Sse, SseByteStream};
 /// Comment lines (`: keep-alive`) and events without data are skipped; an
 /// event whose type is neither absent nor `message` is skipped too, since
 /// MCP sends its messages as plain events.
+///
+/// The `id` and `retry` fields of every event, messages or not (a priming
+/// event has an id and no data), are remembered: [`Events::last_id`] is what
+/// a reconnection sends as `Last-Event-ID`, and [`Events::retry`] how long it
+/// waits first.
 pub(super) struct Events {
     inner: Pin<Box<dyn Stream<Item = Result<Sse, sse_stream::Error>> + Send>>,
     pending: Arc<AtomicUsize>,
     max: usize,
+    last_id: Option<String>,
+    retry: Option<Duration>,
+    /// Events parsed so far, messages or not.
+    seen: usize,
+    /// Whether the stream failed on an event past the limit.
+    oversized: bool,
 }
 
 impl Events {
@@ -40,7 +52,46 @@ impl Events {
             })),
             pending,
             max,
+            last_id: None,
+            retry: None,
+            seen: 0,
+            oversized: false,
         }
+    }
+
+    /// The events of an HTTP response's body.
+    pub(super) fn of(response: reqwest::Response, max: usize) -> Self {
+        let body = http::Response::from(response).into_body();
+        Events::new(http_body_util::BodyDataStream::new(body), max)
+    }
+
+    /// How many events were parsed (keep-alive comments are not events).
+    pub(super) fn seen(&self) -> usize {
+        self.seen
+    }
+
+    /// Whether the stream failed because an event grew past the limit (a
+    /// stream worth no second attempt).
+    pub(super) fn oversized(&self) -> bool {
+        self.oversized
+    }
+
+    /// Starts from what an earlier stream of the same exchange settled, so
+    /// a resumed stream without ids of its own keeps the last one seen.
+    pub(super) fn resuming(mut self, last_id: Option<String>, retry: Option<Duration>) -> Self {
+        self.last_id = last_id;
+        self.retry = retry;
+        self
+    }
+
+    /// The id of the last event that carried one (an empty `id:` clears it).
+    pub(super) fn last_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
+    }
+
+    /// The last `retry:` the server sent: how long to wait before reconnecting.
+    pub(super) fn retry(&self) -> Option<Duration> {
+        self.retry
     }
 
     /// The next message; `None` at the end of the body; `Err` when the body
@@ -48,8 +99,20 @@ impl Events {
     pub(super) async fn next(&mut self) -> Option<Result<String, String>> {
         loop {
             let event = poll_fn(|cx| self.inner.as_mut().poll_next(cx)).await?;
-            if event.is_ok() {
+            if let Ok(event) = &event {
+                self.seen += 1;
                 self.pending.store(0, Ordering::Relaxed);
+                if let Some(id) = &event.id {
+                    // An id holding NUL is ignored, as the SSE specification says.
+                    if id.is_empty() {
+                        self.last_id = None;
+                    } else if !id.contains('\0') {
+                        self.last_id = Some(id.clone());
+                    }
+                }
+                if let Some(ms) = event.retry {
+                    self.retry = Some(Duration::from_millis(ms));
+                }
             }
             match event {
                 Ok(Sse {
@@ -69,6 +132,7 @@ impl Events {
                 }
                 Err(e) => {
                     let too_large = self.pending.load(Ordering::Relaxed) > self.max;
+                    self.oversized = too_large;
                     return Some(Err(if too_large {
                         format!("an SSE event grew past {} bytes", self.max)
                     } else {
@@ -164,6 +228,23 @@ mod tests {
             out,
             [Ok("{\"a\":1}".to_owned()), Ok("{\"b\":2}".to_owned())]
         );
+    }
+
+    #[tokio::test]
+    async fn ids_and_retry_are_remembered_across_events() {
+        let mut events = Events::new(
+            chunks(&[
+                "id: e-1\nretry: 500\ndata: \n\n",
+                "data: {\"a\":1}\n\n",
+                "id: e-2\nevent: other\ndata: x\n\n",
+            ]),
+            1024,
+        );
+        assert_eq!(events.next().await, Some(Ok("{\"a\":1}".to_owned())));
+        assert_eq!(events.last_id(), Some("e-1"));
+        assert_eq!(events.retry(), Some(Duration::from_millis(500)));
+        assert_eq!(events.next().await, None);
+        assert_eq!(events.last_id(), Some("e-2"));
     }
 
     #[tokio::test]

@@ -1,0 +1,335 @@
+//! A loopback Streamable HTTP server of the initialize era (2025-11-25),
+//! with sessions: `initialize` opens one (`Mcp-Session-Id: s-1`, `s-2`, …),
+//! every later request must carry it (`404` once the server forgot it),
+//! `GET` answers as each test scripts it, `DELETE` is recorded. Every
+//! request is recorded with the (possibly paused) tokio clock. Everything
+//! listens on 127.0.0.1 only.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use hyper::body::{Frame, Incoming};
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+/// The version the server speaks.
+pub const VERSION: &str = "2025-11-25";
+
+/// One `GET` stream, as scripted.
+#[derive(Debug, Clone)]
+pub enum GetStream {
+    /// Sends this SSE text, then ends the stream.
+    End(&'static str),
+    /// Sends this SSE text, then stays open, sending what [`SessionServer::push`] gives.
+    Hold(&'static str),
+}
+
+/// One HTTP request as received.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    /// `GET`, `POST` or `DELETE`.
+    pub verb: String,
+    /// The JSON-RPC method (empty for a response or a body-less request).
+    pub method: String,
+    pub body: Value,
+    pub headers: Vec<(String, String)>,
+    pub at: Instant,
+}
+
+impl Hit {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+struct State {
+    hits: Mutex<Vec<Hit>>,
+    /// The session the server knows, if any.
+    current: Mutex<Option<String>>,
+    sessions: AtomicUsize,
+    /// `None`: `405` to every `GET`; else one stream per `GET`, then `405`.
+    gets: Mutex<Option<VecDeque<GetStream>>>,
+    /// Feeds the `GET` stream held open.
+    push: Mutex<Option<mpsc::UnboundedSender<String>>>,
+    /// Whether replies are JSON-RPC batches (a notification, then the response).
+    batch: AtomicBool,
+    /// Whether each session is forgotten as soon as it is handed out.
+    amnesiac: AtomicBool,
+    /// Whether `tools/call` streams end before the response, which then
+    /// waits for a `GET` with `Last-Event-ID: call-1`.
+    resume_calls: AtomicBool,
+    /// The response such a `GET` gets.
+    pending: Mutex<Option<Value>>,
+    /// Keeps the streams of those `GET`s open.
+    held: Mutex<Vec<mpsc::UnboundedSender<String>>>,
+}
+
+/// A running server. Dropping it stops the listener.
+pub struct SessionServer {
+    pub url: String,
+    state: Arc<State>,
+    accept: JoinHandle<()>,
+}
+
+impl Drop for SessionServer {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
+impl SessionServer {
+    /// A server that answers every `GET` with `405`.
+    pub async fn start() -> SessionServer {
+        let state = Arc::new(State {
+            hits: Mutex::new(Vec::new()),
+            current: Mutex::new(None),
+            sessions: AtomicUsize::new(0),
+            gets: Mutex::new(None),
+            push: Mutex::new(None),
+            batch: AtomicBool::new(false),
+            amnesiac: AtomicBool::new(false),
+            resume_calls: AtomicBool::new(false),
+            pending: Mutex::new(None),
+            held: Mutex::new(Vec::new()),
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let st = state.clone();
+        let accept = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let st = st.clone();
+                tokio::spawn(async move {
+                    let service = service_fn(move |req| handle(st.clone(), req));
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        SessionServer {
+            url: format!("http://{addr}/mcp"),
+            state,
+            accept,
+        }
+    }
+
+    /// Answers the coming `GET`s with these streams, in order (then `405`).
+    pub fn gets(&self, streams: impl IntoIterator<Item = GetStream>) {
+        *self.state.gets.lock().unwrap() = Some(streams.into_iter().collect());
+    }
+
+    /// Answers with JSON-RPC batches: `[notifications/message, response]`.
+    pub fn batches(&self) {
+        self.state.batch.store(true, Ordering::SeqCst);
+    }
+
+    /// Ends each `tools/call` stream after a priming event (`id: call-1`,
+    /// `retry: 2000`) and sends the response on the `GET` that resumes it.
+    pub fn resume_calls(&self) {
+        self.state.resume_calls.store(true, Ordering::SeqCst);
+    }
+
+    /// Forgets every session as soon as it is handed out, from now on.
+    pub fn amnesiac(&self) {
+        self.state.amnesiac.store(true, Ordering::SeqCst);
+        self.forget_session();
+    }
+
+    /// Forgets the session: requests that carry it now get `404`.
+    pub fn forget_session(&self) {
+        *self.state.current.lock().unwrap() = None;
+    }
+
+    /// Sends a message on the `GET` stream held open; `false` if none is.
+    pub fn push(&self, message: Value) -> bool {
+        match &*self.state.push.lock().unwrap() {
+            Some(tx) => tx.send(format!("data: {message}\n\n")).is_ok(),
+            None => false,
+        }
+    }
+
+    pub fn hits(&self) -> Vec<Hit> {
+        self.state.hits.lock().unwrap().clone()
+    }
+
+    /// The requests of one verb (`GET`, `DELETE`) or JSON-RPC method.
+    pub fn hits_of(&self, what: &str) -> Vec<Hit> {
+        self.hits()
+            .into_iter()
+            .filter(|h| h.verb == what || h.method == what)
+            .collect()
+    }
+}
+
+fn reply(status: u16, ctype: &str, session: Option<&str>, text: String) -> Response<Body> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    if !text.is_empty() {
+        let _ = tx.send(text);
+    }
+    drop(tx);
+    let mut builder = Response::builder()
+        .status(status)
+        .header("content-type", ctype);
+    if let Some(session) = session {
+        builder = builder.header("mcp-session-id", session);
+    }
+    builder.body(Body { rx }).unwrap()
+}
+
+async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+    use http_body_util::BodyExt as _;
+    let verb = req.method().as_str().to_owned();
+    let headers: Vec<(String, String)> = req
+        .headers()
+        .iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let bytes = req
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let hit = Hit {
+        verb: verb.clone(),
+        method: body["method"].as_str().unwrap_or_default().to_owned(),
+        body: body.clone(),
+        headers,
+        at: Instant::now(),
+    };
+    st.hits.lock().unwrap().push(hit.clone());
+    let current = st.current.lock().unwrap().clone();
+    let sent = hit.header("mcp-session-id").map(str::to_owned);
+    if hit.method == "initialize" {
+        let n = st.sessions.fetch_add(1, Ordering::SeqCst) + 1;
+        let session = format!("s-{n}");
+        if !st.amnesiac.load(Ordering::SeqCst) {
+            *st.current.lock().unwrap() = Some(session.clone());
+        }
+        let result = json!({"jsonrpc":"2.0","id":body["id"],"result":{
+            "protocolVersion": VERSION,
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "session-server", "version": "1.0.0"}}});
+        return Ok(reply(
+            200,
+            "application/json",
+            Some(&session),
+            result.to_string(),
+        ));
+    }
+    match (&sent, &current) {
+        (Some(s), Some(c)) if s == c => {}
+        (Some(_), _) => {
+            let gone = json!({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}});
+            return Ok(reply(404, "application/json", None, gone.to_string()));
+        }
+        (None, _) => return Ok(reply(400, "text/plain", None, "no session id".into())),
+    }
+    match verb.as_str() {
+        "DELETE" => {
+            *st.current.lock().unwrap() = None;
+            return Ok(reply(200, "text/plain", None, String::new()));
+        }
+        "GET" if hit.header("last-event-id") == Some("call-1") => {
+            let pending = st.pending.lock().unwrap().take();
+            let (tx, rx) = mpsc::unbounded_channel();
+            if let Some(response) = pending {
+                let _ = tx.send(format!("id: call-2\ndata: {response}\n\n"));
+            }
+            // Held open, as a server may: the client stops reading.
+            st.held.lock().unwrap().push(tx);
+            return Ok(Response::builder()
+                .status(200)
+                .header("content-type", "text/event-stream")
+                .body(Body { rx })
+                .unwrap());
+        }
+        "GET" => return Ok(get_stream(&st)),
+        _ => {}
+    }
+    if body.get("id").is_none() || body.get("method").is_none() {
+        // A notification, or the client's answer to a request of ours.
+        return Ok(reply(202, "text/plain", None, String::new()));
+    }
+    let result = match hit.method.as_str() {
+        "tools/list" => json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}),
+        "tools/call" => json!({"content": [{"type": "text", "text": "echoed"}]}),
+        _ => json!({}),
+    };
+    let response = json!({"jsonrpc":"2.0","id":body["id"],"result":result});
+    if hit.method == "tools/call" && st.resume_calls.load(Ordering::SeqCst) {
+        *st.pending.lock().unwrap() = Some(response);
+        let priming = "id: call-1\nretry: 2000\ndata: \n\n".to_owned();
+        return Ok(reply(200, "text/event-stream", None, priming));
+    }
+    let text = if st.batch.load(Ordering::SeqCst) {
+        let log = json!({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"first"}});
+        json!([log, response]).to_string()
+    } else {
+        response.to_string()
+    };
+    Ok(reply(200, "application/json", None, text))
+}
+
+fn get_stream(st: &State) -> Response<Body> {
+    let next = match &mut *st.gets.lock().unwrap() {
+        Some(streams) => streams.pop_front(),
+        None => None,
+    };
+    let Some(stream) = next else {
+        return reply(405, "text/plain", None, "no GET stream".into());
+    };
+    let (tx, rx) = mpsc::unbounded_channel();
+    match stream {
+        GetStream::End(text) => {
+            let _ = tx.send(text.to_owned());
+        }
+        GetStream::Hold(text) => {
+            let _ = tx.send(format!("{text}: open\n\n"));
+            *st.push.lock().unwrap() = Some(tx);
+        }
+    }
+    Response::builder()
+        .status(200)
+        .header("content-type", "text/event-stream")
+        .body(Body { rx })
+        .unwrap()
+}
+
+/// A response body fed by a channel; it ends when the sender goes.
+pub struct Body {
+    rx: mpsc::UnboundedReceiver<String>,
+}
+
+impl hyper::body::Body for Body {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.rx
+            .poll_recv(cx)
+            .map(|m| m.map(|text| Ok(Frame::data(Bytes::from(text)))))
+    }
+}

@@ -1,0 +1,285 @@
+//! The initialize era's session: the server's `GET` stream and its
+//! reconnection, a lost session renewed, `DELETE` on close, batch replies.
+
+use session_server::{GetStream, SessionServer, VERSION};
+
+use mcp_tasks::protocol::RequestId;
+use mcp_tasks::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
+
+use super::*;
+
+async fn legacy(server: &SessionServer) -> Client {
+    Client::builder()
+        .client_info("http-tests", "1.0")
+        .protocol_version(VERSION)
+        .input_handlers(yes())
+        .connect(Http::new(&server.url))
+        .await
+        .expect("connect")
+}
+
+/// Waits (polling the server's record) until `done` holds.
+async fn until(server: &SessionServer, done: impl Fn(&SessionServer) -> bool) {
+    while !done(server) {
+        tokio::time::sleep(ms(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_get_stream_delivers_a_server_request_and_its_answer_is_posted() {
+    bounded(async {
+        let server = SessionServer::start().await;
+        server.gets([GetStream::Hold("")]);
+        let client = legacy(&server).await;
+        until(&server, |s| !s.hits_of("GET").is_empty()).await;
+        let get = &server.hits_of("GET")[0];
+        assert_eq!(get.header("accept"), Some("text/event-stream"));
+        assert_eq!(get.header("mcp-session-id"), Some("s-1"));
+        assert_eq!(get.header("mcp-protocol-version"), Some(VERSION));
+        assert_eq!(get.header("last-event-id"), None);
+        let ask = json!({"jsonrpc":"2.0","id":"srv-1","method":"elicitation/create","params":{
+            "message":"Go ahead?",
+            "requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}});
+        assert!(server.push(ask));
+        let answered = |s: &SessionServer| {
+            s.hits()
+                .iter()
+                .any(|h| h.body["id"] == "srv-1" && h.verb == "POST")
+        };
+        until(&server, answered).await;
+        let answer = server
+            .hits()
+            .into_iter()
+            .find(|h| h.body["id"] == "srv-1")
+            .unwrap();
+        assert_eq!(answer.body["result"]["action"], "accept");
+        assert_eq!(answer.body["result"]["content"], json!({"ok": true}));
+        assert_eq!(answer.header("mcp-session-id"), Some("s-1"));
+        assert_eq!(answer.header("mcp-protocol-version"), Some(VERSION));
+        drop(client);
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_405_on_get_is_final_and_never_retried() {
+    bounded(async {
+        let server = SessionServer::start().await;
+        let client = legacy(&server).await;
+        until(&server, |s| !s.hits_of("GET").is_empty()).await;
+        // Far past any reconnection delay (1 s by default, with backoff).
+        tokio::time::sleep(Duration::from_secs(15)).await;
+        assert_eq!(server.hits_of("GET").len(), 1);
+        let tools = client.list_tools().await.unwrap();
+        assert_eq!(tools.len(), 1);
+        assert_eq!(server.hits_of("GET").len(), 1);
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reconnect_waits_for_retry_and_sends_the_last_event_id() {
+    bounded(async {
+        let server = SessionServer::start().await;
+        server.gets([
+            GetStream::End("id: g-1\nretry: 3000\ndata: \n\n"),
+            GetStream::End("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n\n"),
+            GetStream::Hold(""),
+        ]);
+        let _client = legacy(&server).await;
+        until(&server, |s| s.hits_of("GET").len() >= 3).await;
+        let gets = server.hits_of("GET");
+        assert_eq!(gets[0].header("last-event-id"), None);
+        assert_eq!(gets[1].header("last-event-id"), Some("g-1"));
+        assert!(
+            gets[1].at - gets[0].at >= Duration::from_millis(3000),
+            "reconnected after {:?}, before the server's retry",
+            gets[1].at - gets[0].at
+        );
+        // The second stream had no id of its own: the last one still holds,
+        // and so does the server's retry.
+        assert_eq!(gets[2].header("last-event-id"), Some("g-1"));
+        assert!(gets[2].at - gets[1].at >= Duration::from_millis(3000));
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_response_stream_that_ends_early_is_resumed_with_get() {
+    bounded(async {
+        let server = SessionServer::start().await;
+        server.resume_calls();
+        let client = legacy(&server).await;
+        let r = client.call_tool("echo", json!({})).await.unwrap();
+        assert_eq!(r.joined_text(), "echoed");
+        let call = &server.hits_of("tools/call")[0];
+        let resumed: Vec<_> = server
+            .hits_of("GET")
+            .into_iter()
+            .filter(|h| h.header("last-event-id").is_some())
+            .collect();
+        assert_eq!(resumed.len(), 1, "one resumption");
+        assert_eq!(resumed[0].header("last-event-id"), Some("call-1"));
+        assert_eq!(resumed[0].header("mcp-session-id"), Some("s-1"));
+        assert!(
+            resumed[0].at - call.at >= Duration::from_millis(2000),
+            "resumed after {:?}, before the server's retry",
+            resumed[0].at - call.at
+        );
+        assert_eq!(server.hits_of("tools/call").len(), 1, "never POSTed again");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_lost_session_is_renewed_once_and_the_read_succeeds() {
+    bounded(async {
+        let server = SessionServer::start().await;
+        let client = legacy(&server).await;
+        client.list_tools().await.unwrap();
+        server.forget_session();
+        // Two reads lose the session together; one renewal serves both.
+        let (a, b) = tokio::join!(client.list_tools(), client.list_tools());
+        assert_eq!(a.unwrap().len(), 1);
+        assert_eq!(b.unwrap().len(), 1);
+        let inits = server.hits_of("initialize");
+        assert_eq!(inits.len(), 2, "one renewal");
+        assert_ne!(
+            inits[1].body["id"], inits[0].body["id"],
+            "the renewal has an id of its own"
+        );
+        assert_eq!(
+            inits[1].body["params"], inits[0].body["params"],
+            "the same initialize"
+        );
+        assert_eq!(inits[1].header("mcp-session-id"), None);
+        assert_eq!(server.hits_of("notifications/initialized").len(), 2);
+        let lists = server.hits_of("tools/list");
+        let last = lists.last().unwrap();
+        assert_eq!(last.header("mcp-session-id"), Some("s-2"));
+        assert_eq!(last.header("mcp-protocol-version"), Some(VERSION));
+        assert_eq!(
+            lists
+                .iter()
+                .filter(|h| h.header("mcp-session-id") == Some("s-2"))
+                .count(),
+            2,
+            "each read sent again once, in the new session"
+        );
+        // The session keeps working.
+        client.list_tools().await.unwrap();
+        assert_eq!(server.hits_of("initialize").len(), 2);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_tools_call_that_lost_the_session_is_not_sent_again() {
+    bounded(async {
+        let server = SessionServer::start().await;
+        let client = legacy(&server).await;
+        server.forget_session();
+        let e = client.call_tool("echo", json!({})).await.unwrap_err();
+        assert_eq!(e.http_status(), Some(404), "{e}");
+        assert!(!e.is_outcome_unknown(), "{e}");
+        let text = e.to_string();
+        assert!(text.contains("lost the session"), "{text}");
+        assert!(text.contains("new session was started"), "{text}");
+        assert_eq!(server.hits_of("tools/call").len(), 1, "not retried");
+        assert_eq!(server.hits_of("initialize").len(), 2, "renewed");
+        // The new session serves the next call.
+        let r = client.call_tool("echo", json!({})).await.unwrap();
+        assert_eq!(r.joined_text(), "echoed");
+        assert_eq!(
+            server.hits_of("tools/call")[1].header("mcp-session-id"),
+            Some("s-2")
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_read_that_fails_again_in_the_new_session_is_not_retried_again() {
+    bounded(async {
+        let server = SessionServer::start().await;
+        let client = legacy(&server).await;
+        // From now on the server forgets every session it hands out.
+        server.amnesiac();
+        let e = client.list_tools().await.unwrap_err();
+        assert_eq!(e.http_status(), Some(404), "{e}");
+        assert_eq!(
+            server.hits_of("initialize").len(),
+            2,
+            "renewed once, no loop"
+        );
+        assert_eq!(server.hits_of("tools/list").len(), 2, "sent again once");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn close_ends_the_session_with_delete() {
+    bounded(async {
+        let server = SessionServer::start().await;
+        let client = legacy(&server).await;
+        client.list_tools().await.unwrap();
+        drop(client);
+        until(&server, |s| !s.hits_of("DELETE").is_empty()).await;
+        let delete = &server.hits_of("DELETE")[0];
+        assert_eq!(delete.header("mcp-session-id"), Some("s-1"));
+        assert_eq!(delete.header("mcp-protocol-version"), Some(VERSION));
+        assert_eq!(server.hits_of("DELETE").len(), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_batch_reply_delivers_each_message_in_order() {
+    bounded(async {
+        let server = SessionServer::start().await;
+        server.batches();
+        let (mut sink, mut stream) = Http::new(&server.url).connect().await.unwrap();
+        let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+            "protocolVersion": VERSION, "capabilities": {},
+            "clientInfo": {"name": "http-tests", "version": "1.0"}}});
+        sink.send(Outbound::request(
+            init.to_string(),
+            "initialize",
+            RequestId::Number(1),
+        ))
+        .await
+        .unwrap();
+        let Some(Inbound::Message(reply)) = stream.recv().await.unwrap() else {
+            panic!("no initialize reply");
+        };
+        assert!(reply.contains("protocolVersion"), "{reply}");
+        let list = json!({"jsonrpc":"2.0","id":2,"method":"tools/list"});
+        sink.send(Outbound::request(
+            list.to_string(),
+            "tools/list",
+            RequestId::Number(2),
+        ))
+        .await
+        .unwrap();
+        let mut got = Vec::new();
+        for _ in 0..2 {
+            match stream.recv().await.unwrap() {
+                Some(Inbound::Message(text)) => {
+                    got.push(serde_json::from_str::<serde_json::Value>(&text).unwrap())
+                }
+                other => panic!("expected a message, got {other:?}"),
+            }
+        }
+        assert_eq!(got[0]["method"], "notifications/message", "{got:?}");
+        assert_eq!(got[1]["id"], 2, "{got:?}");
+        assert_eq!(got[1]["result"]["tools"][0]["name"], "echo", "{got:?}");
+        sink.close().await;
+
+        // And through a client: the batch answers its request.
+        let client = legacy(&server).await;
+        let r = client.call_tool("echo", json!({})).await.unwrap();
+        assert_eq!(r.joined_text(), "echoed");
+        assert_eq!(client.pending_requests(), 0);
+    })
+    .await;
+}
