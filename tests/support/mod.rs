@@ -117,9 +117,11 @@ impl CannedPeer {
 }
 
 mod chaos;
+mod legacy_server;
 mod peer;
 mod time;
 
 pub use chaos::{Chaos, Fate, Lossy, Rng};
+pub use legacy_server::{End, Knobs, LegacyServer, LegacyTool, Step};
 pub use peer::{next_json, raw_peer, reply};
 pub use time::{bounded, ms};

@@ -75,6 +75,13 @@ struct State {
     pending: Mutex<Option<Value>>,
     /// Keeps the streams of those `GET`s open.
     held: Mutex<Vec<mpsc::UnboundedSender<String>>>,
+    /// `tasks/get` reads of the one task (`job`), which completes on the
+    /// fourth; the session is forgotten after read number `forget_at`
+    /// (0: never).
+    task_reads: AtomicUsize,
+    forget_at: AtomicUsize,
+    /// Whether the server declares tasks and lists the `job` tool.
+    tasks: AtomicBool,
 }
 
 /// A running server. Dropping it stops the listener.
@@ -104,6 +111,9 @@ impl SessionServer {
             resume_calls: AtomicBool::new(false),
             pending: Mutex::new(None),
             held: Mutex::new(Vec::new()),
+            task_reads: AtomicUsize::new(0),
+            forget_at: AtomicUsize::new(0),
+            tasks: AtomicBool::new(false),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -146,6 +156,18 @@ impl SessionServer {
     pub fn amnesiac(&self) {
         self.state.amnesiac.store(true, Ordering::SeqCst);
         self.forget_session();
+    }
+
+    /// Forgets the session right after the `n`th `tasks/get` of the `job`
+    /// task (a 2025-11-25 task, which outlives the session).
+    pub fn forget_after_read(&self, n: usize) {
+        self.state.forget_at.store(n, Ordering::SeqCst);
+    }
+
+    /// Declares 2025-11-25 tasks and lists the `job` tool (`taskSupport:
+    /// required`), a task that completes on its fourth `tasks/get`.
+    pub fn runs_tasks(&self) {
+        self.state.tasks.store(true, Ordering::SeqCst);
     }
 
     /// Forgets the session: requests that carry it now get `404`.
@@ -225,9 +247,13 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>
         if !st.amnesiac.load(Ordering::SeqCst) {
             *st.current.lock().unwrap() = Some(session.clone());
         }
+        let mut capabilities = json!({"tools": {}});
+        if st.tasks.load(Ordering::SeqCst) {
+            capabilities["tasks"] = json!({"requests": {"tools": {"call": {}}}});
+        }
         let result = json!({"jsonrpc":"2.0","id":body["id"],"result":{
             "protocolVersion": VERSION,
-            "capabilities": {"tools": {}},
+            "capabilities": capabilities,
             "serverInfo": {"name": "session-server", "version": "1.0.0"}}});
         return Ok(reply(
             200,
@@ -270,9 +296,26 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>
         // A notification, or the client's answer to a request of ours.
         return Ok(reply(202, "text/plain", None, String::new()));
     }
+    let task = |status: &str| json!({"taskId": "job-1", "status": status, "ttl": 60000, "pollInterval": 50});
     let result = match hit.method.as_str() {
-        "tools/list" => json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}),
+        "tools/list" => {
+            let mut tools = vec![json!({"name": "echo", "inputSchema": {"type": "object"}})];
+            if st.tasks.load(Ordering::SeqCst) {
+                tools.push(json!({"name": "job", "inputSchema": {"type": "object"},
+                    "execution": {"taskSupport": "required"}}));
+            }
+            json!({"tools": tools})
+        }
+        "tools/call" if body["params"]["name"] == "job" => json!({"task": task("working")}),
         "tools/call" => json!({"content": [{"type": "text", "text": "echoed"}]}),
+        "tasks/get" => {
+            let n = st.task_reads.fetch_add(1, Ordering::SeqCst) + 1;
+            if n == st.forget_at.load(Ordering::SeqCst) {
+                *st.current.lock().unwrap() = None;
+            }
+            task(if n >= 4 { "completed" } else { "working" })
+        }
+        "tasks/result" => json!({"content": [{"type": "text", "text": "job done"}]}),
         _ => json!({}),
     };
     let response = json!({"jsonrpc":"2.0","id":body["id"],"result":result});

@@ -283,3 +283,29 @@ async fn a_batch_reply_delivers_each_message_in_order() {
     })
     .await;
 }
+
+/// A 2025-11-25 task outlives its session: the session is lost between two
+/// reads of a wait, the next read renews it (re-initialize) and is sent
+/// again, and the wait finishes with the task's result.
+#[tokio::test]
+async fn a_session_lost_mid_wait_is_renewed_and_the_wait_finishes() {
+    bounded(async {
+        let server = SessionServer::start().await;
+        server.runs_tasks();
+        server.forget_after_read(2);
+        let client = legacy(&server).await;
+        let state = client.task().call_tool("job", json!({})).await.unwrap();
+        let finished = state.finish().await.unwrap();
+        assert_eq!(
+            finished.outcome().result().unwrap().joined_text(),
+            "job done"
+        );
+        assert_eq!(server.hits_of("initialize").len(), 2, "renewed once");
+        let reads = server.hits_of("tasks/get");
+        assert!(reads.len() >= 4, "{} reads", reads.len());
+        assert_eq!(reads.last().unwrap().header("mcp-session-id"), Some("s-2"));
+        let call = &server.hits_of("tools/call")[0];
+        assert!(call.body["params"]["task"].is_object(), "the opt-in");
+    })
+    .await;
+}

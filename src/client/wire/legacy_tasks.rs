@@ -33,8 +33,8 @@ use crate::client::rpc::{Connection, Responder};
 use crate::error::{Error, Kind, Result};
 use crate::protocol::method;
 use crate::protocol::{
-    CallToolResult, InputRequest, InputRequests, InputResponses, LegacyTask, RpcError, TaskId,
-    TaskPayload, error_codes,
+    CallToolResult, InputRequest, InputRequests, InputResponses, LegacyTask, RequestId, RpcError,
+    TaskId, TaskPayload, error_codes,
 };
 
 /// The longest a fetch stays open when the task names no lifetime.
@@ -167,7 +167,10 @@ impl Registry {
         let Some(entry) = tasks.get_mut(id) else {
             return Some(responder);
         };
-        let key = responder.id().to_string();
+        let key = match responder.id() {
+            RequestId::String(s) => s.clone(),
+            RequestId::Number(n) => n.to_string(),
+        };
         entry.asked.insert(key, (request, responder));
         entry.changed.notify_waiters();
         None
