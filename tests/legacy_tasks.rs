@@ -493,3 +493,72 @@ async fn dropping_a_handle_refuses_the_questions_it_held() {
     assert_eq!(answers.len(), 1, "{answers:?}");
     assert_eq!(answers[0]["error"]["code"], -32603);
 }
+
+/// On this era a call's `progressToken` stays valid for the task's life:
+/// the reports sent while the task runs reach `on_progress` too.
+#[tokio::test(start_paused = true)]
+async fn progress_goes_on_for_the_task_s_life() {
+    let server = server_with(
+        vec![LegacyTool::new(
+            "steps",
+            "required",
+            vec![
+                Step::Work(200, "one"),
+                Step::Work(200, "two"),
+                Step::Work(200, "three"),
+            ],
+            End::Text("done"),
+        )],
+        Knobs::default(),
+    );
+    let client = legacy_client(&server, InputHandlers::new()).await;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let state = client
+        .task()
+        .on_progress(move |p| record.lock().unwrap().push(p.progress))
+        .call_tool("steps", json!({}))
+        .await
+        .unwrap();
+    let task = state.try_into_pending().expect("a task");
+    tokio::time::sleep(ms(1_000)).await;
+    assert_eq!(*seen.lock().unwrap(), vec![1.0, 2.0, 3.0]);
+    let finished = task.finish().await.unwrap();
+    assert_eq!(finished.outcome().result().unwrap().joined_text(), "done");
+    let call = &server.seen("tools/call")[0].message;
+    assert!(
+        call["params"]["_meta"]["progressToken"].is_string(),
+        "{call}"
+    );
+}
+
+/// A `list_changed` that arrives between the listing made for the opt-in
+/// and the call (server-everything sends bursts after the handshake) does
+/// not cost the call its opt-in: the call uses the listing it just made.
+#[tokio::test(start_paused = true)]
+async fn a_list_changed_right_after_the_listing_keeps_the_opt_in() {
+    let server = server_with(
+        vec![LegacyTool::new(
+            "export",
+            "required",
+            vec![Step::Work(100, "x")],
+            End::Text("exported"),
+        )],
+        Knobs {
+            list_changed_after_list: true,
+            ..Knobs::default()
+        },
+    );
+    let client = legacy_client(&server, InputHandlers::new()).await;
+    for _ in 0..3 {
+        let result = client.call_tool("export", json!({})).await.unwrap();
+        assert_eq!(result.joined_text(), "exported");
+        tokio::time::sleep(ms(50)).await;
+    }
+    let calls = server.seen("tools/call");
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.message["params"]["task"].is_object())
+    );
+}

@@ -101,17 +101,25 @@ impl Client {
         ttl: Option<Duration>,
         progress: Option<&mut Tracking>,
     ) -> Result<Started> {
-        if self.wire().lists_for_opt_in()
-            && self.listed_opt_in(name).is_none()
-            && !self.has_listed()
-        {
+        let mut listed = self.listed_opt_in(name);
+        if listed.is_none() && self.wire().lists_for_opt_in() && !self.has_listed() {
             // A 2025-11-25 server that runs tasks wants the opt-in on the
-            // tools listed for it: list once, so the first call knows.
-            if let Err(e) = self.list_tools().await {
-                tracing::debug!("listing the tools for their task support failed: {e}");
+            // tools listed for it: list, so the call knows. The listing is
+            // read here, not from memory, which the server's
+            // `list_changed` (sent in bursts after the handshake) may have
+            // cleared meanwhile.
+            match self.list_tools().await {
+                Ok(tools) => {
+                    listed = tools.iter().find(|t| t.name == name).map(|t| {
+                        t.task_support()
+                            .is_some_and(crate::protocol::TaskSupport::wants_opt_in)
+                    });
+                }
+                Err(e) => {
+                    tracing::debug!("listing the tools for their task support failed: {e}");
+                }
             }
         }
-        let listed = self.listed_opt_in(name);
         let opt_in = (listed == Some(true))
             .then(|| TaskOptIn::new(ttl.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))));
         self.wire()

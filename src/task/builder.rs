@@ -116,6 +116,10 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
         let seed = created.status;
         tracing::debug!(task = ?created.task_id, status = %seed, "tools/call became a task");
         let mut core = Core::created(settings, &created);
+        if let Some(tracking) = tracking.filter(|_| core.client().wire().is_legacy()) {
+            // This era keeps the call's token for the task's whole life.
+            core.keep_progress(tracking.keep_reporting());
+        }
         if seed == TaskStatus::Working {
             return Ok(TaskState::from_core(core, Observed::Pending));
         }

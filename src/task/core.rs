@@ -14,6 +14,7 @@ use super::outcome::Outcome;
 use super::settings::{InputMode, Settings};
 use super::snapshot::Snapshot;
 use crate::Client;
+use crate::client::rpc::Pump;
 use crate::client::{Follow, Watch};
 use crate::error::Result;
 use crate::protocol::{
@@ -44,6 +45,9 @@ pub(crate) struct Core {
     /// The era's hold on the task while the handle lives (a 2025-11-25
     /// session keeps the task's input requests for it).
     _follow: Option<Follow>,
+    /// Progress reports still going to the builder's callback (a 2025-11-25
+    /// task keeps its call's token).
+    progress: Option<Pump>,
 }
 
 impl Core {
@@ -63,6 +67,7 @@ impl Core {
             read_soon: None,
             warned_unknown: false,
             _follow: None,
+            progress: None,
         })
     }
 
@@ -113,6 +118,7 @@ impl Core {
             // A lifetime too long to count is no lifetime.
             expires_at: settings.ttl.and_then(|d| now.checked_add(d)),
             _follow: follow,
+            progress: None,
             settings,
             id: Some(id),
             machine,
@@ -287,11 +293,18 @@ impl Core {
         })
     }
 
+    /// Keeps the call's progress reports going to the callback while the
+    /// task runs.
+    pub(crate) fn keep_progress(&mut self, pump: Pump) {
+        self.progress = Some(pump);
+    }
+
     /// Marks the handle finished with `outcome`: nothing more is sent for
     /// it, on drop or otherwise.
     pub(crate) fn finish(&mut self, outcome: &Outcome) {
         self.armed = false;
         self.watch = None;
+        self.progress = None;
         if let Outcome::Expired = outcome {
             self.snapshot.status = TaskStatus::Cancelled;
         }

@@ -139,8 +139,15 @@ pub(crate) struct Settings {
     /// that is longer), counted from when it was sent. A report that is
     /// not readable (no number) is skipped and restarts nothing.
     ///
-    /// `f` runs on the task that awaits the call: keep it short (print,
-    /// update a progress bar, send on a channel).
+    /// On a 2025-11-25 server, a call that becomes a task keeps its token
+    /// for the task's whole life: the reports sent while the task runs
+    /// reach `f` too, until the handle finishes or is dropped. (2026-07-28
+    /// ends progress with the call's answer; follow a task there with
+    /// [`Task::updates`](crate::Task::updates).)
+    ///
+    /// `f` runs on the task that awaits the call (during a 2025-11-25
+    /// task, on a task of its own): keep it short (print, update a
+    /// progress bar, send on a channel).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() -> mcp_tasks::Result<()> {

@@ -74,6 +74,9 @@ pub struct Knobs {
     pub task_for_every_call: bool,
     /// After a task completed, the next `tasks/get` says `working`.
     pub working_after_completed: bool,
+    /// Follow every `tools/list` answer with `notifications/tools/list_changed`
+    /// (server-everything sends bursts of them after the handshake).
+    pub list_changed_after_list: bool,
 }
 
 /// One message the server received.
@@ -93,6 +96,8 @@ struct Task {
     asking: Option<(&'static str, Option<oneshot::Sender<Value>>)>,
     runner: Option<tokio::task::AbortHandle>,
     reverted: bool,
+    /// The call's `progressToken`, which stays valid for the task's life.
+    token: Option<Value>,
 }
 
 struct State {
@@ -284,6 +289,12 @@ impl LegacyServer {
                         .collect()
                 };
                 self.answer(&m, json!({"tools": tools})).await;
+                if self.state.lock().unwrap().knobs.list_changed_after_list {
+                    self.send(
+                        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+                    )
+                    .await;
+                }
             }
             "tools/call" => self.call(m).await,
             "tasks/get" => {
@@ -388,11 +399,13 @@ impl LegacyServer {
             let mut state = self.state.lock().unwrap();
             state.next += 1;
             let id = format!("legacy-task-{}", state.next);
+            let token = m["params"]["_meta"].get("progressToken").cloned();
             state.tasks.insert(
                 id.clone(),
                 Task {
                     status: "working",
                     ttl,
+                    token,
                     ..Task::default()
                 },
             );
@@ -409,7 +422,20 @@ impl LegacyServer {
     }
 
     async fn run(&self, id: &str, tool: LegacyTool) {
-        for step in tool.steps {
+        let total = tool.steps.len();
+        for (n, step) in tool.steps.into_iter().enumerate() {
+            let token = self
+                .state
+                .lock()
+                .unwrap()
+                .tasks
+                .get(id)
+                .and_then(|t| t.token.clone());
+            if let Some(token) = token {
+                self.send(json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                    "params": {"progressToken": token, "progress": n + 1, "total": total}}))
+                    .await;
+            }
             match step {
                 Step::Work(ms, message) => {
                     self.set(id, "working", Some(message.to_owned())).await;

@@ -29,7 +29,15 @@ fn installed() {
 
 fn handlers() -> InputHandlers {
     InputHandlers::new()
-        .elicitation_form(|_req| async { Ok(ElicitResult::decline()) })
+        .elicitation_form(|req| async move {
+            // The research task's clarification gets its first choice;
+            // anything else is declined.
+            if req.requested_schema["properties"]["interpretation"].is_object() {
+                let choice = first_choice(&req.requested_schema);
+                return Ok(ElicitResult::accept(json!({"interpretation": choice})));
+            }
+            Ok(ElicitResult::decline())
+        })
         .sampling(|_req| async {
             Ok(CreateMessageResult {
                 role: "assistant".into(),
@@ -159,6 +167,103 @@ async fn a_failing_handler_is_answered_with_an_error() {
     }
 }
 
+/// The first interpretation the server offers in a form's `oneOf`.
+fn first_choice(schema: &serde_json::Value) -> String {
+    schema["properties"]["interpretation"]["oneOf"][0]["const"]
+        .as_str()
+        .unwrap_or("technical")
+        .to_owned()
+}
+
+/// `simulate-research-query`, a 2025-11-25 task (`taskSupport: required`):
+/// four stages seen as status messages, then the report. With
+/// `ambiguous`, the server asks for a clarification during the task (on
+/// `tasks/result`), answered by the form handler.
+async fn a_research_task_runs_its_stages(client: Client, ambiguous: bool) {
+    let mut state = client
+        .task()
+        .call_tool(
+            "simulate-research-query",
+            json!({"topic": "rust", "ambiguous": ambiguous}),
+        )
+        .await
+        .unwrap();
+    let mut messages = Vec::new();
+    let finished = loop {
+        state = match state {
+            mcp_tasks::TaskState::Pending(task) => {
+                messages.extend(task.status_message().map(str::to_owned));
+                task.next().await.unwrap()
+            }
+            mcp_tasks::TaskState::InputRequired(task) => {
+                // `next()` shows the question; `finish()` has the
+                // handlers answer it and waits for the end.
+                assert!(ambiguous, "asked: {:?}", task.requests().keys());
+                break task.finish().await.unwrap();
+            }
+            mcp_tasks::TaskState::Finished(task) => break task,
+        };
+    };
+    messages.dedup();
+    let stages = messages.iter().filter(|m| m.ends_with("...")).count();
+    assert!(stages >= 2, "too few stages seen: {messages:?}");
+    let report = finished.into_result().unwrap().joined_text();
+    assert!(report.contains("Research Report: rust"), "{report}");
+    if ambiguous {
+        assert!(report.contains("Clarification"), "{report}");
+    }
+}
+
+/// The same clarification answered by hand: `InputMode::Manual` stops at
+/// `Task<InputRequired>`, and `respond` answers the server's request.
+async fn a_research_clarification_is_answered_by_hand(client: Client) {
+    use mcp_tasks::protocol::InputRequest;
+    let mut state = client
+        .task()
+        .input(mcp_tasks::InputMode::Manual)
+        .call_tool(
+            "simulate-research-query",
+            json!({"topic": "rust", "ambiguous": true}),
+        )
+        .await
+        .unwrap();
+    let asked = loop {
+        state = match state {
+            mcp_tasks::TaskState::Pending(task) => task.next().await.unwrap(),
+            mcp_tasks::TaskState::InputRequired(task) => break task,
+            mcp_tasks::TaskState::Finished(_) => panic!("the server asks first"),
+        };
+    };
+    let (key, request) = asked.requests().iter().next().unwrap();
+    let InputRequest::Elicitation(mcp_tasks::protocol::ElicitRequest::Form {
+        requested_schema,
+        ..
+    }) = request
+    else {
+        panic!("a form: {request:?}");
+    };
+    let choice = first_choice(requested_schema);
+    let key = key.clone();
+    let state = asked
+        .respond_one(
+            key,
+            ElicitResult::accept(json!({"interpretation": choice.clone()})).into(),
+        )
+        .await
+        .unwrap();
+    let report = state
+        .finish()
+        .await
+        .unwrap()
+        .into_result()
+        .unwrap()
+        .joined_text();
+    assert!(
+        report.contains(&choice),
+        "the answer reached the server: {report}"
+    );
+}
+
 /// `roots`: whether to ask for the roots too (over HTTP the server sends
 /// `roots/list` on its own GET stream).
 async fn its_requests_are_answered_by_the_handlers(client: Client, roots: bool) {
@@ -227,6 +332,30 @@ mod stdio {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn structured_content_decodes() {
         bounded(async { super::structured_content_decodes(client(server()).await).await }).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_research_task_runs_its_stages() {
+        bounded(async {
+            super::a_research_task_runs_its_stages(client(server()).await, false).await
+        })
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_research_clarification_is_answered_by_the_handler() {
+        bounded(async {
+            super::a_research_task_runs_its_stages(client(server()).await, true).await
+        })
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_research_clarification_is_answered_by_hand() {
+        bounded(async {
+            super::a_research_clarification_is_answered_by_hand(client(server()).await).await
+        })
+        .await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -307,6 +436,38 @@ mod http {
         bounded(async {
             let server = server().await;
             super::a_long_operation_reports_every_step(client(Http::new(&server.url)).await).await;
+        })
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_research_task_runs_its_stages() {
+        bounded(async {
+            let server = server().await;
+            super::a_research_task_runs_its_stages(client(Http::new(&server.url)).await, false)
+                .await;
+        })
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_research_clarification_is_answered_by_the_handler() {
+        bounded(async {
+            let server = server().await;
+            super::a_research_task_runs_its_stages(client(Http::new(&server.url)).await, true)
+                .await;
+        })
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_research_clarification_is_answered_by_hand() {
+        bounded(async {
+            let server = server().await;
+            super::a_research_clarification_is_answered_by_hand(
+                client(Http::new(&server.url)).await,
+            )
+            .await;
         })
         .await;
     }

@@ -76,6 +76,16 @@ impl fmt::Debug for Tracking {
     }
 }
 
+/// Stops the reports of a [`Tracking::keep_reporting`] when dropped.
+#[derive(Debug)]
+pub(crate) struct Pump(tokio::task::AbortHandle);
+
+impl Drop for Pump {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// Why a tracked wait ended without a reply.
 pub(super) struct Elapsed(pub(super) Duration);
 
@@ -93,6 +103,18 @@ impl Tracking {
     /// The `progressToken` the requests carry.
     pub(crate) fn token(&self) -> &RequestId {
         &self.watch.token
+    }
+
+    /// Keeps handing reports to the callback after the call returned (a
+    /// 2025-11-25 task keeps its call's token for its whole life), until
+    /// the returned guard is dropped or the connection closes.
+    pub(crate) fn keep_reporting(mut self) -> Pump {
+        let handle = tokio::spawn(async move {
+            while let Some(params) = self.watch.next().await {
+                self.deliver(params);
+            }
+        });
+        Pump(handle.abort_handle())
     }
 
     /// Takes one queued report without handing it on (tests).
