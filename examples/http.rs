@@ -8,7 +8,8 @@
 //! or the initialize era's 2025-11-25 and earlier), then lists the server's
 //! tools. With a tool name, calls it with the JSON arguments (default
 //! `{}`), printing each progress report the server sends and, when the call
-//! becomes a task, each status message, then the result. A token in
+//! becomes a task, each change of its status, then the result. A question
+//! from the server (an elicitation form) is asked at the terminal. A token in
 //! `MCP_BEARER_TOKEN` is sent as `Authorization: Bearer …` on every request.
 //! The `stdio` example does the same with a server run as a child process.
 //!
@@ -20,6 +21,12 @@
 //! cargo run --example http --features http -- http://127.0.0.1:3901/mcp
 //! cargo run --example http --features http -- http://127.0.0.1:3901/mcp \
 //!     trigger-long-running-operation '{"duration": 3, "steps": 5}'
+//! ```
+//!
+//! A 2025-11-25 task that asks a question on the way:
+//!
+//! ```text
+//! … simulate-research-query '{"topic": "rust", "ambiguous": true}'
 //! ```
 
 #[path = "support/drive.rs"]
@@ -50,6 +57,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let client = Client::builder()
         .client_info("mcp-tasks-http-example", env!("CARGO_PKG_VERSION"))
+        .input_handlers(drive::terminal())
         .connect(transport)
         .await?;
 

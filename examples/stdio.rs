@@ -8,9 +8,10 @@
 //! protocol revision (2026-07-28, or the initialize era's 2025-11-25 and
 //! earlier). Without a tool, lists the server's tools; with one, calls it
 //! with the JSON arguments (default `{}`), printing each progress report
-//! and, when the call becomes a task, each status message, then the
-//! result. The server's stderr passes through. The twin of the `http`
-//! example.
+//! and, when the call becomes a task, each change of its status, then the
+//! result. A question from the server (an elicitation form) is asked at
+//! the terminal. The server's stderr passes through. The twin of the
+//! `http` example.
 //!
 //! For example, against the reference server `server-everything` (pinned
 //! in `interop/everything`; `npm ci --prefix interop/everything` installs it):
@@ -18,6 +19,12 @@
 //! ```text
 //! cargo run --example stdio -- node interop/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio \
 //!     -- trigger-long-running-operation '{"duration": 3, "steps": 5}'
+//! ```
+//!
+//! A 2025-11-25 task that asks a question on the way:
+//!
+//! ```text
+//! … stdio -- simulate-research-query '{"topic": "rust", "ambiguous": true}'
 //! ```
 
 #[path = "support/drive.rs"]
@@ -47,6 +54,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let transport = Stdio::command(program).args(program_args);
     let client = Client::builder()
         .client_info("mcp-tasks-stdio-example", env!("CARGO_PKG_VERSION"))
+        .input_handlers(drive::terminal())
         .connect(transport)
         .await?;
     drive::run(&client, tool, arguments).await

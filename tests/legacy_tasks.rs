@@ -562,3 +562,43 @@ async fn a_list_changed_right_after_the_listing_keeps_the_opt_in() {
             .all(|c| c.message["params"]["task"].is_object())
     );
 }
+
+/// A reference records the era: it resumes on a client of the same era
+/// (here the same session) and is refused, naming both revisions, by a
+/// 2026-07-28 client, without a read the server could not answer.
+#[tokio::test(start_paused = true)]
+async fn a_reference_resumes_in_its_own_era_only() {
+    let server = server_with(
+        vec![LegacyTool::new(
+            "job",
+            "required",
+            vec![Step::Work(500, "busy")],
+            End::Text("done"),
+        )],
+        Knobs::default(),
+    );
+    let client = legacy_client(&server, InputHandlers::new()).await;
+    let task = start(&client, "job").await;
+    let reference = task.reference();
+    assert_eq!(reference.protocol_version(), Some("2025-11-25"));
+    drop(task);
+    let resumed = client.task().resume(&reference).await.unwrap();
+    let finished = resumed.finish().await.unwrap();
+    assert_eq!(finished.outcome().result().unwrap().joined_text(), "done");
+
+    // Named like the first server, so only the era tells them apart.
+    let modern = TestServer::new();
+    let other = Client::builder()
+        .server_id("legacy")
+        .connect(modern.connect())
+        .await
+        .unwrap();
+    let err = other.task().resume(&reference).await.unwrap_err();
+    assert!(err.is_builder(), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("2025-11-25") && text.contains("2026-07-28"),
+        "{text}"
+    );
+    assert_eq!(modern.count("tasks/get"), 0);
+}

@@ -1,11 +1,82 @@
 //! What the `http` and `stdio` examples do once connected: list the tools,
-//! or call one, printing each progress report and each status message on
-//! the way, then the outcome.
+//! or call one, printing each progress report and each status change on
+//! the way, answering the server's questions at the terminal, then the
+//! outcome.
 
+use std::io::{BufRead, Write};
 use std::time::Duration;
 
-use mcp_tasks::{Client, Outcome, TaskState};
-use serde_json::Value;
+use mcp_tasks::input::{FormRequest, InputHandlers};
+use mcp_tasks::protocol::ElicitResult;
+use mcp_tasks::{BoxError, Client, Outcome, TaskState};
+use serde_json::{Map, Value, json};
+
+/// Handlers that ask the person at the terminal: the form's message, then
+/// one line per field of its schema (an empty line or the end of input
+/// declines).
+pub fn terminal() -> InputHandlers {
+    InputHandlers::new().elicitation_form(|req| async move {
+        tokio::task::spawn_blocking(move || ask(&req)).await?
+    })
+}
+
+fn ask(req: &FormRequest) -> Result<ElicitResult, BoxError> {
+    println!("the server asks: {}", req.message);
+    let mut content = Map::new();
+    let empty = Map::new();
+    let fields = req.requested_schema["properties"]
+        .as_object()
+        .unwrap_or(&empty);
+    let mut stdin = std::io::stdin().lock();
+    for (name, field) in fields {
+        // Choices come as `oneOf: [{const, title}]` or as `enum`.
+        let choices: Vec<(Value, String)> =
+            match (field["oneOf"].as_array(), field["enum"].as_array()) {
+                (Some(one_of), _) => one_of
+                    .iter()
+                    .map(|c| {
+                        (
+                            c["const"].clone(),
+                            c["title"].as_str().unwrap_or("").to_owned(),
+                        )
+                    })
+                    .collect(),
+                (None, Some(values)) => values.iter().map(|v| (v.clone(), v.to_string())).collect(),
+                (None, None) => Vec::new(),
+            };
+        let about = field["title"]
+            .as_str()
+            .or(field["description"].as_str())
+            .unwrap_or(name);
+        println!("  {about}:");
+        for (n, (_, title)) in choices.iter().enumerate() {
+            println!("    {}) {title}", n + 1);
+        }
+        print!("  > ");
+        std::io::stdout().flush()?;
+        let mut line = String::new();
+        if stdin.read_line(&mut line)? == 0 || line.trim().is_empty() {
+            return Ok(ElicitResult::decline());
+        }
+        let line = line.trim();
+        let value = if let Some((value, _)) = line
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| choices.get(n.wrapping_sub(1)))
+        {
+            value.clone()
+        } else {
+            match field["type"].as_str() {
+                Some("boolean") => json!(matches!(line, "y" | "yes" | "true")),
+                Some("integer") => json!(line.parse::<i64>()?),
+                Some("number") => json!(line.parse::<f64>()?),
+                _ => json!(line),
+            }
+        };
+        content.insert(name.clone(), value);
+    }
+    Ok(ElicitResult::accept(Value::Object(content)))
+}
 
 /// Lists the server's tools when `tool` is `None`, else calls it.
 pub async fn run(
@@ -18,7 +89,7 @@ pub async fn run(
         println!("server: {}", client.server_id().unwrap_or("(unnamed)"));
         println!("protocol: {}", client.protocol_version());
         println!("versions: {}", server.supported_versions.join(", "));
-        println!("tasks extension: {}", client.supports_tasks().await?);
+        println!("tasks: {}", client.supports_tasks().await?);
         for tool in client.list_tools().await? {
             let about = tool.description.as_deref().unwrap_or("");
             let about = about.lines().next().unwrap_or("");
@@ -41,13 +112,23 @@ pub async fn run(
             TaskState::Finished(task) => break task,
             TaskState::Pending(task) => {
                 // The id is a secret: it prints shortened.
-                let status = task.status_message().unwrap_or("working");
-                println!("task {:?}: {status}", task.id());
-                task.next().await?
+                println!("task {:?}", task.id());
+                // Every change of status, with the questions answered by
+                // the terminal handlers on the way.
+                let mut updates = task.updates();
+                while let Some(snapshot) = updates.next().await {
+                    let snapshot = snapshot?;
+                    let message = snapshot.status_message.as_deref().unwrap_or("");
+                    println!("  {:<15} {message}", snapshot.status.as_str());
+                }
+                updates.into_task()
             }
             TaskState::InputRequired(task) => {
-                // Answering is shown in the `input_required` example.
-                println!("the server asks for input: {:?}", task.requests().keys());
+                // Only questions no handler answers stop here.
+                println!(
+                    "the server asks for input no handler answers: {:?}",
+                    task.requests().keys()
+                );
                 task.cancel().await?;
                 return Ok(());
             }

@@ -150,6 +150,21 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
             ))
             .with_task(task.task_id()));
         }
+        if let Some(theirs) = task.protocol_version() {
+            let ours = settings.client.protocol_version();
+            if settings
+                .client
+                .wire()
+                .speaks_era_of(theirs)
+                .is_some_and(|same| !same)
+            {
+                return Err(Error::builder(format!(
+                    "the task was created under protocol {theirs}, whose tasks this client \
+                     (speaking {ours}) cannot read: resume it with a client of that era"
+                ))
+                .with_task(task.task_id()));
+            }
+        }
         let snapshot = settings
             .client
             .wire()

@@ -178,6 +178,7 @@ impl<S: Cancellable> Task<S> {
     /// A serialisable reference to resume the task later.
     pub fn reference(&self) -> TaskRef {
         TaskRef::new(self.id().clone(), self.client().server_id().map(Into::into))
+            .with_protocol_version(&*self.client().protocol_version())
     }
 
     /// Asks the server to cancel the task (`tasks/cancel`) and lets go of

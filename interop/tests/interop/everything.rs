@@ -472,6 +472,30 @@ mod http {
         .await;
     }
 
+    /// The TypeScript SDK scopes a 2025-11-25 task to the HTTP session
+    /// that made it: the same client resumes it, a new client (a new
+    /// session) is told the task is unknown.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_task_resumes_in_its_session_only() {
+        bounded(async {
+            let server = server().await;
+            let first = client(Http::new(&server.url)).await;
+            let state = first
+                .task()
+                .call_tool("simulate-research-query", json!({"topic": "rust"}))
+                .await
+                .unwrap();
+            let reference = state.try_into_pending().expect("a task").reference();
+            let again = first.task().resume(&reference).await.unwrap();
+            let report = again.finish().await.unwrap().into_result().unwrap();
+            assert!(report.joined_text().contains("Research Report"));
+            let second = client(Http::new(&server.url)).await;
+            let err = second.task().resume(&reference).await.unwrap_err();
+            assert!(err.is_task_not_found(), "{err}");
+        })
+        .await;
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn structured_content_decodes() {
         bounded(async {

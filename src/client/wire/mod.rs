@@ -110,6 +110,14 @@ impl Wire {
 }
 
 impl Wire {
+    /// Whether a task made under protocol `version` lives in this
+    /// session's era; `None` for a version this client does not know.
+    pub(crate) fn speaks_era_of(&self, version: &str) -> Option<bool> {
+        let legacy = LEGACY_VERSIONS.contains(&version);
+        let modern = version == crate::protocol::PROTOCOL_VERSION;
+        (legacy || modern).then(|| legacy == self.is_legacy())
+    }
+
     /// Whether this is an initialize-era session.
     pub(crate) fn is_legacy(&self) -> bool {
         matches!(self, Wire::Legacy(_))
