@@ -167,6 +167,84 @@ async fn a_failing_handler_is_answered_with_an_error() {
     }
 }
 
+/// `toggle-simulated-logging` starts the server's log messages (one at
+/// once, then one every 5 s, at random levels, filtered by the level the
+/// client set): they reach the builder's `on_log`.
+async fn log_messages_reach_the_caller<T: Transport>(transport: T) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let client = Client::builder()
+        .input_handlers(handlers())
+        .on_log(move |msg: mcp_tasks::protocol::LogMessage| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(msg);
+            }
+        })
+        .connect(transport)
+        .await
+        .unwrap();
+    client
+        .set_log_level(mcp_tasks::protocol::LogLevel::Debug)
+        .await
+        .unwrap();
+    let started = client
+        .call_tool("toggle-simulated-logging", json!({}))
+        .await
+        .unwrap();
+    assert!(
+        started.joined_text().starts_with("Started"),
+        "{}",
+        started.joined_text()
+    );
+    let msg = rx.recv().await.expect("a log message");
+    let text = msg.data.as_str().unwrap_or_default().to_owned();
+    assert!(text.contains("message"), "{msg:?}");
+    let stopped = client
+        .call_tool("toggle-simulated-logging", json!({}))
+        .await
+        .unwrap();
+    assert!(
+        stopped.joined_text().starts_with("Stopped"),
+        "{}",
+        stopped.joined_text()
+    );
+}
+
+/// `trigger-url-elicitation`: a 2025-11-25 URL elicitation with its
+/// `elicitationId` reaches the URL handler, whose answer the server reports.
+async fn a_url_elicitation_reaches_the_url_handler<T: Transport>(transport: T) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handlers = handlers().elicitation_url(move |req: mcp_tasks::input::UrlRequest| {
+        let tx = tx.clone();
+        async move {
+            let _ = tx.send((req.url, req.elicitation_id));
+            Ok(ElicitResult::accept_empty())
+        }
+    });
+    let client = Client::builder()
+        .input_handlers(handlers)
+        .connect(transport)
+        .await
+        .unwrap();
+    let result = client
+        .call_tool(
+            "trigger-url-elicitation",
+            json!({"url": "https://example.com/consent", "elicitationId": "interop-1"}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        result
+            .joined_text()
+            .contains("completed the URL elicitation"),
+        "{}",
+        result.joined_text()
+    );
+    let (url, id) = rx.recv().await.unwrap();
+    assert_eq!(url, "https://example.com/consent");
+    assert_eq!(id.as_deref(), Some("interop-1"));
+}
+
 /// The first interpretation the server offers in a form's `oneOf`.
 fn first_choice(schema: &serde_json::Value) -> String {
     schema["properties"]["interpretation"]["oneOf"][0]["const"]
@@ -359,6 +437,16 @@ mod stdio {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn log_messages_reach_the_caller() {
+        bounded(super::log_messages_reach_the_caller(server())).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_url_elicitation_reaches_the_url_handler() {
+        bounded(super::a_url_elicitation_reaches_the_url_handler(server())).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_failing_handler_is_answered_with_an_error() {
         bounded(super::a_failing_handler_is_answered_with_an_error()).await;
     }
@@ -468,6 +556,24 @@ mod http {
                 client(Http::new(&server.url)).await,
             )
             .await;
+        })
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn log_messages_reach_the_caller() {
+        bounded(async {
+            let server = server().await;
+            super::log_messages_reach_the_caller(Http::new(&server.url)).await;
+        })
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_url_elicitation_reaches_the_url_handler() {
+        bounded(async {
+            let server = server().await;
+            super::a_url_elicitation_reaches_the_url_handler(Http::new(&server.url)).await;
         })
         .await;
     }
