@@ -11,10 +11,13 @@
 //! A typestate client for long-running MCP tool calls.
 //!
 //! MCP servers can answer a `tools/call` with a durable *task* instead of a
-//! result (the Tasks extension of MCP revision 2026-07-28). `mcp-tasks`
-//! drives such calls from application code: it polls at the server's
-//! interval, answers the server's input requests, cancels, resumes, and
-//! hands back a handle whose type says where the task stands.
+//! result (the Tasks extension of MCP revision 2026-07-28, or the
+//! experimental tasks of 2025-11-25). `mcp-tasks` drives such calls from
+//! application code: it polls at the server's interval, answers the
+//! server's input requests, cancels, resumes, and hands back a handle whose
+//! type says where the task stands. It speaks 2026-07-28 and the
+//! initialize era (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05),
+//! negotiated on connect, behind the same API.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> mcp_tasks::Result<()> {

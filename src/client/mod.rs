@@ -43,16 +43,19 @@ const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default bound on MRTR rounds of one `tools/call`.
 const DEFAULT_MAX_INPUT_ROUNDS: usize = 10;
 
-/// An MCP 2026-07-28 client.
+/// An MCP client: 2026-07-28, or an initialize-era session (2025-11-25
+/// and earlier), whichever the server speaks ([`ClientBuilder::connect`]
+/// negotiates it).
 ///
 /// `Client` is cheap to clone: clones share one connection (an `Arc`
 /// inside), so there is no need to wrap it in an `Arc`. Every task handle
 /// holds a clone, which keeps the connection open while the handle lives.
 ///
-/// Every request carries the full per-request `_meta` (protocol version,
-/// client info, capabilities derived from the installed
+/// On 2026-07-28 every request carries the full per-request `_meta`
+/// (protocol version, client info, capabilities derived from the installed
 /// [`InputHandlers`]); task-related requests also declare the Tasks
-/// extension.
+/// extension. On the initialize era the same facts go once, in the
+/// `initialize` handshake.
 ///
 /// # Examples
 ///
@@ -331,11 +334,13 @@ impl Client {
             .await
     }
 
-    /// Whether the server advertises the Tasks extension (sends
-    /// `server/discover` the first time).
+    /// Whether the server runs tool calls as tasks: it advertises the
+    /// 2026-07-28 Tasks extension (sends `server/discover` the first time,
+    /// unless `connect` already did), or an initialize-era server declared
+    /// 2025-11-25's task-augmented `tools/call` in its handshake.
     ///
-    /// A server that does not advertise it may still work: the client
-    /// declares the extension on every task request regardless.
+    /// A 2026-07-28 server that does not advertise it may still work: the
+    /// client declares the extension on every task request regardless.
     ///
     /// # Errors
     ///
