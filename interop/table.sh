@@ -17,8 +17,8 @@ status=${PIPESTATUS[0]}
 
 grep -E '^test [a-z0-9_]+::[a-z0-9_]+::[a-z0-9_]+ \.\.\. ' "$log" | sort | awk '
     BEGIN {
-        npeers = split("rmcp ts neva everything", peer_order, " ")
-        name["rmcp"] = "rmcp 3.11"; name["ts"] = "TypeScript SDK 2"; name["neva"] = "neva 0.9 (negative peer)"; name["everything"] = "server-everything 2026.8.31 (initialize era)"
+        npeers = split("rmcp ts legacy neva everything", peer_order, " ")
+        name["rmcp"] = "rmcp 3.11"; name["ts"] = "TypeScript SDK 2"; name["legacy"] = "TypeScript SDK 1.32 (2025-11-25 tasks)"; name["neva"] = "neva 0.9 (negative peer)"; name["everything"] = "server-everything 2026.8.31 (initialize era)"
         ntransports = split("stdio http http_sse http_json", transport_order, " ")
         label["stdio"] = "stdio"; label["http"] = "HTTP"; label["http_sse"] = "HTTP (SSE replies)"; label["http_json"] = "HTTP (JSON replies)"
     }
@@ -27,7 +27,7 @@ grep -E '^test [a-z0-9_]+::[a-z0-9_]+::[a-z0-9_]+ \.\.\. ' "$log" | sort | awk '
         p = part[1]; t = part[2]; s = part[3]
         has_transport[p, t] = 1
         if (!((p, s) in has_row)) { has_row[p, s] = 1; rows[p, ++nrows[p]] = s }
-        result[p, t, s] = ($4 == "ok") ? "pass" : ($4 == "ignored" ? "ignored" : "**FAIL**")
+        result[p, t, s] = ($4 == "ok") ? "pass" : ($4 ~ /^ignored/ ? "ignored" : "**FAIL**")
     }
     END {
         first = 1

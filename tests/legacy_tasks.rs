@@ -602,3 +602,56 @@ async fn a_reference_resumes_in_its_own_era_only() {
     );
     assert_eq!(modern.count("tasks/get"), 0);
 }
+
+/// This era answers `-32602` to a cancel of an ended task and of an
+/// unknown one alike: the low-level `cancel_task` tells them apart (an
+/// ended task has nothing left to cancel; an unknown one is not found).
+#[tokio::test(start_paused = true)]
+async fn cancel_task_of_an_ended_task_is_ok_and_of_an_unknown_one_not_found() {
+    let server = server_with(
+        vec![LegacyTool::new(
+            "quick",
+            "required",
+            vec![Step::Work(100, "x")],
+            End::Text("done"),
+        )],
+        Knobs::default(),
+    );
+    let client = legacy_client(&server, InputHandlers::new()).await;
+    let task = start(&client, "quick").await;
+    let id = task.id().clone();
+    let finished = task.finish().await.unwrap();
+    assert!(finished.outcome().result().is_some());
+    client.cancel_task(&id).await.unwrap();
+    client.cancel_task(&id).await.unwrap();
+    let err = client
+        .cancel_task(&mcp_tasks::protocol::TaskId::new("nope"))
+        .await
+        .unwrap_err();
+    assert!(err.is_task_not_found(), "{err}");
+}
+
+/// Calls started together on a fresh client list the tools once for the
+/// `task` opt-in.
+#[tokio::test(start_paused = true)]
+async fn calls_started_together_list_once() {
+    let server = server_with(
+        vec![LegacyTool::new(
+            "quick",
+            "required",
+            vec![Step::Work(100, "x")],
+            End::Text("done"),
+        )],
+        Knobs::default(),
+    );
+    let client = legacy_client(&server, InputHandlers::new()).await;
+    let (a, b, c) = tokio::join!(
+        client.call_tool("quick", json!({})),
+        client.call_tool("quick", json!({})),
+        client.call_tool("quick", json!({})),
+    );
+    for r in [a, b, c] {
+        assert_eq!(r.unwrap().joined_text(), "done");
+    }
+    assert_eq!(server.seen("tools/list").len(), 1);
+}

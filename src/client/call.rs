@@ -102,6 +102,14 @@ impl Client {
         progress: Option<&mut Tracking>,
     ) -> Result<Started> {
         let mut listed = self.listed_opt_in(name);
+        let _listing = if listed.is_none() && self.wire().lists_for_opt_in() {
+            // Calls started together wait for one listing.
+            let guard = self.opt_in_listing().await;
+            listed = self.listed_opt_in(name);
+            Some(guard)
+        } else {
+            None
+        };
         if listed.is_none() && self.wire().lists_for_opt_in() && !self.has_listed() {
             // A 2025-11-25 server that runs tasks wants the opt-in on the
             // tools listed for it: list, so the call knows. The listing is

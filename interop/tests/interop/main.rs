@@ -19,6 +19,7 @@ macro_rules! scenarios {
 }
 
 mod everything;
+mod legacy;
 mod lifecycle;
 mod neva;
 mod rmcp;

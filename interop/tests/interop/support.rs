@@ -45,7 +45,46 @@ pub enum Sdk {
     Neva,
     /// `ts-peer/server.mjs`, run by `node`.
     Ts,
+    /// `legacy-peer/server.mjs` (TypeScript SDK 1.32, 2025-11-25 tasks), run
+    /// by `node`, with these options.
+    Legacy(LegacyOptions),
 }
+
+/// The legacy peer's command-line options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LegacyOptions {
+    /// `--ttl`: the server keeps each task this long from its creation,
+    /// then forgets it (default 60 s).
+    pub ttl_ms: Option<u64>,
+    /// `--session-tasks`: over HTTP, a task is seen only by the session
+    /// that created it.
+    pub session_tasks: bool,
+}
+
+impl LegacyOptions {
+    /// The arguments, with `--log FILE` when `LEGACY_PEER_LOG` names a file
+    /// (every JSON-RPC message the peer receives and sends is appended to it).
+    fn args(self) -> Vec<String> {
+        let mut args = Vec::new();
+        if let Some(ttl) = self.ttl_ms {
+            args.extend(["--ttl".to_owned(), ttl.to_string()]);
+        }
+        if self.session_tasks {
+            args.push("--session-tasks".to_owned());
+        }
+        if let Some(log) = std::env::var_os("LEGACY_PEER_LOG") {
+            args.push("--log".to_owned());
+            args.push(log.to_string_lossy().into_owned());
+        }
+        args
+    }
+}
+
+/// The legacy peer with its defaults.
+pub const LEGACY: Sdk = Sdk::Legacy(LegacyOptions {
+    ttl_ms: None,
+    session_tasks: false,
+});
 
 /// The TypeScript peer's directory.
 const TS_PEER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/ts-peer");
@@ -60,6 +99,19 @@ fn ts_peer() -> PathBuf {
     Path::new(TS_PEER).join("server.mjs")
 }
 
+/// The legacy peer's directory.
+const LEGACY_PEER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/legacy-peer");
+
+/// The legacy peer's script, once its SDK is installed.
+fn legacy_peer() -> PathBuf {
+    let sdk = Path::new(LEGACY_PEER).join("node_modules/@modelcontextprotocol/sdk");
+    assert!(
+        sdk.is_dir(),
+        "the legacy peer is not installed: run `npm ci --prefix interop/legacy-peer` (Node 20 or later)"
+    );
+    Path::new(LEGACY_PEER).join("server.mjs")
+}
+
 impl Sdk {
     /// The command that serves this peer over stdio.
     fn stdio(self) -> Stdio {
@@ -67,6 +119,9 @@ impl Sdk {
             Sdk::Rmcp => Stdio::command(env!("CARGO_BIN_EXE_rmcp-peer")),
             Sdk::Neva => Stdio::command(env!("CARGO_BIN_EXE_neva-peer")),
             Sdk::Ts => Stdio::command("node").arg(ts_peer()),
+            Sdk::Legacy(options) => Stdio::command("node")
+                .arg(legacy_peer())
+                .args(options.args()),
         };
         command.stderr(Stderr::Null)
     }
@@ -153,6 +208,13 @@ impl HttpServer {
             Sdk::Ts => {
                 let mut c = tokio::process::Command::new("node");
                 c.arg(ts_peer()).args(["--http", "127.0.0.1:0"]);
+                c
+            }
+            Sdk::Legacy(options) => {
+                let mut c = tokio::process::Command::new("node");
+                c.arg(legacy_peer())
+                    .args(["--http", "127.0.0.1:0"])
+                    .args(options.args());
                 c
             }
             Sdk::Neva => panic!("the neva peer serves stdio only"),

@@ -396,17 +396,27 @@ impl LegacyTasks {
     }
 
     /// `tasks/cancel`. Its answer is the task, not read here: the wait
-    /// reads next. A task that has ended already answers `-32602`, which
-    /// the handles take as "read the outcome".
+    /// reads next. This era answers `-32602` both for a task that has
+    /// ended and for one it does not know: a `tasks/get` tells them apart,
+    /// and an ended task has nothing left to cancel (`Ok`).
     pub(crate) async fn cancel(
         &self,
         conn: &Connection,
         id: &TaskId,
         timeout: Duration,
     ) -> Result<()> {
-        request(conn, method::TASKS_CANCEL, id, timeout)
-            .await
-            .map(drop)
+        match request(conn, method::TASKS_CANCEL, id, timeout).await {
+            Ok(_) => Ok(()),
+            Err(e) if e.is_task_not_found() => {
+                let ended = request(conn, method::TASKS_GET, id, timeout)
+                    .await
+                    .ok()
+                    .and_then(|raw| serde_json::from_str::<LegacyTask>(raw.get()).ok())
+                    .is_some_and(|t| t.status.is_terminal());
+                if ended { Ok(()) } else { Err(e) }
+            }
+            Err(e) => Err(e),
+        }
     }
 }
 
