@@ -655,3 +655,43 @@ async fn calls_started_together_list_once() {
     }
     assert_eq!(server.seen("tools/list").len(), 1);
 }
+
+/// A server that says `working` again after a task completed: the handle
+/// that saw the end keeps it (a finished handle never reads again), and a
+/// handle resumed later, while the first still lives, follows what the
+/// server says now, to the same result (the answer of the task's one
+/// `tasks/result` serves every read; it was taken by the first read once,
+/// and the second handle waited for it until its timeout).
+#[tokio::test(start_paused = true)]
+async fn a_task_that_goes_back_to_working_after_completed_keeps_its_first_end() {
+    let server = server_with(
+        vec![LegacyTool::new(
+            "job",
+            "required",
+            vec![Step::Work(100, "busy")],
+            End::Text("done"),
+        )],
+        Knobs {
+            working_after_completed: true,
+            poll_interval: 100,
+            ..Knobs::default()
+        },
+    );
+    let client = legacy_client(&server, InputHandlers::new()).await;
+    let task = start(&client, "job").await;
+    let reference = task.reference();
+    let finished = task.finish().await.unwrap();
+    // The first read after the end says `working` (the server lies once);
+    // the handle waits on and sees `completed` again.
+    assert_eq!(finished.outcome().result().unwrap().joined_text(), "done");
+    let reads = server.seen("tasks/get").len();
+    tokio::time::sleep(ms(5_000)).await;
+    assert_eq!(
+        server.seen("tasks/get").len(),
+        reads,
+        "a finished handle never reads"
+    );
+    let again = client.task().resume(&reference).await.unwrap();
+    let finished = again.finish().await.unwrap();
+    assert_eq!(finished.outcome().result().unwrap().joined_text(), "done");
+}

@@ -62,7 +62,16 @@ struct Entry {
 struct Fetch {
     abort: AbortHandle,
     /// The fetch's answer, once it came.
-    outcome: Option<Result<Box<RawValue>>>,
+    outcome: Option<Fetched>,
+}
+
+/// What a fetch got. The server's answer is kept while the task is
+/// followed (every read of the ended task reports it); a failure to get
+/// one is reported once, and the next read sends the fetch again.
+enum Fetched {
+    Answer(Box<RawValue>),
+    Refused(RpcError),
+    Failed(Error),
 }
 
 /// A handle's hold on a task: while it lives, the task's input requests
@@ -214,6 +223,13 @@ impl Registry {
     }
 
     fn fetched(&self, id: &TaskId, outcome: Result<Box<RawValue>>) {
+        let outcome = match outcome {
+            Ok(raw) => Fetched::Answer(raw),
+            Err(e) => match e.rpc_error() {
+                Some(rpc) => Fetched::Refused(rpc.clone()),
+                None => Fetched::Failed(e),
+            },
+        };
         let mut tasks = self.tasks.lock().unwrap();
         if let Some(fetch) = tasks.get_mut(id).and_then(|e| e.fetch.as_mut()) {
             fetch.outcome = Some(outcome);
@@ -234,14 +250,25 @@ impl Registry {
                 let Some(entry) = tasks.get_mut(id) else {
                     return Gathered::Nothing;
                 };
-                if let Some(fetch) = entry.fetch.as_mut()
-                    && fetch.outcome.is_some()
-                {
-                    let outcome = fetch.outcome.take().expect("checked above");
-                    if outcome.as_ref().is_err_and(|e| e.rpc_error().is_none()) {
-                        entry.fetch = None;
+                match entry.fetch.as_ref().and_then(|f| f.outcome.as_ref()) {
+                    Some(Fetched::Answer(raw)) => return Gathered::Ended(Ok(raw.clone())),
+                    Some(Fetched::Refused(rpc)) => {
+                        let e = Error::rpc(rpc.clone())
+                            .with_method(method::TASKS_RESULT)
+                            .with_task(id);
+                        return Gathered::Ended(Err(e));
                     }
-                    return Gathered::Ended(outcome);
+                    Some(Fetched::Failed(_)) => {
+                        // Reported once; the next read fetches again.
+                        if let Some(Fetch {
+                            outcome: Some(Fetched::Failed(e)),
+                            ..
+                        }) = entry.fetch.take()
+                        {
+                            return Gathered::Ended(Err(e));
+                        }
+                    }
+                    None => {}
                 }
                 if want_input && !entry.asked.is_empty() {
                     let asked = entry
