@@ -695,3 +695,67 @@ async fn a_task_that_goes_back_to_working_after_completed_keeps_its_first_end() 
     let finished = again.finish().await.unwrap();
     assert_eq!(finished.outcome().result().unwrap().joined_text(), "done");
 }
+
+/// Many random tasks (seeded, so a failure replays): any mix of work and
+/// questions, any ending, polled or listening, with or without the
+/// server's interval and status notifications. Each ends with the outcome
+/// its script says, each question is answered exactly once, and each task
+/// gets exactly one `tasks/result`.
+#[tokio::test(start_paused = true)]
+async fn random_tasks_end_right_with_every_question_answered_once() {
+    for seed in 1..=40u64 {
+        let mut rng = Rng(seed * 0x9e37_79b9);
+        let mut steps = Vec::new();
+        let mut asks = 0;
+        for _ in 0..rng.below(5) {
+            if rng.below(3) == 0 {
+                steps.push(Step::Ask("Go on?"));
+                asks += 1;
+            } else {
+                steps.push(Step::Work(rng.below(400), "working on it"));
+            }
+        }
+        let end = match rng.below(3) {
+            0 => End::Text("done"),
+            1 => End::ToolError("it broke"),
+            _ => End::Error(-32001, "backend down"),
+        };
+        let knobs = Knobs {
+            poll_interval: [0, 50, 500][rng.below(3) as usize],
+            status_notifications: rng.below(2) == 0,
+            ..Knobs::default()
+        };
+        let server = server_with(
+            vec![LegacyTool::new("job", "required", steps, end.clone())],
+            knobs,
+        );
+        let client = legacy_client(&server, accept()).await;
+        let state = client
+            .task()
+            .listen_if(rng.below(2) == 0)
+            .call_tool("job", json!({}))
+            .await
+            .unwrap();
+        let finished = state
+            .finish()
+            .await
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        match (&end, finished.outcome()) {
+            (End::Text(t), Outcome::Completed(r)) => assert_eq!(r.joined_text(), *t, "seed {seed}"),
+            (End::ToolError(_), Outcome::Completed(r)) => assert!(r.is_error, "seed {seed}"),
+            (End::Error(code, _), Outcome::Failed(e)) => assert_eq!(e.code, *code, "seed {seed}"),
+            (end, outcome) => panic!("seed {seed}: {end:?} ended {outcome:?}"),
+        }
+        let answers = server.answers();
+        assert_eq!(answers.len(), asks, "seed {seed}: {answers:?}");
+        let mut ids: Vec<String> = answers.iter().map(|a| a["id"].to_string()).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), asks, "seed {seed}: a question answered twice");
+        assert_eq!(
+            server.seen("tasks/result").len(),
+            1,
+            "seed {seed}: one fetch per task"
+        );
+    }
+}
