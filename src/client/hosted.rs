@@ -7,6 +7,14 @@
 //! answers the server's `tasks/get`, `tasks/result` (which blocks until the
 //! task ends), `tasks/list` and `tasks/cancel` for it.
 //!
+//! A handler's error (or an answer that fails validation) makes the task
+//! `failed` with the `-32603` error a plain request would have got, and
+//! `tasks/result` returns that error. `tasks/cancel` moves a running task
+//! to `cancelled` and stops its handler before it answers; `tasks/result`
+//! of a cancelled task is a `-32603` error (there is no result). A request
+//! that is both task-augmented and tagged with a task the client follows
+//! as a requestor (`related-task`) is hosted: the server asked for a task.
+//!
 //! Only a session that negotiated 2025-11-25 hosts tasks, and only after
 //! the `initialize` request declared `capabilities.tasks` for the handlers
 //! installed (elicitation, sampling). Elsewhere the `task` param is ignored
