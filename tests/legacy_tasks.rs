@@ -759,3 +759,492 @@ async fn random_tasks_end_right_with_every_question_answered_once() {
         );
     }
 }
+// ---------------------------------------------------------------------------
+// Tasks the client hosts: the 2025-11-25 server sends an elicitation or a
+// sampling request as a task (`params.task`) and polls the client for it.
+// ---------------------------------------------------------------------------
+
+mod hosted {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use mcp_tasks::protocol::{CreateMessageResult, META_CLIENT_CAPABILITIES, META_RELATED_TASK};
+    use serde_json::Value;
+    use tokio::sync::Notify;
+
+    use super::*;
+
+    fn form_params(task: Option<Value>) -> Value {
+        let mut params = json!({
+            "message": "Your name?",
+            "requestedSchema": {"type": "object",
+                "properties": {"name": {"type": "string"}}, "required": ["name"]}
+        });
+        if let Some(task) = task {
+            params["task"] = task;
+        }
+        params
+    }
+
+    fn sampling_params(task: Option<Value>) -> Value {
+        let mut params = json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+            "maxTokens": 10
+        });
+        if let Some(task) = task {
+            params["task"] = task;
+        }
+        params
+    }
+
+    fn sampler() -> InputHandlers {
+        InputHandlers::new().sampling(|_req| async {
+            Ok(CreateMessageResult {
+                role: "assistant".into(),
+                content: json!({"type": "text", "text": "hello"}),
+                model: "m".into(),
+                stop_reason: None,
+            })
+        })
+    }
+
+    /// A form handler that answers the name at once.
+    fn named() -> InputHandlers {
+        InputHandlers::new()
+            .elicitation_form(|_req| async { Ok(ElicitResult::accept(json!({"name": "Ada"}))) })
+    }
+
+    /// A form handler that answers once `gate` is notified.
+    fn gated(gate: Arc<Notify>) -> InputHandlers {
+        InputHandlers::new().elicitation_form(move |_req| {
+            let gate = gate.clone();
+            async move {
+                gate.notified().await;
+                Ok(ElicitResult::accept(json!({"name": "Ada"})))
+            }
+        })
+    }
+
+    /// A form handler that never answers and counts its calls and the
+    /// times its future was dropped.
+    fn stuck(calls: Arc<AtomicUsize>, dropped: Arc<AtomicUsize>) -> InputHandlers {
+        struct OnDrop(Arc<AtomicUsize>);
+        impl Drop for OnDrop {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        InputHandlers::new().elicitation_form(move |_req| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            let guard = OnDrop(dropped.clone());
+            async move {
+                let _guard = guard;
+                std::future::pending::<()>().await;
+                Ok(ElicitResult::decline())
+            }
+        })
+    }
+
+    async fn connect(server: &LegacyServer, handlers: InputHandlers, version: &str) -> Client {
+        Client::builder()
+            .input_handlers(handlers)
+            .protocol_version(version)
+            .connect(server.connect().await)
+            .await
+            .expect("connect")
+    }
+
+    fn empty_server() -> LegacyServer {
+        LegacyServer::new(Vec::new(), Knobs::default())
+    }
+
+    async fn create(server: &LegacyServer, task: Value) -> String {
+        let created = server
+            .request_client("elicitation/create", form_params(Some(task)))
+            .await;
+        created["result"]["task"]["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a creation result: {created}"))
+            .to_owned()
+    }
+
+    async fn tasks(server: &LegacyServer, method: &str, id: &str) -> Value {
+        server.request_client(method, json!({"taskId": id})).await
+    }
+
+    fn code(response: &Value) -> i64 {
+        response["error"]["code"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("an error: {response}"))
+    }
+
+    fn initialize_capabilities(server: &LegacyServer) -> Value {
+        server.seen("initialize")[0].message["params"]["capabilities"].clone()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn tasks_are_declared_per_handler_on_2025_11_25_only() {
+        let both = || sampler().elicitation_form(|_| async { Ok(ElicitResult::decline()) });
+        let cases: Vec<(InputHandlers, Option<Value>)> = vec![
+            (
+                accept(),
+                Some(
+                    json!({"requests": {"elicitation": {"create": {}}}, "list": {}, "cancel": {}}),
+                ),
+            ),
+            (
+                sampler(),
+                Some(json!({"requests": {"sampling": {"createMessage": {}}},
+                    "list": {}, "cancel": {}})),
+            ),
+            (
+                both(),
+                Some(json!({"requests": {"elicitation": {"create": {}},
+                    "sampling": {"createMessage": {}}}, "list": {}, "cancel": {}})),
+            ),
+            (
+                InputHandlers::new().roots(|_| async { unreachable!() }),
+                None,
+            ),
+            (InputHandlers::new(), None),
+        ];
+        for (handlers, expected) in cases {
+            let server = empty_server();
+            let _client = connect(&server, handlers, "2025-11-25").await;
+            let caps = initialize_capabilities(&server);
+            assert_eq!(caps.get("tasks").cloned(), expected, "{caps}");
+        }
+        // Never on 2025-06-18: no declaration, and `params.task` is ignored
+        // (a plain answer, no task).
+        let server = empty_server();
+        let client = connect(&server, both(), "2025-06-18").await;
+        assert_eq!(client.protocol_version().as_ref(), "2025-06-18");
+        assert!(initialize_capabilities(&server).get("tasks").is_none());
+        let answer = server
+            .request_client(
+                "elicitation/create",
+                form_params(Some(json!({"ttl": 5000}))),
+            )
+            .await;
+        assert_eq!(answer["result"]["action"], "decline", "{answer}");
+        assert!(answer["result"].get("task").is_none());
+        let get = tasks(&server, "tasks/get", "anything").await;
+        assert_eq!(code(&get), -32601, "no hosted tasks on this era");
+        assert_eq!(client.hosted_tasks(), 0);
+        // Never in a 2026-07-28 `_meta`: the capabilities there are the
+        // handlers' own, plus the Tasks extension where a method needs it.
+        let modern = TestServer::new().tool(ScriptedTool::immediate("ping", text("pong")));
+        let handlers = both();
+        let own = serde_json::to_value(handlers.capabilities()).unwrap();
+        let client = client_with(&modern, handlers).await;
+        client.call_tool("ping", json!({})).await.unwrap();
+        client.list_tools().await.unwrap();
+        let recorded = modern.requests();
+        assert!(recorded.len() >= 2);
+        for request in recorded.iter().filter(|r| !r.is_notification()) {
+            let mut caps = request.params["_meta"][META_CLIENT_CAPABILITIES].clone();
+            assert!(caps.get("tasks").is_none(), "{caps}");
+            if let Some(map) = caps.as_object_mut() {
+                map.remove("extensions");
+            }
+            assert_eq!(caps, own, "{}", request.method);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_async_elicitation_is_created_polled_and_read() {
+        let server = empty_server();
+        let gate = Arc::new(Notify::new());
+        let client = connect(&server, gated(gate.clone()), "2025-11-25").await;
+        let created = server
+            .request_client(
+                "elicitation/create",
+                form_params(Some(json!({"ttl": 30_000}))),
+            )
+            .await;
+        let task = &created["result"]["task"];
+        assert_eq!(created["result"].as_object().unwrap().len(), 1, "{created}");
+        let id = task["taskId"].as_str().unwrap().to_owned();
+        assert_eq!(id.len(), 32);
+        assert_eq!(task["status"], "working");
+        assert_eq!(task["ttl"], 30_000);
+        assert_eq!(task["pollInterval"], 1000);
+        assert!(task["createdAt"].as_str().unwrap().ends_with('Z'));
+        assert!(task["lastUpdatedAt"].is_string());
+        assert_eq!(client.hosted_tasks(), 1);
+
+        let got = tasks(&server, "tasks/get", &id).await;
+        assert_eq!(got["result"]["taskId"], id.as_str());
+        assert_eq!(got["result"]["status"], "working");
+        assert!(got["result"].get("_meta").is_none());
+
+        gate.notify_one();
+        tokio::time::sleep(ms(10)).await;
+        let got = tasks(&server, "tasks/get", &id).await;
+        assert_eq!(got["result"]["status"], "completed", "{got}");
+
+        let result = tasks(&server, "tasks/result", &id).await;
+        assert_eq!(result["result"]["action"], "accept");
+        assert_eq!(result["result"]["content"], json!({"name": "Ada"}));
+        assert_eq!(
+            result["result"]["_meta"][META_RELATED_TASK],
+            json!({"taskId": id})
+        );
+        // Read again: the same answer, as long as the task is kept.
+        let again = tasks(&server, "tasks/result", &id).await;
+        assert_eq!(again["result"], result["result"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_async_sampling_request_is_a_task_too() {
+        let server = empty_server();
+        let _client = connect(&server, sampler(), "2025-11-25").await;
+        let created = server
+            .request_client("sampling/createMessage", sampling_params(Some(json!({}))))
+            .await;
+        let task = &created["result"]["task"];
+        assert_eq!(task["status"], "working");
+        assert_eq!(task["ttl"], 60_000, "the default ttl");
+        let id = task["taskId"].as_str().unwrap();
+        let result = tasks(&server, "tasks/result", id).await;
+        assert_eq!(result["result"]["model"], "m", "{result}");
+        assert_eq!(result["result"]["_meta"][META_RELATED_TASK]["taskId"], id);
+        let got = tasks(&server, "tasks/get", id).await;
+        assert_eq!(got["result"]["status"], "completed");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn tasks_result_waits_for_the_handler_while_tasks_get_is_answered() {
+        let server = empty_server();
+        let gate = Arc::new(Notify::new());
+        let _client = connect(&server, gated(gate.clone()), "2025-11-25").await;
+        let id = create(&server, json!({"ttl": 30_000})).await;
+        let waiting = {
+            let server = server.clone();
+            let id = id.clone();
+            tokio::spawn(async move { tasks(&server, "tasks/result", &id).await })
+        };
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert!(
+            !waiting.is_finished(),
+            "tasks/result blocks while the task works"
+        );
+        // Polling goes on beside it.
+        let got = tasks(&server, "tasks/get", &id).await;
+        assert_eq!(got["result"]["status"], "working");
+        gate.notify_one();
+        let result = waiting.await.unwrap();
+        assert_eq!(result["result"]["action"], "accept", "{result}");
+        assert_eq!(
+            result["result"]["_meta"][META_RELATED_TASK]["taskId"],
+            id.as_str()
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_running_task_is_cancelled_and_its_handler_stopped() {
+        let server = empty_server();
+        let (calls, dropped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let client = connect(&server, stuck(calls.clone(), dropped.clone()), "2025-11-25").await;
+        let id = create(&server, json!({"ttl": 30_000})).await;
+        let waiting = {
+            let server = server.clone();
+            let id = id.clone();
+            tokio::spawn(async move { tasks(&server, "tasks/result", &id).await })
+        };
+        tokio::time::sleep(ms(100)).await;
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert_eq!(dropped.load(Ordering::SeqCst), 0);
+
+        let cancelled = tasks(&server, "tasks/cancel", &id).await;
+        assert_eq!(cancelled["result"]["taskId"], id.as_str());
+        assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+        assert!(cancelled["result"]["statusMessage"].is_string());
+        let got = tasks(&server, "tasks/get", &id).await;
+        assert_eq!(got["result"]["status"], "cancelled");
+        // The waiting tasks/result ends with an error, not a result.
+        let result = waiting.await.unwrap();
+        assert_eq!(code(&result), -32603, "{result}");
+        tokio::time::sleep(ms(10)).await;
+        assert_eq!(dropped.load(Ordering::SeqCst), 1, "the handler was stopped");
+        // Cancelled for good.
+        let again = tasks(&server, "tasks/cancel", &id).await;
+        assert_eq!(code(&again), -32602);
+        assert_eq!(client.hosted_tasks(), 1, "kept until its ttl");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn unknown_ids_and_a_cancel_after_the_end_are_invalid_params() {
+        let server = empty_server();
+        let client = connect(&server, named(), "2025-11-25").await;
+        for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+            let answer = tasks(&server, method, "no-such-task").await;
+            assert_eq!(code(&answer), -32602, "{method}: {answer}");
+        }
+        let missing = server.request_client("tasks/get", json!({})).await;
+        assert_eq!(code(&missing), -32602);
+        let id = create(&server, json!({"ttl": 2_000})).await;
+        let result = tasks(&server, "tasks/result", &id).await;
+        assert_eq!(result["result"]["action"], "accept");
+        let cancel = tasks(&server, "tasks/cancel", &id).await;
+        assert_eq!(code(&cancel), -32602, "{cancel}");
+        let got = tasks(&server, "tasks/get", &id).await;
+        assert_eq!(got["result"]["status"], "completed");
+        // Past its ttl (counted from its end) the task is gone.
+        tokio::time::sleep(Duration::from_millis(2_001)).await;
+        let gone = tasks(&server, "tasks/get", &id).await;
+        assert_eq!(code(&gone), -32602, "{gone}");
+        assert_eq!(client.hosted_tasks(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn tasks_list_pages_with_a_cursor() {
+        let server = empty_server();
+        let _client = connect(&server, named(), "2025-11-25").await;
+        let mut created = Vec::new();
+        for _ in 0..45 {
+            created.push(create(&server, json!({"ttl": 60_000})).await);
+        }
+        let mut listed = Vec::new();
+        let mut pages = 0;
+        let mut cursor: Option<String> = None;
+        loop {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            let page = server.request_client("tasks/list", params).await;
+            pages += 1;
+            let tasks = page["result"]["tasks"].as_array().unwrap();
+            assert!(tasks.len() <= 20);
+            for t in tasks {
+                assert!(t["status"].is_string() && t["createdAt"].is_string());
+                listed.push(t["taskId"].as_str().unwrap().to_owned());
+            }
+            match page["result"].get("nextCursor").and_then(Value::as_str) {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => break,
+            }
+        }
+        assert_eq!(pages, 3);
+        assert_eq!(listed, created, "every task once, in creation order");
+        for bad in [json!({"cursor": "not-a-cursor"}), json!({"cursor": 7})] {
+            let answer = server.request_client("tasks/list", bad).await;
+            assert_eq!(code(&answer), -32602, "{answer}");
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_flood_of_task_requests_is_bounded() {
+        let server = empty_server();
+        let (calls, dropped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let client = connect(&server, stuck(calls.clone(), dropped.clone()), "2025-11-25").await;
+        let mut ids = Vec::new();
+        let mut refused = 0;
+        for _ in 0..100 {
+            let answer = server
+                .request_client(
+                    "elicitation/create",
+                    form_params(Some(json!({"ttl": 1_000}))),
+                )
+                .await;
+            match answer["result"]["task"]["taskId"].as_str() {
+                Some(id) => ids.push(id.to_owned()),
+                None => {
+                    assert_eq!(code(&answer), -32603, "{answer}");
+                    refused += 1;
+                }
+            }
+        }
+        assert_eq!((ids.len(), refused), (64, 36));
+        assert_eq!(client.hosted_tasks(), 64);
+        tokio::time::sleep(ms(10)).await;
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            64,
+            "refused requests never run"
+        );
+        // Running tasks hold their place past their ttl.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert_eq!(client.hosted_tasks(), 64);
+        let refused_still = server
+            .request_client("elicitation/create", form_params(Some(json!({}))))
+            .await;
+        assert_eq!(code(&refused_still), -32603);
+        // A cancelled one is dropped after its ttl, and its place reused.
+        let cancel = tasks(&server, "tasks/cancel", &ids[0]).await;
+        assert_eq!(cancel["result"]["status"], "cancelled");
+        assert_eq!(client.hosted_tasks(), 64);
+        tokio::time::sleep(Duration::from_millis(1_001)).await;
+        assert_eq!(client.hosted_tasks(), 63);
+        let id = create(&server, json!({})).await;
+        assert!(!ids.contains(&id));
+        assert_eq!(client.hosted_tasks(), 64);
+        // A plain request is still answered (here: never, by this handler;
+        // a roots request without a handler is refused at once).
+        let roots = server.request_client("roots/list", json!({})).await;
+        assert_eq!(code(&roots), -32601);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_handler_error_fails_the_task_with_that_error() {
+        let server = empty_server();
+        let handlers = InputHandlers::new()
+            .elicitation_form(|_req| async { Err("nobody at the keyboard".into()) })
+            .sampling(|_req| async {
+                // Not a valid answer: no model.
+                Ok(CreateMessageResult {
+                    role: "assistant".into(),
+                    content: json!({"type": "text", "text": "x"}),
+                    model: String::new(),
+                    stop_reason: None,
+                })
+            });
+        let _client = connect(&server, handlers, "2025-11-25").await;
+        let id = create(&server, json!({"ttl": 10_000})).await;
+        let result = tasks(&server, "tasks/result", &id).await;
+        assert_eq!(code(&result), -32603);
+        let message = result["error"]["message"].as_str().unwrap();
+        assert!(message.contains("nobody at the keyboard"), "{message}");
+        let got = tasks(&server, "tasks/get", &id).await;
+        assert_eq!(got["result"]["status"], "failed");
+        assert_eq!(got["result"]["statusMessage"], message);
+        // An answer that fails validation fails its task the same way.
+        let created = server
+            .request_client("sampling/createMessage", sampling_params(Some(json!({}))))
+            .await;
+        let id = created["result"]["task"]["taskId"].as_str().unwrap();
+        let result = tasks(&server, "tasks/result", id).await;
+        assert_eq!(code(&result), -32603, "{result}");
+        assert_eq!(
+            tasks(&server, "tasks/get", id).await["result"]["status"],
+            "failed"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_a_handler_a_task_request_is_method_not_found_and_plain_ones_work() {
+        let server = empty_server();
+        let client = connect(&server, accept(), "2025-11-25").await;
+        let sampling = server
+            .request_client("sampling/createMessage", sampling_params(Some(json!({}))))
+            .await;
+        assert_eq!(code(&sampling), -32601, "{sampling}");
+        // A plain elicitation is answered as before.
+        let plain = server
+            .request_client(
+                "elicitation/create",
+                json!({"message": "ok?", "requestedSchema": {"type": "object",
+                    "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}}),
+            )
+            .await;
+        assert_eq!(plain["result"]["action"], "accept", "{plain}");
+        assert!(plain["result"].get("task").is_none());
+        // A `task` that is not an object is invalid.
+        let bad = server
+            .request_client("elicitation/create", form_params(Some(json!(5))))
+            .await;
+        assert_eq!(code(&bad), -32602, "{bad}");
+        assert_eq!(client.hosted_tasks(), 0);
+    }
+}

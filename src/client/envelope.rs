@@ -19,6 +19,9 @@ pub(crate) struct Envelope {
     info: Implementation,
     capabilities: ClientCapabilities,
     capabilities_with_tasks: ClientCapabilities,
+    /// The `capabilities.tasks` a 2025-11-25 `initialize` declares for
+    /// hosted tasks; never in a 2026-07-28 `_meta`.
+    hosted_tasks: Option<Map<String, Value>>,
     protocol_version: Mutex<Arc<str>>,
 }
 
@@ -87,10 +90,23 @@ impl Envelope {
             capabilities_with_tasks: capabilities.clone().with_tasks(),
             capabilities,
             info,
+            hosted_tasks: None,
             protocol_version: Mutex::new(
                 protocol_version.map_or_else(|| Arc::from(PROTOCOL_VERSION), Arc::from),
             ),
         }
+    }
+
+    /// Declares `tasks` as the `capabilities.tasks` of a 2025-11-25
+    /// `initialize` (the tasks the client hosts for the server).
+    pub(crate) fn with_hosted_tasks(mut self, tasks: Option<Map<String, Value>>) -> Self {
+        self.hosted_tasks = tasks;
+        self
+    }
+
+    /// The `capabilities.tasks` of a 2025-11-25 `initialize`, if any.
+    pub(crate) fn hosted_tasks(&self) -> Option<&Map<String, Value>> {
+        self.hosted_tasks.as_ref()
     }
 
     pub(crate) fn info(&self) -> &Implementation {

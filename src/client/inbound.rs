@@ -9,12 +9,19 @@
 //! served at a time, and at most a channel's worth (64) waits: past that
 //! the reader refuses them at once with `-32603` (RELIABILITY.md), so a
 //! flood cannot grow memory.
+//!
+//! On a 2025-11-25 session that declared them, an elicitation or sampling
+//! request carrying `params.task` becomes a task the client hosts
+//! ([`Host`]): answered at once with its creation result, its handler run
+//! in the background, and the server's `tasks/*` requests answered here
+//! (without waiting on a handler). Elsewhere `params.task` is ignored.
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use super::hosted::{self, Host};
 use super::rpc::{Connection, ServerRequest};
 use super::wire::Registry;
 use crate::input::InputHandlers;
@@ -25,35 +32,80 @@ use crate::protocol::{InputRequest, RpcError, error_codes, related_task};
 ///
 /// A request tagged with a 2025-11-25 task the client follows
 /// (`related-task`) goes to `tasks` instead: the task's handle answers it.
-pub(crate) fn serve(conn: &Connection, handlers: InputHandlers, tasks: Option<Arc<Registry>>) {
+/// With `host`, task-augmented requests become hosted tasks and `tasks/*`
+/// requests are answered for them.
+pub(crate) fn serve(
+    conn: &Connection,
+    handlers: InputHandlers,
+    tasks: Option<Arc<Registry>>,
+    host: Option<Arc<Host>>,
+) {
     let requests = conn.server_requests();
-    tokio::spawn(run(requests, handlers, tasks));
+    tokio::spawn(run(requests, handlers, tasks, host));
 }
 
 async fn run(
     mut requests: mpsc::Receiver<ServerRequest>,
     handlers: InputHandlers,
     tasks: Option<Arc<Registry>>,
+    host: Option<Arc<Host>>,
 ) {
     while let Some(request) = requests.recv().await {
-        answer(request, &handlers, tasks.as_deref()).await;
+        answer(request, &handlers, tasks.as_deref(), host.as_ref()).await;
+    }
+    if let Some(host) = host {
+        host.close();
     }
 }
 
-async fn answer(request: ServerRequest, handlers: &InputHandlers, tasks: Option<&Registry>) {
+async fn answer(
+    request: ServerRequest,
+    handlers: &InputHandlers,
+    tasks: Option<&Registry>,
+    host: Option<&Arc<Host>>,
+) {
     let ServerRequest {
         method,
         params,
         responder,
         cancelled,
     } = request;
+    let mut params: Value = params
+        .and_then(|p| serde_json::from_str(p.get()).ok())
+        .unwrap_or_else(|| json!({}));
+    if let Some(host) = host
+        && hosted::is_task_method(&method)
+    {
+        if let Err(e) = host.serve(&method, &params, responder, cancelled).await {
+            tracing::debug!(%method, "could not answer a request from the server: {e}");
+        }
+        return;
+    }
+    // The task opt-in is not part of the request the handler sees.
+    let task = params
+        .as_object_mut()
+        .and_then(|p| p.remove("task"))
+        .filter(|t| !t.is_null());
     let answering = async {
-        let params: Value = params
-            .and_then(|p| serde_json::from_str(p.get()).ok())
-            .unwrap_or_else(|| json!({}));
         let related = params.as_object().and_then(related_task);
         let parsed =
             serde_json::from_value::<InputRequest>(json!({"method": method, "params": params}));
+        if let (Some(host), Some(task)) = (host, task.as_ref())
+            && let Ok(input) = &parsed
+            && hosted::may_host(input)
+            && handlers.can_answer(input)
+        {
+            let Value::Object(task) = task else {
+                let error =
+                    RpcError::new(error_codes::INVALID_PARAMS, "params.task must be an object");
+                return responder.error(error).await;
+            };
+            let key = responder.id().to_string();
+            return match host.accept(task, input.clone(), handlers.clone(), key) {
+                Ok(created) => responder.result(&created).await,
+                Err(error) => responder.error(error).await,
+            };
+        }
         let (parsed, responder) = match (parsed, related, tasks) {
             (Ok(input), Some(task), Some(tasks)) => {
                 match tasks.hold(&task, input.clone(), responder) {

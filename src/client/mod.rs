@@ -18,6 +18,7 @@ use crate::transport::Transport;
 pub(crate) mod call;
 mod decode;
 mod envelope;
+mod hosted;
 mod inbound;
 mod listed;
 mod listen;
@@ -97,6 +98,8 @@ struct Inner {
     opt_in_listing: tokio::sync::Mutex<()>,
     /// Notifications dropped because a callback was behind.
     notify_dropped: Arc<AtomicU64>,
+    /// The tasks the client hosts for a 2025-11-25 server.
+    host: Option<Arc<hosted::Host>>,
 }
 
 impl fmt::Debug for Client {
@@ -194,7 +197,8 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
             Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
         });
         let pin = session::Pin::of(config.protocol_version.as_deref());
-        let envelope = Envelope::new(info, handlers.capabilities(), config.protocol_version);
+        let envelope = Envelope::new(info, handlers.capabilities(), config.protocol_version)
+            .with_hosted_tasks(hosted::capability(&handlers));
         let request_timeout = config.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
         let probe_timeout = config
             .probe_timeout
@@ -207,12 +211,14 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
             request_timeout,
         )
         .await?;
+        let host = session.wire.hosts_tasks().then(hosted::Host::new);
         if session.wire.is_legacy() {
             // Input reaches this era as requests from the server.
             inbound::serve(
                 session.wire.connection(),
                 handlers.clone(),
                 session.wire.registry().cloned(),
+                host.clone(),
             );
         }
         let discovered = OnceCell::new();
@@ -246,6 +252,7 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
                 listed_tools,
                 opt_in_listing: tokio::sync::Mutex::new(()),
                 notify_dropped,
+                host,
             }),
         })
     }
@@ -295,6 +302,25 @@ impl Client {
     /// or been dropped).
     pub fn pending_requests(&self) -> usize {
         self.inner.wire.connection().pending_len()
+    }
+
+    /// How many tasks the client hosts for the server right now: running
+    /// and finished ones not yet dropped. A gauge for diagnostics beside
+    /// [`Client::pending_requests`].
+    ///
+    /// On a 2025-11-25 session, a server may send `elicitation/create` or
+    /// `sampling/createMessage` as a task (`params.task`) when the client
+    /// declared it: it does so at `initialize` for the elicitation and
+    /// sampling handlers installed. The client answers with the task at
+    /// once, runs the handler in the background and answers the server's
+    /// `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel`.
+    ///
+    /// At most 64 are hosted at once (further ones are refused with
+    /// `-32603`); a finished one is kept for its `ttl` (the server's,
+    /// clamped to 1 s ..= 10 min; 60 s when it asks for none) after it
+    /// ends. Always 0 on other sessions.
+    pub fn hosted_tasks(&self) -> usize {
+        self.inner.host.as_ref().map_or(0, |h| h.len())
     }
 
     /// Why the connection closed, if it has.

@@ -233,6 +233,16 @@ impl InputHandlers {
         caps
     }
 
+    /// Whether an elicitation handler (form or URL) is installed.
+    pub(crate) fn answers_elicitation(&self) -> bool {
+        self.form.is_some() || self.url.is_some()
+    }
+
+    /// Whether a sampling handler is installed.
+    pub(crate) fn answers_sampling(&self) -> bool {
+        self.sampling.is_some()
+    }
+
     /// Whether a handler is installed for this request's kind.
     pub(crate) fn can_answer(&self, request: &InputRequest) -> bool {
         match request {

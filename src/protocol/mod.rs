@@ -22,6 +22,7 @@ mod progress;
 pub(crate) mod result;
 mod subscriptions;
 mod tasks;
+mod timestamp;
 mod tools;
 
 pub use discover::{DiscoverResult, ServerCapabilities};
@@ -47,6 +48,7 @@ pub use tasks::{
     CancelTaskParams, CreateTaskResult, DetailedTask, GetTaskParams, TaskId, TaskPayload,
     TaskStatus, UpdateTaskParams,
 };
+pub(crate) use timestamp::iso8601_utc;
 pub use tools::{
     CallToolParams, CallToolResult, ContentBlock, ListToolsParams, ListToolsResult,
     ResourceContents, TaskOptIn, TaskSupport, Tool, ToolAnnotations, ToolExecution,

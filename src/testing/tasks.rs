@@ -647,29 +647,7 @@ async fn wait_for_input(shared: &Arc<Shared>, id: &str, wake: Arc<Notify>) -> bo
 /// The fake wall-clock time of `at`, as ISO 8601 with milliseconds.
 fn timestamp(epoch: Instant, at: Instant) -> String {
     let ms = EPOCH_UNIX_MS.saturating_add(millis(at.saturating_duration_since(epoch)));
-    let (secs, milli) = (ms / 1000, ms % 1000);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{milli:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-/// Year, month and day of a count of days since 1970-01-01 (proleptic Gregorian).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
+    crate::protocol::iso8601_utc(ms)
 }
 
 #[cfg(test)]
@@ -682,8 +660,6 @@ mod tests {
         assert_eq!(timestamp(epoch, epoch), "2026-08-01T09:00:00.000Z");
         let later = epoch + Duration::from_millis(86_400_000 * 31 + 3_723_456);
         assert_eq!(timestamp(epoch, later), "2026-09-01T10:02:03.456Z");
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
     }
 
     #[test]

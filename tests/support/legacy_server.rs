@@ -6,6 +6,12 @@
 //! tagged `related-task`), `tasks/cancel` (returns the task; `-32602` once
 //! it ended), `tasks/list`, and optional `notifications/tasks/status`.
 //! Every message it receives is recorded with the tokio clock.
+//!
+//! It can also be the requestor of tasks the client hosts:
+//! [`LegacyServer::request_client`] sends the client a request (such as a
+//! task-augmented `elicitation/create`, then `tasks/get`, `tasks/result`,
+//! `tasks/list`, `tasks/cancel`) and waits for its answer. `initialize`
+//! answers with the version offered when it is an initialize-era one.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -112,6 +118,8 @@ struct State {
     answers: Vec<Value>,
     /// Questions sent so far (their ids).
     asked: u64,
+    /// Requests sent with `request_client` so far (their ids).
+    requested: u64,
 }
 
 /// The server; clones share it.
@@ -134,6 +142,7 @@ impl LegacyServer {
                 waiting: HashMap::new(),
                 answers: Vec::new(),
                 asked: 0,
+                requested: 0,
             })),
             changed: Arc::new(Notify::new()),
             sink: Arc::new(tokio::sync::Mutex::new(None)),
@@ -184,6 +193,24 @@ impl LegacyServer {
     pub async fn ask_client(&self, id: &str, method: &str, params: Value) {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await;
+    }
+
+    /// Sends the client a request and waits (at most a minute of paused
+    /// time) for its answer, the whole response message.
+    pub async fn request_client(&self, method: &str, params: Value) -> Value {
+        let (tx, rx) = oneshot::channel();
+        let id = {
+            let mut state = self.state.lock().unwrap();
+            state.requested += 1;
+            let id = format!("c-{}", state.requested);
+            state.waiting.insert(id.clone(), tx);
+            id
+        };
+        self.ask_client(&id, method, params).await;
+        tokio::time::timeout(Duration::from_secs(60), rx)
+            .await
+            .unwrap_or_else(|_| panic!("the client answers {method} within a minute"))
+            .expect("the connection stays open")
     }
 
     async fn send(&self, message: Value) {
@@ -264,10 +291,15 @@ impl LegacyServer {
         }
         match method.as_str() {
             "initialize" => {
+                let offered = m["params"]["protocolVersion"].as_str().unwrap_or("");
+                let version = match offered {
+                    "2025-06-18" | "2025-03-26" | "2024-11-05" => offered.to_owned(),
+                    _ => "2025-11-25".to_owned(),
+                };
                 self.answer(
                     &m,
                     json!({
-                        "protocolVersion": "2025-11-25",
+                        "protocolVersion": version,
                         "capabilities": {"tools": {}, "tasks": {"list": {}, "cancel": {},
                             "requests": {"tools": {"call": {}}}}},
                         "serverInfo": {"name": "legacy", "version": "1"}

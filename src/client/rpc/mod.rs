@@ -25,7 +25,7 @@ mod streams;
 pub(crate) use notifications::{NOTIFICATION_CAPACITY, Notification};
 use progress::Elapsed;
 pub(crate) use progress::{ProgressFn, ProgressWatch, Pump, Tracking};
-pub(crate) use server_request::{Responder, ServerRequest};
+pub(crate) use server_request::{Cancelled, Responder, ServerRequest};
 pub(crate) use shared::SubEvent;
 use shared::{HttpFailure, Reply, Shared, SubEntry, Tables};
 pub(crate) use streams::{Pushes, Subscription};

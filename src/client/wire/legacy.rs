@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use super::legacy_tasks::{Follow, LegacyTasks, Registry};
 use super::start::{Call, Started};
 use crate::client::envelope::{Envelope, WithProgress};
+use crate::client::hosted::HOSTING_VERSION;
 use crate::client::rpc::Connection;
 use crate::error::{Error, Result};
 use crate::protocol::method;
@@ -34,6 +35,9 @@ pub(crate) struct Legacy {
     request_timeout: Duration,
     /// The server declared task-augmented `tools/call` (2025-11-25).
     task_calls: bool,
+    /// The client declared hosted tasks and the server settled on
+    /// 2025-11-25: task-augmented requests from the server become tasks.
+    hosts_tasks: bool,
     tasks: LegacyTasks,
 }
 
@@ -41,7 +45,7 @@ pub(crate) struct Legacy {
 #[serde(rename_all = "camelCase")]
 struct InitializeParams<'a> {
     protocol_version: &'a str,
-    capabilities: &'a ClientCapabilities,
+    capabilities: Value,
     client_info: &'a Implementation,
 }
 
@@ -68,9 +72,12 @@ impl Legacy {
         offer: &str,
         request_timeout: Duration,
     ) -> Result<(Legacy, DiscoverResult)> {
+        // Hosted tasks are declared on 2025-11-25 only, and used only when
+        // the server settles on that version too.
+        let hosted = envelope.hosted_tasks().filter(|_| offer == HOSTING_VERSION);
         let params = InitializeParams {
             protocol_version: offer,
-            capabilities: envelope.capabilities(),
+            capabilities: initialize_capabilities(envelope.capabilities(), hosted),
             client_info: envelope.info(),
         };
         let raw = conn
@@ -102,6 +109,7 @@ impl Legacy {
             meta.insert(META_SERVER_INFO.to_owned(), info);
         }
         let task_calls = version == "2025-11-25" && result.capabilities.declares_task_calls();
+        let hosts_tasks = hosted.is_some() && version == HOSTING_VERSION;
         let discovered = DiscoverResult {
             supported_versions: vec![version.to_owned()],
             capabilities: result.capabilities,
@@ -115,6 +123,7 @@ impl Legacy {
             envelope,
             request_timeout,
             task_calls,
+            hosts_tasks,
             tasks: LegacyTasks::new(),
         };
         Ok((session, discovered))
@@ -148,6 +157,12 @@ impl Legacy {
     /// task-augmented `tools/call` (2025-11-25 only).
     pub(crate) fn runs_tasks(&self) -> bool {
         self.task_calls
+    }
+
+    /// Whether task-augmented requests from the server become tasks the
+    /// client hosts (see `client/hosted.rs`).
+    pub(crate) fn hosts_tasks(&self) -> bool {
+        self.hosts_tasks
     }
 
     /// The tasks this session follows.
@@ -239,4 +254,18 @@ impl Legacy {
                 .with_method(method::TASKS_LIST)
         })
     }
+}
+
+/// The `capabilities` of `initialize`: the handlers' own, with `tasks`
+/// when the client hosts tasks.
+fn initialize_capabilities(
+    capabilities: &ClientCapabilities,
+    hosted: Option<&Map<String, Value>>,
+) -> Value {
+    let mut value =
+        serde_json::to_value(capabilities).unwrap_or_else(|_| Value::Object(Map::new()));
+    if let (Some(tasks), Value::Object(map)) = (hosted, &mut value) {
+        map.insert("tasks".to_owned(), Value::Object(tasks.clone()));
+    }
+    value
 }

@@ -140,6 +140,12 @@ impl Wire {
         }
     }
 
+    /// Whether task-augmented requests from the server become tasks the
+    /// client hosts: a 2025-11-25 session that declared them.
+    pub(crate) fn hosts_tasks(&self) -> bool {
+        matches!(self, Wire::Legacy(l) if l.hosts_tasks())
+    }
+
     /// Whether the tool listing decides the `task` opt-in on this session
     /// and the server runs tasks: an initialize-era server declaring
     /// task-augmented calls.
