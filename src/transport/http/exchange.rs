@@ -1,19 +1,18 @@
 //! One request's exchange: the POST, then its reply read as JSON or SSE and
 //! handed to the client message by message.
 
-use std::error::Error as _;
 use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
+use reqwest::header::{HeaderMap, HeaderValue, WWW_AUTHENTICATE};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
-use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use super::headers::PROTOCOL_VERSION_HEADER;
+use super::post::{describe, is_sse, split_batch};
 use super::sse::Events;
 use super::{SESSION_HEADER, Shared, session};
 use crate::protocol::method;
@@ -488,27 +487,6 @@ impl Exchange {
     }
 }
 
-/// The messages of one JSON text: the elements of a batch (a non-empty
-/// array, which 2025-03-26 allowed), else the text itself.
-pub(super) fn split_batch(text: &str) -> Vec<String> {
-    if text.trim_start().starts_with('[')
-        && let Ok(items) = serde_json::from_str::<Vec<Box<RawValue>>>(text)
-        && !items.is_empty()
-    {
-        return items.into_iter().map(|m| m.get().to_owned()).collect();
-    }
-    vec![text.to_owned()]
-}
-
-/// Whether a reply is an SSE stream.
-pub(super) fn is_sse(headers: &HeaderMap) -> bool {
-    headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("text/event-stream"))
-}
-
 /// What one message of a reply is to the exchange reading it.
 enum Routed {
     /// The response to this request: the exchange is done.
@@ -570,37 +548,6 @@ async fn read_limited(mut response: reqwest::Response, max: usize) -> Result<Vec
         body.extend_from_slice(&chunk);
     }
     Ok(body)
-}
-
-/// Sends a notification: a POST whose answer (`202 Accepted`) carries nothing.
-pub(super) async fn notify(shared: Arc<Shared>, method: String, headers: HeaderMap, body: String) {
-    let send = shared
-        .client
-        .post(shared.url.clone())
-        .headers(headers)
-        .body(body)
-        .send();
-    match tokio::time::timeout(Duration::from_secs(30), send).await {
-        Ok(Ok(r)) if r.status().is_success() => {}
-        Ok(Ok(r)) => {
-            tracing::debug!(%method, status = %r.status(), "the server refused a notification")
-        }
-        Ok(Err(e)) => tracing::debug!(%method, "a notification was not delivered: {}", describe(e)),
-        Err(_) => tracing::debug!(%method, "a notification was not answered in time"),
-    }
-}
-
-/// A reqwest error with its causes, without the URL (which may hold secrets).
-pub(super) fn describe(e: reqwest::Error) -> String {
-    let e = e.without_url();
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// The start of an unexpected body, on one line.

@@ -21,6 +21,7 @@ use crate::protocol::{PROTOCOL_VERSION, RequestId};
 
 mod exchange;
 mod headers;
+mod post;
 mod session;
 mod sse;
 mod tool_headers;
@@ -611,7 +612,7 @@ impl MessageSink for HttpSink {
             // reach the server before the session's first request).
             (_, _, Ok(headers)) => {
                 let initialized = method == method::NOTIFICATIONS_INITIALIZED;
-                exchange::notify(self.shared.clone(), method, headers, json).await;
+                post::notify(self.shared.clone(), method, headers, json).await;
                 if initialized {
                     self.shared.start_listening(tx);
                 }

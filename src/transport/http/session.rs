@@ -13,8 +13,8 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use tokio::sync::mpsc;
 
-use super::exchange::{self, describe, is_sse, split_batch};
 use super::headers::PROTOCOL_VERSION_HEADER;
+use super::post::{self, describe, is_sse, split_batch};
 use super::sse::Events;
 use super::{SESSION_HEADER, Shared};
 use crate::protocol::RequestId;
@@ -251,7 +251,7 @@ pub(super) async fn renew(
     let json = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned();
     let notification = Outbound::new(json, method::NOTIFICATIONS_INITIALIZED);
     let headers = shared.headers_for(&notification)?;
-    exchange::notify(
+    post::notify(
         shared.clone(),
         notification.method,
         headers,
