@@ -245,6 +245,48 @@ async fn a_url_elicitation_reaches_the_url_handler<T: Transport>(transport: T) {
     assert_eq!(id.as_deref(), Some("interop-1"));
 }
 
+/// `trigger-elicitation-request-async` and `trigger-sampling-request-async`:
+/// the server asks the client to run the request as a task (2025-11-25,
+/// the client declares `tasks.requests` for its handlers), polls it with
+/// `tasks/get` and reads it with `tasks/result`.
+async fn the_server_s_async_requests_run_as_client_hosted_tasks(client: Client) {
+    let names: Vec<String> = client
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    for tool in [
+        "trigger-elicitation-request-async",
+        "trigger-sampling-request-async",
+    ] {
+        assert!(
+            names.iter().any(|n| n == tool),
+            "{tool} is listed: {names:?}"
+        );
+    }
+    let elicited = client
+        .call_tool("trigger-elicitation-request-async", json!({}))
+        .await
+        .unwrap();
+    let text = elicited.joined_text();
+    assert!(text.contains("completed"), "{text}");
+    let sampled = client
+        .call_tool(
+            "trigger-sampling-request-async",
+            json!({"prompt": "say something", "maxTokens": 20}),
+        )
+        .await
+        .unwrap();
+    let text = sampled.joined_text();
+    assert!(
+        text.contains("completed") && text.contains("a sampled answer"),
+        "{text}"
+    );
+    assert!(client.hosted_tasks() >= 2, "kept for their ttl");
+}
+
 /// The first interpretation the server offers in a form's `oneOf`.
 fn first_choice(schema: &serde_json::Value) -> String {
     schema["properties"]["interpretation"]["oneOf"][0]["const"]
@@ -442,6 +484,15 @@ mod stdio {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_server_s_async_requests_run_as_client_hosted_tasks() {
+        bounded(async {
+            super::the_server_s_async_requests_run_as_client_hosted_tasks(client(server()).await)
+                .await
+        })
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_url_elicitation_reaches_the_url_handler() {
         bounded(super::a_url_elicitation_reaches_the_url_handler(server())).await;
     }
@@ -553,6 +604,18 @@ mod http {
         bounded(async {
             let server = server().await;
             super::a_research_clarification_is_answered_by_hand(
+                client(Http::new(&server.url)).await,
+            )
+            .await;
+        })
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_server_s_async_requests_run_as_client_hosted_tasks() {
+        bounded(async {
+            let server = server().await;
+            super::the_server_s_async_requests_run_as_client_hosted_tasks(
                 client(Http::new(&server.url)).await,
             )
             .await;
