@@ -575,3 +575,52 @@ async fn respond_by_hand_is_followed_by_a_read_soon() {
         .collect();
     assert_eq!(last_two, [ms(5_050), ms(50)]);
 }
+
+/// A 2025-11-25 `notifications/tasks/status` (no payload) from a
+/// 2026-07-28 server, as some servers send on either era: a listening
+/// handle reads the task at once instead of at its 10 s interval.
+#[tokio::test(start_paused = true)]
+async fn a_2025_status_notification_makes_a_listening_task_read_at_once() {
+    let (client, mut sink, mut stream) = raw_peer().await;
+    let (task, _) = start_task(
+        &client,
+        &mut sink,
+        &mut stream,
+        "t-status",
+        json!(10_000),
+        true,
+    )
+    .await;
+    let started = Instant::now();
+    let mut wait = tokio::spawn(task.finish());
+    let mut done_at_server = false;
+    let finished = loop {
+        tokio::select! {
+            done = &mut wait => break done.unwrap().unwrap(),
+            message = stream.recv() => {
+                let Ok(Some(Inbound::Message(text))) = message else { panic!("the client went away") };
+                let request: Value = serde_json::from_str(&text).unwrap();
+                match request["method"].as_str() {
+                    Some("subscriptions/listen") => {
+                        let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                            "params": {"notifications": {}, "_meta": {"io.modelcontextprotocol/subscriptionId": request["id"]}}});
+                        reply(&mut sink, ack.to_string()).await;
+                    }
+                    Some("tasks/get") => {
+                        let now = if done_at_server { completed("t-status") } else { snapshot("t-status", "working", json!(10_000)) };
+                        reply(&mut sink, result(&request, now)).await;
+                    }
+                    _ => {}
+                }
+            }
+            () = tokio::time::sleep_until(started + ms(1_000)), if !done_at_server => {
+                done_at_server = true;
+                let status = json!({"jsonrpc": "2.0", "method": "notifications/tasks/status",
+                    "params": {"taskId": "t-status", "status": "completed"}});
+                reply(&mut sink, status.to_string()).await;
+            }
+        }
+    };
+    assert!(finished.outcome().is_completed());
+    assert!(started.elapsed() < ms(2_000), "{:?}", started.elapsed());
+}

@@ -299,9 +299,32 @@ impl State {
         }
     }
 
+    /// A 2025-11-25 `notifications/tasks/status` (a status without its
+    /// payload), which some servers send on either era: every handle
+    /// watching the task reads it at once.
+    fn on_status(&self, params: Option<Box<serde_json::value::RawValue>>) {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Status {
+            task_id: TaskId,
+        }
+        let Some(status) = params.and_then(|p| serde_json::from_str::<Status>(p.get()).ok()) else {
+            tracing::debug!("ignoring a malformed notifications/tasks/status");
+            return;
+        };
+        for entry in self.entries.values().filter(|e| e.id == status.task_id) {
+            entry.send(Push::Lagged);
+        }
+    }
+
     /// A push that no subscription claimed (see [`Connection::task_pushes`](crate::client::rpc::Connection::task_pushes)).
     fn on_stray(&mut self, event: Option<SubEvent>) -> bool {
         match event {
+            Some(SubEvent::Notification { method, params })
+                if method == method::NOTIFICATIONS_TASKS_STATUS =>
+            {
+                self.on_status(params);
+            }
             Some(SubEvent::Notification { params, .. }) => self.on_push(params),
             Some(SubEvent::Lagged) => {
                 for entry in self.entries.values() {
@@ -319,6 +342,11 @@ impl State {
                 if method == method::NOTIFICATIONS_TASKS =>
             {
                 self.on_push(params);
+            }
+            Some(SubEvent::Notification { method, params })
+                if method == method::NOTIFICATIONS_TASKS_STATUS =>
+            {
+                self.on_status(params);
             }
             Some(SubEvent::Notification { method, .. }) => {
                 tracing::debug!(%method, "ignoring a notification on the listen stream");

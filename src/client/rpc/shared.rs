@@ -320,7 +320,12 @@ impl Shared {
         }
         // Task pushes are correlated by task id, not by stream: some servers
         // send them on the request's own stream, without a subscription id.
-        if method == method::NOTIFICATIONS_TASKS {
+        // A 2025-11-25 status notification goes the same way on a
+        // 2026-07-28 session (the watcher reads the task at once); on an
+        // initialize-era session nobody takes these pushes, and it goes on
+        // to the notification dispatcher.
+        let status = method == method::NOTIFICATIONS_TASKS_STATUS;
+        if method == method::NOTIFICATIONS_TASKS || (status && t.task_pushes.is_some()) {
             if let Some(entry) = &t.task_pushes
                 && !entry.send(SubEvent::Notification { method, params })
             {
