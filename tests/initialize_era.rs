@@ -9,87 +9,11 @@ mod support;
 use mcp_tasks::Client;
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, ListRootsResult, Root};
-use mcp_tasks::transport::{Transport, memory};
 use serde_json::{Value, json};
 use support::*;
 use tokio::time::Instant;
 
-/// The server's end of a connection, driven by hand.
-struct Peer {
-    sink: memory::MemorySink,
-    stream: memory::MemoryStream,
-}
-
-impl Peer {
-    /// The next message the client sent.
-    async fn next(&mut self) -> Value {
-        tokio::time::timeout(ms(60_000), next_json(&mut self.stream))
-            .await
-            .expect("the client sent nothing within a minute")
-    }
-
-    async fn send(&mut self, message: Value) {
-        reply(&mut self.sink, message.to_string()).await;
-    }
-
-    async fn answer(&mut self, request: &Value, result: Value) {
-        self.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
-            .await;
-    }
-
-    async fn refuse(&mut self, request: &Value, code: i64, message: &str) {
-        self.send(json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": code, "message": message}}))
-            .await;
-    }
-
-    /// Plays a 2025 server's side of the handshake: refuses the probe as
-    /// the TypeScript SDK 1.x does over stdio, answers `initialize` with
-    /// `version`, and checks the `initialized` notification. Returns the
-    /// `initialize` request.
-    async fn handshake(&mut self, version: &str) -> Value {
-        let probe = self.next().await;
-        assert_eq!(probe["method"], "server/discover");
-        self.refuse(&probe, -32601, "Method not found").await;
-        let init = self.next().await;
-        assert_eq!(init["method"], "initialize");
-        self.answer(
-            &init,
-            json!({
-                "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": true}, "logging": {}},
-                "serverInfo": {"name": "everything", "version": "2026.8.31"},
-                "instructions": "try the echo tool"
-            }),
-        )
-        .await;
-        let initialized = self.next().await;
-        assert_eq!(initialized["method"], "notifications/initialized");
-        assert!(initialized.get("id").is_none());
-        init
-    }
-}
-
-fn peer() -> (memory::MemoryTransport, Peer) {
-    let (ours, theirs) = memory::pair();
-    let peer = async move {
-        let (sink, stream) = theirs.connect().await.unwrap();
-        Peer { sink, stream }
-    };
-    // The server's end connects at once; the memory pair needs no I/O.
-    let peer = futures_block(peer);
-    (ours, peer)
-}
-
-/// Runs a future that completes without waiting on anything.
-fn futures_block<F: std::future::Future>(f: F) -> F::Output {
-    let waker = std::task::Waker::noop();
-    let mut cx = std::task::Context::from_waker(waker);
-    let mut f = std::pin::pin!(f);
-    match f.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(v) => v,
-        std::task::Poll::Pending => panic!("the memory pair should connect at once"),
-    }
-}
+use support::hand_peer::peer;
 
 #[tokio::test(start_paused = true)]
 async fn a_2025_server_is_initialized_and_its_tools_listed_and_called() {

@@ -12,91 +12,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use mcp_tasks::input::{InputHandlers, UrlRequest};
 use mcp_tasks::protocol::{ElicitResult, LogLevel, LogMessage};
-use mcp_tasks::transport::{Transport, memory};
 use mcp_tasks::{Client, ListChanged};
 use serde_json::{Value, json};
 use support::*;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::time::Instant;
 
-/// The server's end of a connection, driven by hand.
-struct Peer {
-    sink: memory::MemorySink,
-    stream: memory::MemoryStream,
-}
-
-impl Peer {
-    /// The next message the client sent.
-    async fn next(&mut self) -> Value {
-        tokio::time::timeout(ms(60_000), next_json(&mut self.stream))
-            .await
-            .expect("the client sent nothing within a minute")
-    }
-
-    async fn send(&mut self, message: Value) {
-        reply(&mut self.sink, message.to_string()).await;
-    }
-
-    async fn notify(&mut self, method: &str, params: Value) {
-        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
-            .await;
-    }
-
-    async fn answer(&mut self, request: &Value, result: Value) {
-        self.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
-            .await;
-    }
-
-    /// A 2025-11-25 server's side of the handshake (the probe refused, as
-    /// the TypeScript SDK 1.x does over stdio). Returns the `initialize`
-    /// request.
-    async fn handshake(&mut self) -> Value {
-        let probe = self.next().await;
-        assert_eq!(probe["method"], "server/discover");
-        self.send(json!({"jsonrpc": "2.0", "id": probe["id"],
-            "error": {"code": -32601, "message": "Method not found"}}))
-            .await;
-        let init = self.next().await;
-        assert_eq!(init["method"], "initialize");
-        self.answer(
-            &init,
-            json!({
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"tools": {"listChanged": true}, "logging": {}},
-                "serverInfo": {"name": "everything", "version": "2026.8.31"}
-            }),
-        )
-        .await;
-        assert_eq!(self.next().await["method"], "notifications/initialized");
-        init
-    }
-
-    /// A ping answered: the reader has routed everything sent before it.
-    async fn sync(&mut self, id: &str) {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
-            .await;
-        let pong = self.next().await;
-        assert_eq!(pong["id"], id, "{pong}");
-    }
-}
-
-fn peer() -> (memory::MemoryTransport, Peer) {
-    let (ours, theirs) = memory::pair();
-    let peer = async move {
-        let (sink, stream) = theirs.connect().await.unwrap();
-        Peer { sink, stream }
-    };
-    // The server's end connects at once; the memory pair needs no I/O.
-    let waker = std::task::Waker::noop();
-    let mut cx = std::task::Context::from_waker(waker);
-    let mut peer = std::pin::pin!(peer);
-    match peer.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(p) => (ours, p),
-        std::task::Poll::Pending => panic!("the memory pair should connect at once"),
-    }
-}
-
-use std::future::Future as _;
+use support::hand_peer::{Peer, peer};
 
 /// An `on_log` callback that sends each message to the returned receiver.
 fn log_channel() -> (
@@ -116,7 +38,7 @@ async fn a_log_message_reaches_the_callback_and_set_log_level_sends_set_level() 
     let (transport, mut server) = peer();
     let (on_log, mut logs) = log_channel();
     let connecting = tokio::spawn(Client::builder().on_log(on_log).connect(transport));
-    server.handshake().await;
+    server.handshake("2025-11-25").await;
     let client = connecting.await.unwrap().unwrap();
 
     let set = tokio::spawn({
@@ -182,7 +104,7 @@ async fn a_flood_of_log_messages_with_a_stuck_callback_is_dropped_and_counted() 
         }
     };
     let connecting = tokio::spawn(Client::builder().on_log(on_log).connect(transport));
-    server.handshake().await;
+    server.handshake("2025-11-25").await;
     let client = connecting.await.unwrap().unwrap();
     const FLOOD: u64 = 1_000;
     for n in 0..FLOOD {
@@ -295,7 +217,7 @@ async fn tools_list_changed_drops_the_stale_task_opt_in() {
 async fn a_server_cancellation_ends_the_pending_request_at_once() {
     let (transport, mut server) = peer();
     let connecting = tokio::spawn(Client::builder().connect(transport));
-    server.handshake().await;
+    server.handshake("2025-11-25").await;
     let client = connecting.await.unwrap().unwrap();
 
     let call = tokio::spawn({
@@ -373,7 +295,7 @@ async fn a_server_cancelling_its_own_request_stops_the_handler_answering_it() {
             .input_handlers(handlers)
             .connect(transport),
     );
-    server.handshake().await;
+    server.handshake("2025-11-25").await;
     let _client = connecting.await.unwrap().unwrap();
     let ask = |id: u64, message: &str| {
         json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create",
@@ -415,7 +337,7 @@ async fn a_url_elicitation_id_reaches_the_handler_and_its_completion_the_user() 
             .input_handlers(handlers)
             .connect(transport),
     );
-    let init = server.handshake().await;
+    let init = server.handshake("2025-11-25").await;
     assert_eq!(
         init["params"]["capabilities"]["elicitation"],
         json!({"url": {}}),
@@ -457,7 +379,7 @@ async fn url_mode_is_not_declared_without_a_url_handler() {
             .input_handlers(handlers)
             .connect(transport),
     );
-    let init = server.handshake().await;
+    let init = server.handshake("2025-11-25").await;
     assert_eq!(
         init["params"]["capabilities"]["elicitation"],
         json!({"form": {}})

@@ -9,52 +9,27 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_tasks::protocol::Progress;
-use mcp_tasks::transport::Transport;
-use mcp_tasks::transport::memory::{self, MemorySink, MemoryStream};
 use mcp_tasks::{Client, Error};
 use serde_json::{Value, json};
 use support::*;
 use tokio::time::Instant;
 
-/// The server's end, driven by hand.
-struct Peer {
-    sink: MemorySink,
-    stream: MemoryStream,
-}
+use support::hand_peer::{Peer, peer};
 
-impl Peer {
-    async fn next(&mut self) -> Value {
-        tokio::time::timeout(ms(600_000), next_json(&mut self.stream))
-            .await
-            .expect("the client sent nothing")
-    }
-
-    async fn send(&mut self, message: Value) {
-        reply(&mut self.sink, message.to_string()).await;
-    }
-
-    async fn answer(&mut self, request: &Value, result: Value) {
-        self.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
-            .await;
-    }
-
-    async fn progress(&mut self, token: &Value, progress: Value) {
-        let mut params = json!({"progressToken": token});
-        params
-            .as_object_mut()
-            .unwrap()
-            .extend(progress.as_object().unwrap().clone());
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": params}))
-            .await;
-    }
+/// Sends a progress report for `token`.
+async fn report(peer: &mut Peer, token: &Value, progress: Value) {
+    let mut params = json!({"progressToken": token});
+    params
+        .as_object_mut()
+        .unwrap()
+        .extend(progress.as_object().unwrap().clone());
+    peer.notify("notifications/progress", params).await;
 }
 
 /// A client speaking `version` with a 1 s request timeout, and its peer.
 /// An initialize-era version is pinned, so the handshake has no probe.
 async fn connect(version: &str) -> (Client, Peer) {
-    let (ours, theirs) = memory::pair();
-    let (sink, stream) = theirs.connect().await.unwrap();
-    let mut peer = Peer { sink, stream };
+    let (ours, mut server) = peer();
     let connecting = tokio::spawn(
         Client::builder()
             .request_timeout(ms(1_000))
@@ -62,17 +37,9 @@ async fn connect(version: &str) -> (Client, Peer) {
             .connect(ours),
     );
     if version != "2026-07-28" {
-        let init = peer.next().await;
-        assert_eq!(init["method"], "initialize");
-        peer.answer(
-            &init,
-            json!({"protocolVersion": version, "capabilities": {"tools": {}},
-                   "serverInfo": {"name": "p", "version": "1"}}),
-        )
-        .await;
-        assert_eq!(peer.next().await["method"], "notifications/initialized");
+        server.initialize(version).await;
     }
-    (connecting.await.unwrap().unwrap(), peer)
+    (connecting.await.unwrap().unwrap(), server)
 }
 
 /// The reports a callback recorded.
@@ -114,17 +81,11 @@ async fn every_step_reaches_the_callback_in_order(version: &str) {
     );
     for step in 1..=5 {
         tokio::time::sleep(ms(200)).await;
-        server
-            .progress(
-                &token,
-                json!({"progress": step, "total": 5, "message": format!("step {step}")}),
-            )
-            .await;
+        let report_json = json!({"progress": step, "total": 5, "message": format!("step {step}")});
+        report(&mut server, &token, report_json).await;
     }
     // A report for another token is not this call's.
-    server
-        .progress(&json!("someone-else"), json!({"progress": 99}))
-        .await;
+    report(&mut server, &json!("someone-else"), json!({"progress": 99})).await;
     server.answer(&request, done()).await;
     assert_eq!(call.await.unwrap().unwrap(), "done");
     let seen = seen.lock().unwrap().clone();
@@ -190,7 +151,7 @@ async fn reports_right_before_the_answer_are_all_delivered() {
     let request = server.next().await;
     let token = request["params"]["_meta"]["progressToken"].clone();
     for step in 1..=20 {
-        server.progress(&token, json!({"progress": step})).await;
+        report(&mut server, &token, json!({"progress": step})).await;
     }
     server.answer(&request, done()).await;
     call.await.unwrap().unwrap();
@@ -207,7 +168,7 @@ async fn progress_restarts_the_request_timeout() {
     let token = request["params"]["_meta"]["progressToken"].clone();
     for step in 1..=6 {
         tokio::time::sleep(ms(800)).await;
-        server.progress(&token, json!({"progress": step})).await;
+        report(&mut server, &token, json!({"progress": step})).await;
     }
     tokio::time::sleep(ms(200)).await;
     server.answer(&request, done()).await;
@@ -227,7 +188,7 @@ async fn the_overall_bound_caps_a_call_that_reports_forever() {
     let reporter = tokio::spawn(async move {
         for step in 1.. {
             tokio::time::sleep(ms(500)).await;
-            server.progress(&token, json!({"progress": step})).await;
+            report(&mut server, &token, json!({"progress": step})).await;
         }
         server
     });
@@ -254,7 +215,7 @@ async fn an_unreadable_report_does_not_restart_the_timeout() {
     let reporter = tokio::spawn(async move {
         for _ in 0..10 {
             tokio::time::sleep(ms(300)).await;
-            server.progress(&token, json!({"progress": "half"})).await;
+            report(&mut server, &token, json!({"progress": "half"})).await;
         }
         server
     });
@@ -278,9 +239,9 @@ async fn concurrent_calls_get_their_own_reports() {
         second["params"]["_meta"]["progressToken"].clone(),
     );
     assert_ne!(ta, tb);
-    server.progress(&ta, json!({"progress": 1})).await;
-    server.progress(&tb, json!({"progress": 2})).await;
-    server.progress(&tb, json!({"progress": 3})).await;
+    report(&mut server, &ta, json!({"progress": 1})).await;
+    report(&mut server, &tb, json!({"progress": 2})).await;
+    report(&mut server, &tb, json!({"progress": 3})).await;
     server.answer(&first, done()).await;
     server.answer(&second, done()).await;
     a.await.unwrap().unwrap();

@@ -117,6 +117,7 @@ impl CannedPeer {
 }
 
 mod chaos;
+pub mod hand_peer;
 mod legacy_server;
 mod peer;
 mod time;
