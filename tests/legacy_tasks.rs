@@ -161,6 +161,16 @@ async fn manual_input_is_answered_with_respond() {
     assert_eq!(answers[0]["result"]["content"], json!({"ok": false}));
 }
 
+/// A required task tool that works 100 ms and completes with "done".
+fn quick() -> LegacyTool {
+    LegacyTool::new(
+        "quick",
+        "required",
+        vec![Step::Work(100, "on it")],
+        End::Text("done"),
+    )
+}
+
 fn server_with(tools: Vec<LegacyTool>, knobs: Knobs) -> LegacyServer {
     LegacyServer::new(tools, knobs)
 }
@@ -216,12 +226,7 @@ async fn cancel_and_wait_ends_cancelled_and_an_ended_task_reads_its_outcome() {
     let server = server_with(
         vec![
             LegacyTool::new("forever", "required", vec![], End::Forever),
-            LegacyTool::new(
-                "quick",
-                "required",
-                vec![Step::Work(100, "on it")],
-                End::Text("done"),
-            ),
+            quick(),
         ],
         Knobs::default(),
     );
@@ -277,12 +282,7 @@ async fn a_task_for_a_forbidden_tool_is_followed_not_lost() {
 #[tokio::test(start_paused = true)]
 async fn a_result_that_never_comes_ends_the_wait_at_its_deadline_with_the_handle() {
     let server = server_with(
-        vec![LegacyTool::new(
-            "quick",
-            "required",
-            vec![Step::Work(100, "on it")],
-            End::Text("done"),
-        )],
+        vec![quick()],
         Knobs {
             result_never_returns: true,
             ..Knobs::default()
@@ -306,12 +306,7 @@ async fn a_result_that_never_comes_ends_the_wait_at_its_deadline_with_the_handle
 #[tokio::test(start_paused = true)]
 async fn a_connection_dropped_during_the_result_fails_the_wait_at_once() {
     let server = server_with(
-        vec![LegacyTool::new(
-            "quick",
-            "required",
-            vec![Step::Work(100, "on it")],
-            End::Text("done"),
-        )],
+        vec![quick()],
         Knobs {
             drop_on_result: true,
             ..Knobs::default()
@@ -608,15 +603,7 @@ async fn a_reference_resumes_in_its_own_era_only() {
 /// ended task has nothing left to cancel; an unknown one is not found).
 #[tokio::test(start_paused = true)]
 async fn cancel_task_of_an_ended_task_is_ok_and_of_an_unknown_one_not_found() {
-    let server = server_with(
-        vec![LegacyTool::new(
-            "quick",
-            "required",
-            vec![Step::Work(100, "x")],
-            End::Text("done"),
-        )],
-        Knobs::default(),
-    );
+    let server = server_with(vec![quick()], Knobs::default());
     let client = legacy_client(&server, InputHandlers::new()).await;
     let task = start(&client, "quick").await;
     let id = task.id().clone();
@@ -635,15 +622,7 @@ async fn cancel_task_of_an_ended_task_is_ok_and_of_an_unknown_one_not_found() {
 /// `task` opt-in.
 #[tokio::test(start_paused = true)]
 async fn calls_started_together_list_once() {
-    let server = server_with(
-        vec![LegacyTool::new(
-            "quick",
-            "required",
-            vec![Step::Work(100, "x")],
-            End::Text("done"),
-        )],
-        Knobs::default(),
-    );
+    let server = server_with(vec![quick()], Knobs::default());
     let client = legacy_client(&server, InputHandlers::new()).await;
     let (a, b, c) = tokio::join!(
         client.call_tool("quick", json!({})),
