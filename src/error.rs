@@ -68,7 +68,15 @@ impl Hint {
 struct HttpReply {
     status: u16,
     www_authenticate: Option<String>,
+    /// `Retry-After`, at most [`MAX_RETRY_AFTER`].
+    retry_after: Option<Duration>,
 }
+
+/// The longest wait a server's `Retry-After` imposes on the client: 5
+/// minutes. A larger value (a misconfigured gateway's `86400`, a date next
+/// year) counts as this much, so that a task is read again within the
+/// deadline its caller chose, rather than never.
+pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Kind {
@@ -169,7 +177,17 @@ impl Error {
         self.inner.http = Some(HttpReply {
             status,
             www_authenticate,
+            retry_after: None,
         });
+        self
+    }
+
+    /// Records the `Retry-After` of the reply [`Error::with_http`]
+    /// recorded, capped at [`MAX_RETRY_AFTER`].
+    pub(crate) fn with_retry_after(mut self, wait: Option<Duration>) -> Self {
+        if let Some(http) = self.inner.http.as_mut() {
+            http.retry_after = wait.map(|w| w.min(MAX_RETRY_AFTER));
+        }
         self
     }
 
@@ -300,6 +318,9 @@ impl Error {
     /// refused the request before running it (`408` and `429`, which ask
     /// for a later retry, are transport errors). A `5xx` one is a transport
     /// error, and a `tools/call` that gets it has an unknown outcome.
+    /// [`is_overloaded`](Error::is_overloaded) and
+    /// [`retry_after`](Error::retry_after) tell a server that asks to be
+    /// left alone for a while.
     ///
     /// # Examples
     ///
@@ -313,6 +334,56 @@ impl Error {
     /// ```
     pub fn http_status(&self) -> Option<u16> {
         self.inner.http.as_ref().map(|h| h.status)
+    }
+
+    /// The server (or a gateway in front of it) is overloaded or rate
+    /// limits the client: the reply that failed the request had HTTP
+    /// status `429 Too Many Requests` or `503 Service Unavailable`, with or
+    /// without a JSON-RPC error in its body.
+    ///
+    /// Neither MCP nor the official SDKs define a JSON-RPC error code for
+    /// overload (the `-32000`..`-32019` range is left to each server, so no
+    /// meaning is read into it): only the HTTP status counts. On stdio no
+    /// error is `is_overloaded`.
+    ///
+    /// A wait retries a task read that fails this way, no sooner than
+    /// [`retry_after`](Error::retry_after) says and never sooner than the
+    /// task's poll interval, and holds back the reads of every other task
+    /// of the same [`Client`](crate::Client) as long. A write
+    /// (`tools/call`, an answer, a cancel) is never sent again on its own:
+    /// a `tools/call` refused with `503` may have reached the tool (it is
+    /// also [`is_outcome_unknown`](Error::is_outcome_unknown)), one refused
+    /// with `429` did not run.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # async fn f(client: mcp_tasks::Client) {
+    /// match client.list_tools().await {
+    ///     Err(e) if e.is_overloaded() => {
+    ///         let wait = e.retry_after().unwrap_or(std::time::Duration::from_secs(1));
+    ///         tokio::time::sleep(wait).await;
+    ///     }
+    ///     _ => {}
+    /// }
+    /// # }
+    /// ```
+    pub fn is_overloaded(&self) -> bool {
+        matches!(self.http_status(), Some(429 | 503))
+    }
+
+    /// How long the server asked the client to wait before trying again:
+    /// the `Retry-After` header of the reply that failed the request, on
+    /// any status that sends it (`429`, `503`, a `3xx`, …).
+    ///
+    /// Both forms are read: delta-seconds (`Retry-After: 3`) and an
+    /// HTTP-date (`Retry-After: Fri, 01 Jan 2027 00:00:00 GMT`, measured
+    /// against the system clock when the reply came; a date already past
+    /// is zero). The value is capped at 5 minutes: a larger one is read as
+    /// 5 minutes. `None` when the reply had no such header, or one that
+    /// does not parse.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.inner.http.as_ref()?.retry_after
     }
 
     /// The `WWW-Authenticate` header of the reply that failed the request
@@ -370,13 +441,44 @@ impl Error {
     /// <id>"); replace it with its short form so that showing the error
     /// never shows the secret. Ids under [`MIN_SCRUBBED_ID`] characters
     /// are left alone: replacing them would garble the text.
-    fn scrub(&self, text: String) -> String {
-        match &self.inner.task_id {
-            Some(id) if id.expose().chars().count() >= MIN_SCRUBBED_ID => {
-                text.replace(id.expose(), &id.redacted())
-            }
-            _ => text,
+    ///
+    /// An HTTP refusal quotes the start of its body as JSON text, on one
+    /// line: the id may be there JSON-escaped (quotes, control characters),
+    /// with its runs of whitespace collapsed, or cut short by the quote's
+    /// end (`…`); `Debug` escapes each of them once more. Every one of
+    /// those forms is replaced too, the longest first.
+    fn scrub(&self, mut text: String) -> String {
+        let Some(id) = &self.inner.task_id else {
+            return text;
+        };
+        let raw = id.expose();
+        if raw.chars().count() < MIN_SCRUBBED_ID {
+            return text;
         }
+        let redacted = id.redacted();
+        let escaped = serde_json::to_string(raw).unwrap_or_default();
+        let escaped = escaped
+            .strip_prefix('"')
+            .and_then(|e| e.strip_suffix('"'))
+            .unwrap_or(raw);
+        let mut forms = vec![raw.to_owned(), escaped.to_owned()];
+        for form in [raw, escaped] {
+            forms.push(form.split_whitespace().collect::<Vec<_>>().join(" "));
+        }
+        // As `Debug` writes each of them (the kind's `Debug` escapes again).
+        for i in 0..forms.len() {
+            let debug = format!("{:?}", forms[i]);
+            forms.push(debug[1..debug.len() - 1].to_owned());
+        }
+        forms.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        forms.dedup();
+        for form in &forms {
+            text = text.replace(form.as_str(), &redacted);
+        }
+        for form in &forms {
+            text = scrub_cut(&text, form, &redacted);
+        }
+        text
     }
 
     fn rpc_code(&self) -> Option<i64> {
@@ -420,6 +522,40 @@ fn cancel_note(reason: Option<&str>, partial: bool) -> String {
 /// The shortest task id that [`Error::scrub`] hides in server messages.
 const MIN_SCRUBBED_ID: usize = 8;
 
+/// Replaces, in `text`, each start of `id` of at least
+/// [`MIN_SCRUBBED_ID`] characters that is followed by `…` (a quote cut
+/// short) with `redacted`.
+fn scrub_cut(text: &str, id: &str, redacted: &str) -> String {
+    let ends: Vec<usize> = id
+        .char_indices()
+        .map(|(i, _)| i)
+        .skip(MIN_SCRUBBED_ID)
+        .collect();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('…') {
+        let before = &rest[..at];
+        let cut = ends
+            .iter()
+            .rev()
+            .copied()
+            .find(|&end| before.ends_with(&id[..end]));
+        match cut {
+            Some(end) => {
+                out.push_str(&before[..before.len() - end]);
+                out.push_str(redacted);
+            }
+            None => {
+                out.push_str(before);
+                out.push('…');
+            }
+        }
+        rest = &rest[at + '…'.len_utf8()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Text shown as is by `Debug`.
 struct Redacted(String);
 
@@ -446,6 +582,9 @@ impl fmt::Debug for Error {
             d.field("http_status", &h.status);
             if let Some(w) = &h.www_authenticate {
                 d.field("www_authenticate", w);
+            }
+            if let Some(r) = &h.retry_after {
+                d.field("retry_after", r);
             }
         }
         if let Some(s) = &self.inner.source {
@@ -522,6 +661,33 @@ mod tests {
     }
 
     #[test]
+    fn an_opaque_id_quoted_in_a_refusal_is_redacted_in_every_form() {
+        let raw = format!("gw:v1 \"tenant\"  café\t{}", "Zx9".repeat(100));
+        let id = TaskId::new(raw.as_str());
+        let escaped = serde_json::to_string(&raw).unwrap();
+        let escaped = &escaped[1..escaped.len() - 1];
+        let collapsed = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+        let cut: String = escaped.chars().take(150).collect();
+        for body in [
+            format!("HTTP 404: unknown task {raw}"),
+            format!(r#"HTTP 404: {{"error":"unknown task {escaped}"}}"#),
+            format!("HTTP 404: unknown task {collapsed}"),
+            format!(r#"HTTP 404: {{"error":"unknown task {cut}…"#),
+        ] {
+            let e = Error::new(Kind::Refused(body.clone()))
+                .with_method("tasks/get")
+                .with_task(&id);
+            for shown in [e.to_string(), format!("{e:?}")] {
+                assert!(!shown.contains("Zx9Zx9"), "{shown}");
+                assert!(shown.contains("gw:v…"), "{shown}");
+            }
+        }
+        // A cut that is not the id's is kept.
+        assert_eq!(scrub_cut("a quote…", "something", "s…"), "a quote…");
+        assert_eq!(scrub_cut("", "something", "s…"), "");
+    }
+
+    #[test]
     fn a_timed_out_tool_call_has_an_unknown_outcome() {
         let timeout = || {
             Error::new(Kind::Timeout {
@@ -581,6 +747,36 @@ mod tests {
         let e = Error::rpc(RpcError::new(-32600, "bad")).with_http(400, None);
         assert_eq!((e.http_status(), e.www_authenticate()), (Some(400), None));
         assert_eq!(Error::transport("reset").http_status(), None);
+    }
+
+    #[test]
+    fn overload_is_429_or_503_and_retry_after_is_capped() {
+        let refusal = |status| {
+            Error::transport(format!("HTTP {status}"))
+                .with_method("tasks/get")
+                .with_http(status, None)
+        };
+        assert!(refusal(429).is_overloaded() && refusal(503).is_overloaded());
+        for status in [408, 500, 502, 504, 400] {
+            assert!(!refusal(status).is_overloaded(), "{status}");
+        }
+        // A JSON-RPC error sent with the status is overload too.
+        let e = Error::rpc(RpcError::new(-32000, "slow down")).with_http(429, None);
+        assert!(e.is_overloaded() && e.is_rpc());
+        assert!(!Error::rpc(RpcError::new(-32000, "slow down")).is_overloaded());
+        assert_eq!(refusal(429).retry_after(), None);
+        let e = refusal(429).with_retry_after(Some(Duration::from_secs(3)));
+        assert_eq!(e.retry_after(), Some(Duration::from_secs(3)));
+        assert!(format!("{e:?}").contains("retry_after: 3s"), "{e:?}");
+        let e = refusal(503).with_retry_after(Some(Duration::from_secs(86_400)));
+        assert_eq!(e.retry_after(), Some(MAX_RETRY_AFTER));
+        // Only with the reply's status.
+        assert_eq!(
+            Error::transport("x")
+                .with_retry_after(Some(Duration::from_secs(1)))
+                .retry_after(),
+            None
+        );
     }
 
     #[test]

@@ -340,6 +340,12 @@ impl Client {
         self.inner.wire.connection().discarded()
     }
 
+    /// The moment before which no wait reads a task: the end of the latest
+    /// `Retry-After` the server sent, while it is to come.
+    pub(crate) fn not_before(&self) -> Option<tokio::time::Instant> {
+        self.inner.wire.connection().not_before()
+    }
+
     /// Resolves once the connection has closed (at once if it has).
     pub(crate) async fn closed(&self) {
         self.inner.wire.connection().closed().await;

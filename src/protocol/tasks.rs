@@ -49,13 +49,28 @@ impl TaskId {
     /// A short form safe for logs: the first four characters and an
     /// ellipsis (`9f4c…`). It is never a usable id: a server that got it
     /// back would not know the task.
+    ///
+    /// Ids are opaque (a gateway may hand out long handles of any
+    /// characters): the prefix counts characters, never bytes, so it never
+    /// splits one; a control character in it is escaped (`\n`, `\u{1b}`)
+    /// so that it cannot break a log line; an id of four characters or
+    /// fewer shows only `…`.
     pub fn redacted(&self) -> String {
-        let prefix: String = self.0.chars().take(4).collect();
-        if prefix.len() < self.0.len() {
-            format!("{prefix}…")
-        } else {
-            "…".to_owned()
+        let mut chars = self.0.chars();
+        let prefix: Vec<char> = chars.by_ref().take(4).collect();
+        if chars.next().is_none() {
+            return "…".to_owned();
         }
+        let mut text = String::new();
+        for c in prefix {
+            if c.is_control() {
+                text.extend(c.escape_default());
+            } else {
+                text.push(c);
+            }
+        }
+        text.push('…');
+        text
     }
 }
 
@@ -369,7 +384,19 @@ mod tests {
         assert_eq!(format!("{id:?}"), "TaskId(9f4c…)");
         assert_eq!(id.redacted(), "9f4c…");
         assert_eq!(TaskId::new("abc").redacted(), "…");
+        assert_eq!(TaskId::new("abcd").redacted(), "…");
         assert_eq!(id.expose(), "9f4c1e0a-6f53-4b8e");
+    }
+
+    #[test]
+    fn an_opaque_id_is_redacted_by_characters() {
+        // Multi-byte characters are kept whole, never cut.
+        let id = TaskId::new("日本語の\"タスク\" handle".repeat(40));
+        assert_eq!(id.redacted(), "日本語の…");
+        assert_eq!(TaskId::new("é🦀 \"x\"").redacted(), "é🦀 \"…");
+        // Control characters cannot break a log line.
+        assert_eq!(TaskId::new("a\nb\u{1b}[31m").redacted(), "a\\nb\\u{1b}…");
+        assert_eq!(TaskId::new("日本語の").redacted(), "…");
     }
 
     #[test]

@@ -33,6 +33,25 @@
 //! - a closed connection wakes every wait at once: it fails with
 //!   [`Error::is_transport`](crate::Error::is_transport) and the handle.
 //!
+//! Overload and rate limits (HTTP `429` and `503`, see
+//! [`Error::is_overloaded`](crate::Error::is_overloaded)):
+//! - a read refused with `Retry-After` is retried that long after the
+//!   refusal (capped at 5 minutes), and never sooner than one interval:
+//!   `Retry-After: 0` does not make reads come faster than the schedule;
+//! - the pause holds for every task of the same client: the connection
+//!   keeps the moment it ends, and no wait reads any task before it (a
+//!   wait asleep when the refusal comes sleeps on to that moment). A
+//!   `Retry-After` on the reply to any request counts, a `tools/call`'s
+//!   included;
+//! - a read refused without `Retry-After` is retried after one interval,
+//!   then two, four, … up to 30 s (or the interval, when it is longer),
+//!   each less a jitter of up to a quarter (never under the interval), so
+//!   that tasks refused together do not come back together. The jitter is
+//!   drawn from the task id and the attempt, not from a clock, so a
+//!   schedule is the same on every run;
+//! - other failed reads (a timeout, a lost reply) back off from 100 ms, up
+//!   to the interval.
+//!
 //! The loop lives beside the handles because what it works on is the
 //! handle's core (its machine, ledger, snapshot and schedule): a trait
 //! between the two would restate `Core`'s methods one for one.
@@ -50,6 +69,9 @@ use crate::protocol::{InputRequests, InputResponses};
 
 /// The first retry of a failed read comes this long after it.
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+/// The longest pause between reads of an overloaded server that gave no
+/// `Retry-After`, unless the task's interval is longer.
+const MAX_OVERLOAD_BACKOFF: Duration = Duration::from_secs(30);
 /// Stands for "no bound" where a bound is too long to count (about 30 years).
 const FAR: Duration = Duration::from_secs(86_400 * 365 * 30);
 
@@ -93,6 +115,8 @@ pub(crate) async fn wait(
     let client = core.client().clone();
     let mut read_at: Option<Instant> = None;
     let mut backoff = FIRST_BACKOFF;
+    // Reads refused in a row by an overloaded server.
+    let mut refused: u32 = 0;
     loop {
         match observed {
             Observed::Finished(_) => return Ok(()),
@@ -136,6 +160,8 @@ pub(crate) async fn wait(
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        // Never before the end of a pause the server asked for.
+        let next_read = held_back(next_read, client.not_before());
         let expiry = core.expires_at();
         let wake = [next_read, expiry, Some(deadline)]
             .into_iter()
@@ -199,7 +225,14 @@ pub(crate) async fn wait(
             *observed = Observed::Finished(Outcome::Expired);
             return Ok(());
         }
+        // A refusal with `Retry-After` (another task's, say) may have come
+        // while this wait slept.
+        let next_read = held_back(next_read, client.not_before());
         if next_read.is_none_or(|at| at > now) {
+            if now < deadline {
+                // Not the deadline: the read moved later; sleep on.
+                continue;
+            }
             // Woken by the deadline.
             return Err(Error::new(Kind::Deadline(bound)).with_task(core.task_id()));
         }
@@ -217,23 +250,83 @@ pub(crate) async fn wait(
         match Box::pin(core.read_within(timeout)).await {
             Ok(Some(next)) => {
                 backoff = FIRST_BACKOFF;
+                refused = 0;
                 *observed = next;
             }
-            Ok(None) => backoff = FIRST_BACKOFF,
+            Ok(None) => {
+                backoff = FIRST_BACKOFF;
+                refused = 0;
+            }
             Err(e) if retryable(core, &e) => {
-                tracing::debug!(task = ?core.task_id(), "a read failed, retrying in {backoff:?}: {e}");
-                read_at = Some(Instant::now() + backoff);
-                backoff = (backoff * 2).min(core.interval().max(FIRST_BACKOFF));
+                let wait = if e.is_overloaded() || e.retry_after().is_some() {
+                    refused = refused.saturating_add(1);
+                    pause(core, &e, refused)
+                } else {
+                    let wait = backoff;
+                    backoff = (backoff * 2).min(core.interval().max(FIRST_BACKOFF));
+                    wait
+                };
+                tracing::debug!(task = ?core.task_id(), "a read failed, retrying in {wait:?}: {e}");
+                read_at = Some(Instant::now() + wait);
             }
             Err(e) => return Err(e),
         }
     }
 }
 
-/// Reads are idempotent: retry timeouts and transport failures, unless the
+/// Reads are idempotent: retry timeouts, transport failures and an
+/// overloaded server's refusals (with a JSON-RPC error or not), unless the
 /// connection is gone for good.
 fn retryable(core: &Core, e: &Error) -> bool {
-    (e.is_timeout() || e.is_transport()) && core.client().closed_reason().is_none()
+    (e.is_timeout() || e.is_transport() || e.is_overloaded())
+        && core.client().closed_reason().is_none()
+}
+
+/// `at`, moved to `not_before` when that is later.
+fn held_back(at: Option<Instant>, not_before: Option<Instant>) -> Option<Instant> {
+    match (at, not_before) {
+        (Some(at), Some(held)) => Some(at.max(held)),
+        (at, _) => at,
+    }
+}
+
+/// How long after the `attempt`-th refusal in a row (from 1) an overloaded
+/// server is read again: its `Retry-After`, else the backoff; never sooner
+/// than one interval.
+fn pause(core: &Core, e: &Error, attempt: u32) -> Duration {
+    let interval = core.interval();
+    match e.retry_after() {
+        Some(wait) => wait.max(interval),
+        None => overload_backoff(interval, attempt, seed_of(core.task_id().expose())),
+    }
+}
+
+/// The pause after the `attempt`-th refusal without `Retry-After`: the
+/// interval doubled for each refusal before this one, up to
+/// [`MAX_OVERLOAD_BACKOFF`] (or the interval, when it is longer), less a
+/// jitter of up to a quarter, and never under the interval.
+fn overload_backoff(interval: Duration, attempt: u32, seed: u64) -> Duration {
+    let cap = MAX_OVERLOAD_BACKOFF.max(interval);
+    let doublings = attempt.saturating_sub(1).min(24);
+    let full = interval.saturating_mul(1 << doublings).min(cap);
+    let jitter = (full / 4).mul_f64(unit(seed, attempt));
+    full.saturating_sub(jitter).max(interval)
+}
+
+/// A seed for a task's jitter: FNV-1a of its id.
+fn seed_of(id: &str) -> u64 {
+    id.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// A number in `[0, 1)` drawn from `seed` and `attempt` (splitmix64).
+fn unit(seed: u64, attempt: u32) -> f64 {
+    let mut z = seed.wrapping_add(u64::from(attempt).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Answers every request with the handlers (in key order) and sends them
@@ -272,4 +365,52 @@ pub(crate) async fn drive_within(
 ) -> (Box<Core>, Observed, Result<()>) {
     let r = wait(&mut core, &mut observed, goal, bound).await;
     (core, observed, r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_overload_backoff_doubles_to_its_cap_and_never_undercuts_the_interval() {
+        let interval = Duration::from_secs(1);
+        let seed = seed_of("task-1");
+        let pauses: Vec<Duration> = (1..=12)
+            .map(|n| overload_backoff(interval, n, seed))
+            .collect();
+        assert_eq!(pauses[0], interval, "the first retry is one interval later");
+        for (n, p) in pauses.iter().enumerate() {
+            let full = (interval * (1 << n)).min(MAX_OVERLOAD_BACKOFF);
+            assert!(
+                *p <= full && *p >= full * 3 / 4 && *p >= interval,
+                "{n}: {p:?}"
+            );
+        }
+        // Drawn from the id and the attempt: the same every time, and
+        // different for another task.
+        assert_eq!(overload_backoff(interval, 7, seed), pauses[6]);
+        let other: Vec<Duration> = (1..=12)
+            .map(|n| overload_backoff(interval, n, seed_of("task-2")))
+            .collect();
+        assert_ne!(other, pauses);
+        // A long interval is its own cap.
+        let long = Duration::from_secs(60);
+        assert_eq!(overload_backoff(long, 9, seed), long);
+        // Far past any cap, nothing overflows.
+        assert!(overload_backoff(interval, u32::MAX, seed) <= MAX_OVERLOAD_BACKOFF);
+    }
+
+    #[test]
+    fn a_pause_the_server_asked_for_moves_a_read_later_never_sooner() {
+        let now = Instant::now();
+        let later = now + Duration::from_secs(3);
+        assert_eq!(held_back(Some(now), Some(later)), Some(later));
+        assert_eq!(held_back(Some(later), Some(now)), Some(later));
+        assert_eq!(held_back(Some(now), None), Some(now));
+        assert_eq!(
+            held_back(None, Some(later)),
+            None,
+            "a listener reads nothing"
+        );
+    }
 }

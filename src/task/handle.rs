@@ -237,6 +237,12 @@ impl<S: Cancellable> Task<S> {
     /// - a request error that retrying cannot fix (reads are retried within
     ///   the deadline; `tasks/update` is never retried blindly).
     ///
+    /// A read refused by an overloaded server ([`Error::is_overloaded`]:
+    /// HTTP `429` or `503`) is retried after its `Retry-After` (at most 5
+    /// minutes, and never sooner than the task's interval), which also
+    /// holds back the reads of every other task of the client; without
+    /// one, after an exponential backoff with jitter, up to 30 s.
+    ///
     /// # Cancel safety
     ///
     /// Dropping the future drops the handle; the task runs on on the server.

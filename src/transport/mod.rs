@@ -16,6 +16,7 @@
 use std::fmt;
 use std::future::Future;
 use std::io;
+use std::time::Duration;
 
 use crate::protocol::RequestId;
 
@@ -174,6 +175,10 @@ pub enum Inbound {
     /// [`Error::http_status`](crate::Error::http_status) is `status`: a
     /// JSON-RPC error when `response` holds one, else a refusal (`3xx`,
     /// `4xx`) or a transport error (`5xx`, `408`, `429`).
+    ///
+    /// A `retry_after` holds the client's next reads of every task back
+    /// (see [`Error::retry_after`](crate::Error::retry_after)); the
+    /// client caps it at 5 minutes.
     HttpError {
         /// The request the reply answers.
         id: RequestId,
@@ -181,6 +186,10 @@ pub enum Inbound {
         status: u16,
         /// The `WWW-Authenticate` header, when the reply has one.
         www_authenticate: Option<String>,
+        /// The wait the reply's `Retry-After` header asks for, from the
+        /// moment it came (delta-seconds as they are, an HTTP-date less the
+        /// current time, a date already past as zero), when it has one.
+        retry_after: Option<Duration>,
         /// The JSON-RPC error response the body holds, as JSON text with
         /// its `id` set to `id`, if the body holds one.
         response: Option<String>,
@@ -212,6 +221,7 @@ impl fmt::Debug for Inbound {
                 id,
                 status,
                 www_authenticate,
+                retry_after,
                 response,
                 reason,
             } => f
@@ -219,6 +229,7 @@ impl fmt::Debug for Inbound {
                 .field("id", id)
                 .field("status", status)
                 .field("www_authenticate", www_authenticate)
+                .field("retry_after", retry_after)
                 .field("response_bytes", &response.as_ref().map(String::len))
                 .field("reason", reason)
                 .finish(),

@@ -52,6 +52,9 @@ pub enum Scripted {
     Reply(u16, &'static str, String),
     /// The same, with these extra headers (`WWW-Authenticate`, say).
     ReplyWith(u16, &'static str, String, Vec<(&'static str, &'static str)>),
+    /// This status with an empty body and these headers, made at run time
+    /// (a `Retry-After` date, say).
+    Headed(u16, Vec<(&'static str, String)>),
     /// An SSE stream that sends a keep-alive and then ends without a response.
     Break,
     /// An SSE stream that sends keep-alives and never answers.
@@ -69,6 +72,11 @@ impl Scripted {
     pub fn status(code: u16) -> Scripted {
         Scripted::Reply(code, "text/plain", String::new())
     }
+
+    /// This status with `Retry-After: {value}`.
+    pub fn retry_after(code: u16, value: impl Into<String>) -> Scripted {
+        Scripted::Headed(code, vec![("retry-after", value.into())])
+    }
 }
 
 /// One POST as received.
@@ -80,6 +88,8 @@ pub struct Seen {
     pub headers: Vec<(String, String)>,
     /// Why the front refused it with `-32020`, if it did.
     pub rejected: Option<String>,
+    /// When it came (tokio's clock, which tests may pause).
+    pub at: tokio::time::Instant,
 }
 
 impl Seen {
@@ -199,6 +209,92 @@ impl Front {
 
     pub fn dropped_streams(&self) -> usize {
         self.state.dropped.load(Ordering::SeqCst)
+    }
+
+    /// Acts as a gateway that rewrites task ids: the client sees
+    /// `rewrite(server_id)` wherever the server wrote an id, and the
+    /// server gets its own id back wherever the client sends the handle.
+    /// The checks of the headers apply to what the client sent.
+    pub fn rewrite_task_ids(&self, rewrite: impl Fn(&str) -> String + Send + Sync + 'static) {
+        self.state.bridge.gateway.lock().unwrap().rewrite = Some(Box::new(rewrite));
+    }
+
+    /// The handles the gateway gave out, in the order it gave them.
+    pub fn handles(&self) -> Vec<String> {
+        self.state.bridge.gateway.lock().unwrap().given.clone()
+    }
+}
+
+/// How a gateway turns a server's task id into its handle.
+type Rewrite = Box<dyn Fn(&str) -> String + Send + Sync>;
+
+/// The id rewriting of [`Front::rewrite_task_ids`].
+#[derive(Default)]
+struct Gateway {
+    rewrite: Option<Rewrite>,
+    /// Server id → handle.
+    outward: HashMap<String, String>,
+    /// Handle → server id.
+    inward: HashMap<String, String>,
+    given: Vec<String>,
+}
+
+impl Gateway {
+    /// The client's message as the server must see it.
+    fn for_server(&self, value: &mut Value) {
+        match value {
+            Value::String(s) => {
+                if let Some(inner) = self.inward.get(s.as_str()) {
+                    *s = inner.clone();
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.for_server(v)),
+            Value::Object(map) => map.values_mut().for_each(|v| self.for_server(v)),
+            _ => {}
+        }
+    }
+
+    /// The server's message as the client sees it: every `taskId` gets a
+    /// handle, and every mention of a server id is replaced by its handle.
+    fn for_client(&mut self, value: &mut Value) {
+        if self.rewrite.is_none() {
+            return;
+        }
+        self.learn(value);
+        self.replace(value);
+    }
+
+    fn learn(&mut self, value: &Value) {
+        match value {
+            Value::Array(items) => items.iter().for_each(|v| self.learn(v)),
+            Value::Object(map) => {
+                if let Some(Value::String(id)) = map.get("taskId")
+                    && !self.outward.contains_key(id)
+                {
+                    let handle = (self.rewrite.as_ref().unwrap())(id);
+                    self.outward.insert(id.clone(), handle.clone());
+                    self.inward.insert(handle.clone(), id.clone());
+                    self.given.push(handle);
+                }
+                map.values().for_each(|v| self.learn(v));
+            }
+            _ => {}
+        }
+    }
+
+    fn replace(&self, value: &mut Value) {
+        match value {
+            Value::String(s) => {
+                for (inner, handle) in &self.outward {
+                    if s.contains(inner.as_str()) {
+                        *s = s.replace(inner.as_str(), handle);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.replace(v)),
+            Value::Object(map) => map.values_mut().for_each(|v| self.replace(v)),
+            _ => {}
+        }
     }
 }
 
@@ -386,6 +482,7 @@ async fn handle(
         body: body.clone(),
         headers,
         rejected: None,
+        at: tokio::time::Instant::now(),
     };
     seen.rejected = validate(&st, &seen).err();
     let nth = st
@@ -420,6 +517,16 @@ async fn handle(
                 response.headers_mut().append(
                     hyper::header::HeaderName::from_static(name),
                     hyper::header::HeaderValue::from_static(value),
+                );
+            }
+            return Ok(response);
+        }
+        Some(Scripted::Headed(status, headers)) => {
+            let mut response = reply(status, "text/plain", String::new());
+            for (name, value) in headers {
+                response.headers_mut().append(
+                    hyper::header::HeaderName::from_static(name),
+                    hyper::header::HeaderValue::from_str(&value).unwrap(),
                 );
             }
             return Ok(response);
@@ -567,6 +674,7 @@ struct Bridge {
     out: mpsc::UnboundedSender<Outbound>,
     next: AtomicI64,
     routes: Arc<Mutex<HashMap<i64, Route>>>,
+    gateway: Arc<Mutex<Gateway>>,
 }
 
 struct Route {
@@ -587,16 +695,19 @@ impl Bridge {
             }
         });
         let routes: Arc<Mutex<HashMap<i64, Route>>> = Arc::default();
+        let gateway: Arc<Mutex<Gateway>> = Arc::default();
         let table = routes.clone();
+        let ids = gateway.clone();
         let reader = tokio::spawn(async move {
             while let Ok(Some(Inbound::Message(text))) = stream.recv().await {
-                route(&table, &text);
+                route(&table, &ids, &text);
             }
         });
         let bridge = Bridge {
             out,
             next: AtomicI64::new(1),
             routes,
+            gateway,
         };
         (bridge, vec![writer, reader])
     }
@@ -605,6 +716,7 @@ impl Bridge {
     fn request(&self, mut body: Value, listen: bool) -> mpsc::UnboundedReceiver<String> {
         let ours = self.next.fetch_add(1, Ordering::SeqCst);
         let (tx, rx) = mpsc::unbounded_channel();
+        self.gateway.lock().unwrap().for_server(&mut body);
         let original = std::mem::replace(&mut body["id"], json!(ours));
         self.routes.lock().unwrap().insert(
             ours,
@@ -640,17 +752,19 @@ impl Bridge {
         rx
     }
 
-    fn notify(&self, body: Value) {
+    fn notify(&self, mut body: Value) {
+        self.gateway.lock().unwrap().for_server(&mut body);
         let method = body["method"].as_str().unwrap_or_default().to_owned();
         let _ = self.out.send(Outbound::new(body.to_string(), method));
     }
 }
 
 /// Routes one message from the scripted server back to its HTTP exchange.
-fn route(table: &Mutex<HashMap<i64, Route>>, text: &str) {
+fn route(table: &Mutex<HashMap<i64, Route>>, gateway: &Mutex<Gateway>, text: &str) {
     let Ok(mut value) = serde_json::from_str::<Value>(text) else {
         return;
     };
+    gateway.lock().unwrap().for_client(&mut value);
     let mut routes = table.lock().unwrap();
     match Message::from_json(text) {
         Ok(Message::Response { .. } | Message::Error { .. }) => {

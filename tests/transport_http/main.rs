@@ -22,6 +22,7 @@ use serde_json::json;
 use time::{bounded, ms};
 
 mod errors;
+mod overload;
 mod session;
 mod status;
 mod tasks;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
 
 use crate::error::{Error, Kind};
 use crate::protocol::jsonrpc::OutRequest;
@@ -84,6 +85,7 @@ impl Connection {
             discarded: AtomicU64::new(0),
             serving: Arc::default(),
             notifications_dropped: Default::default(),
+            not_before: Mutex::new(None),
         });
         tokio::spawn(write_loop(sink, rx, shared.clone()));
         tokio::spawn(read_loop(stream, shared.clone()));
@@ -92,6 +94,12 @@ impl Connection {
 
     pub(crate) fn next_id(&self) -> RequestId {
         RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The moment before which no wait reads a task (the end of the
+    /// latest `Retry-After` the server sent), while it is to come.
+    pub(crate) fn not_before(&self) -> Option<Instant> {
+        self.shared.not_before()
     }
 
     /// Why the connection closed, if it has.
@@ -267,7 +275,15 @@ impl Connection {
             })),
             // Never delivered: even a tools/call is known not to have run.
             Ok(Reply::NotSent(reason)) => Err(Error::transport(reason)),
-            Ok(Reply::Http(failure)) => Err(failure.into_error(lost_outcome)),
+            Ok(Reply::Http(failure)) => {
+                let error = failure.into_error(lost_outcome);
+                // The server asked for a pause: every wait of this
+                // connection honours it (a request sent by hand does not).
+                if let Some(wait) = error.retry_after().filter(|w| !w.is_zero()) {
+                    self.shared.hold_off(Instant::now() + wait);
+                }
+                Err(error)
+            }
             // The request was sent and its reply is lost: a tool may have run.
             Err(reason) if lost_outcome => Err(Error::new(Kind::OutcomeUnknown(reason))),
             Err(reason) => Err(Error::transport(reason)),
@@ -396,6 +412,7 @@ async fn read_loop<S: MessageStream>(mut stream: S, shared: Arc<Shared>) {
                 id,
                 status,
                 www_authenticate,
+                retry_after,
                 response,
                 reason,
             })) => {
@@ -406,6 +423,7 @@ async fn read_loop<S: MessageStream>(mut stream: S, shared: Arc<Shared>) {
                 let failure = HttpFailure {
                     status,
                     www_authenticate,
+                    retry_after,
                     error,
                     reason,
                 };

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
 
 use super::notifications::{Dropped, Notification, hand_over};
 use super::server_request::{Responder, ServerRequest, Serving};
@@ -36,6 +37,7 @@ pub(super) enum Reply {
 pub(super) struct HttpFailure {
     pub(super) status: u16,
     pub(super) www_authenticate: Option<String>,
+    pub(super) retry_after: Option<std::time::Duration>,
     pub(super) error: Option<RpcError>,
     pub(super) reason: String,
 }
@@ -47,6 +49,7 @@ impl HttpFailure {
         let HttpFailure {
             status,
             www_authenticate,
+            retry_after,
             error,
             reason,
         } = self;
@@ -59,7 +62,9 @@ impl HttpFailure {
             // Refused before it ran (`3xx`, `4xx`): not lost, not retried.
             None => Error::new(Kind::Refused(reason)),
         };
-        error.with_http(status, www_authenticate)
+        error
+            .with_http(status, www_authenticate)
+            .with_retry_after(retry_after)
     }
 }
 
@@ -126,9 +131,34 @@ pub(crate) struct Shared {
     pub(super) serving: Arc<Mutex<Serving>>,
     /// Unclaimed notifications dropped because the client layer was behind.
     pub(super) notifications_dropped: Dropped,
+    /// No task is read before this moment: the latest end of a
+    /// `Retry-After` the server sent (see [`Shared::hold_off`]).
+    pub(super) not_before: Mutex<Option<Instant>>,
 }
 
 impl Shared {
+    /// Holds every task read back until `until` (a server's `Retry-After`
+    /// ran out); a later moment already held wins.
+    pub(super) fn hold_off(&self, until: Instant) {
+        let mut held = self.not_before.lock().unwrap();
+        if held.is_none_or(|at| at < until) {
+            *held = Some(until);
+        }
+    }
+
+    /// The moment before which no task is read, while it is to come.
+    pub(super) fn not_before(&self) -> Option<Instant> {
+        let mut held = self.not_before.lock().unwrap();
+        match *held {
+            Some(at) if at > Instant::now() => Some(at),
+            Some(_) => {
+                *held = None;
+                None
+            }
+            None => None,
+        }
+    }
+
     pub(super) fn close(&self, reason: String) {
         let mut t = self.tables.lock().unwrap();
         if t.closed.is_none() {

@@ -226,6 +226,9 @@ impl Registry {
         let outcome = match outcome {
             Ok(raw) => Fetched::Answer(raw),
             Err(e) => match e.rpc_error() {
+                // An overloaded server's error is no answer about the
+                // task: the next read fetches again, after the wait's pause.
+                Some(_) if e.is_overloaded() => Fetched::Failed(e),
                 Some(rpc) => Fetched::Refused(rpc.clone()),
                 None => Fetched::Failed(e),
             },

@@ -2,7 +2,7 @@
 //! handed to the client message by message.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderValue, WWW_AUTHENTICATE};
@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use super::headers::PROTOCOL_VERSION_HEADER;
 use super::post::{describe, is_sse, split_batch};
 use super::sse::Events;
-use super::{SESSION_HEADER, Shared, session};
+use super::{SESSION_HEADER, Shared, retry_after, session};
 use crate::protocol::method;
 use crate::protocol::{RequestId, RpcError};
 use crate::transport::Inbound;
@@ -39,6 +39,8 @@ enum Failure {
 struct StatusFailure {
     status: StatusCode,
     www_authenticate: Option<String>,
+    /// The wait the reply's `Retry-After` asks for.
+    retry_after: Option<Duration>,
     /// The JSON-RPC error response the body holds, its id set to this request's.
     response: Option<String>,
     reason: String,
@@ -125,17 +127,19 @@ impl Exchange {
                 let StatusFailure {
                     status,
                     www_authenticate,
+                    retry_after,
                     response,
                     reason,
                 } = *failure;
                 // The body may echo a task id: the status only.
-                tracing::debug!(method = %self.method, id = %self.id, %status, "the server answered with an error status");
+                tracing::debug!(method = %self.method, id = %self.id, %status, ?retry_after, "the server answered with an error status");
                 let _ = self
                     .tx
                     .send(Inbound::HttpError {
                         id: self.id.clone(),
                         status: status.as_u16(),
                         www_authenticate,
+                        retry_after,
                         response,
                         reason,
                     })
@@ -168,6 +172,7 @@ impl Exchange {
             Failure::Status(Box::new(StatusFailure {
                 status: failure.status,
                 www_authenticate: failure.www_authenticate.clone(),
+                retry_after: failure.retry_after,
                 response: None,
                 reason,
             }))
@@ -217,6 +222,10 @@ impl Exchange {
             })?;
         let status = response.status();
         let www_authenticate = www_authenticate(response.headers());
+        // Read on every status that is not `2xx` (`429` and `503` above all).
+        let retry_after = (!status.is_success())
+            .then(|| retry_after::of(response.headers(), SystemTime::now()))
+            .flatten();
         if self.method == method::INITIALIZE {
             self.session = response.headers().get(SESSION_HEADER).cloned();
         }
@@ -224,6 +233,7 @@ impl Exchange {
             Failure::Status(Box::new(StatusFailure {
                 status,
                 www_authenticate: www_authenticate.clone(),
+                retry_after,
                 response,
                 reason,
             }))

@@ -22,6 +22,7 @@ use crate::protocol::{PROTOCOL_VERSION, RequestId};
 mod exchange;
 mod headers;
 mod post;
+mod retry_after;
 mod session;
 mod sse;
 mod tool_headers;
@@ -165,6 +166,22 @@ const MAX_REDIRECTS: usize = 5;
 /// `4xx` is a refusal: the request did not run, so even a `tools/call` is
 /// not outcome-unknown, and a wait does not retry it (`408` and `429` are
 /// transport errors, retried by waits). A `5xx` is a transport error.
+///
+/// # Overload and rate limits
+///
+/// A `429 Too Many Requests` or `503 Service Unavailable` (from the
+/// server or a gateway) fails its request with
+/// [`Error::is_overloaded`](crate::Error::is_overloaded). The reply's
+/// `Retry-After` header, on any status that is not `2xx`, is read as
+/// delta-seconds or as an HTTP-date (any of its three forms, against the
+/// system clock) and shows as
+/// [`Error::retry_after`](crate::Error::retry_after), capped at 5 minutes.
+/// Waits retry a task read refused this way no sooner than it says, nor
+/// than the task's interval, and hold back every other task of the client
+/// as long; without it they back off exponentially with jitter, up to
+/// 30 s. Nothing else is sent again: a `tools/call`, `tasks/update` or
+/// `tasks/cancel` so refused fails to its caller, and the transport serves
+/// the next request as usual.
 ///
 /// A JSON-RPC error body is read whatever the HTTP status (`200`, `400`,
 /// `404`, …): `-32020` (a header the server disagrees with) shows as
