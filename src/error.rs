@@ -196,6 +196,27 @@ impl Error {
         self
     }
 
+    /// A short, stable name of the error's kind, for the `error` field of
+    /// tracing spans (never any text from the server).
+    pub(crate) fn kind_name(&self) -> &'static str {
+        match &self.inner.kind {
+            Kind::Transport(_) => "transport",
+            Kind::Timeout { .. } => "timeout",
+            Kind::Deadline(_) => "deadline",
+            Kind::Protocol(_) => "protocol",
+            Kind::Rpc(_) => "rpc",
+            Kind::OutcomeUnknown(_) => "outcome_unknown",
+            Kind::Refused(_) => "refused",
+            Kind::ServerCancelled { .. } => "server_cancelled",
+            Kind::Input(_) => "input",
+            Kind::Builder(_) => "builder",
+            Kind::InputRequired(_) => "input_required",
+            Kind::TaskFailed(_) => "task_failed",
+            Kind::Cancelled => "cancelled",
+            Kind::Expired => "expired",
+        }
+    }
+
     /// One request got no answer within its timeout.
     pub fn is_timeout(&self) -> bool {
         matches!(self.inner.kind, Kind::Timeout { .. })

@@ -66,6 +66,9 @@
 //!   `notifications/cancelled` ends the request it names at once
 //!   ([`Error::is_server_cancelled`]).
 //! - [`TaskRef`]: persist a task and resume it after a restart.
+//! - Tracing: one `mcp_tasks.task` span per task handle, with the
+//!   `mcp_tasks.request` spans of its requests inside; see
+//!   [the `task` module](task#tracing).
 //! - [`Error`]: one opaque error with predicates (`is_timeout`,
 //!   `is_deadline`, `is_task_not_found`, `rpc_error`, …). A failed task is
 //!   not an error but an [`Outcome`].

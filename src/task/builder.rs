@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::core::Core;
 use super::observed::Observed;
 use super::settings::{Settings, TaskBuilder, task_builder};
+use super::trace::{Trace, traced};
 use super::{Outcome, TaskRef, TaskState};
 use crate::Client;
 use crate::client::Started;
@@ -95,27 +96,44 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
             .on_progress
             .clone()
             .map(|f| settings.client.track_progress(f, settings.timeout));
-        let started = settings
-            .client
-            .start(
+        // The task span starts with the call, so that `tools/call` (and
+        // its input rounds) are in it.
+        let trace = Trace::call(&settings.client, name);
+        let started = traced!(
+            trace.as_ref().map(|t| t.span().clone()),
+            settings.client.start(
                 name,
                 arguments,
                 settings.request_timeout(),
                 settings.ttl,
                 tracking.as_mut(),
             )
-            .await?;
+        );
+        let started = match started {
+            Ok(started) => started,
+            Err(e) => {
+                if let Some(t) = trace {
+                    t.failed(&e);
+                }
+                return Err(e);
+            }
+        };
         let created = match started {
             Started::Complete(result) => {
-                let core = Core::immediate(settings);
+                let core = Core::immediate(settings, trace);
                 let observed = Observed::Finished(Outcome::Completed(result));
                 return Ok(TaskState::from_core(core, observed));
             }
             Started::Task(created) => created,
         };
         let seed = created.status;
-        tracing::debug!(task = ?created.task_id, status = %seed, "tools/call became a task");
-        let mut core = Core::created(settings, &created);
+        let log =
+            || tracing::debug!(task = ?created.task_id, status = %seed, "tools/call became a task");
+        match &trace {
+            Some(t) => t.span().in_scope(log),
+            None => log(),
+        }
+        let mut core = Core::created(settings, &created, trace);
         if let Some(tracking) = tracking.filter(|_| core.client().wire().is_legacy()) {
             // This era keeps the call's token for the task's whole life.
             core.keep_progress(tracking.keep_reporting());
@@ -123,7 +141,7 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
         if seed == TaskStatus::Working {
             return Ok(TaskState::from_core(core, Observed::Pending));
         }
-        let observed = match core.read().await {
+        let observed = match traced!(core.span(), core.read()) {
             Ok(Some(observed)) => observed,
             // Keep the handle; the next wait reads again.
             Ok(None) | Err(_) => Observed::Pending,
@@ -165,12 +183,27 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
                 .with_task(task.task_id()));
             }
         }
-        let snapshot = settings
-            .client
-            .wire()
-            .read(task.task_id(), settings.request_timeout())
-            .await?;
-        let (core, observed) = Core::resumed(settings, task.task_id().clone(), snapshot);
+        let mut trace = Trace::resume(&settings.client, task.task_id());
+        if let Some(t) = trace.as_deref_mut() {
+            t.read();
+        }
+        let snapshot = traced!(
+            trace.as_ref().map(|t| t.span().clone()),
+            settings
+                .client
+                .wire()
+                .read(task.task_id(), settings.request_timeout())
+        );
+        let snapshot = match snapshot {
+            Ok(snapshot) => snapshot,
+            Err(e) => {
+                if let Some(t) = trace {
+                    t.failed(&e);
+                }
+                return Err(e);
+            }
+        };
+        let (core, observed) = Core::resumed(settings, task.task_id().clone(), snapshot, trace);
         Ok(TaskState::from_core(core, observed))
     }
 }

@@ -13,6 +13,7 @@ use super::observed::Observed;
 use super::outcome::Outcome;
 use super::settings::{InputMode, Settings};
 use super::snapshot::Snapshot;
+use super::trace::{End, Trace};
 use crate::Client;
 use crate::client::rpc::Pump;
 use crate::client::{Follow, Watch};
@@ -48,12 +49,17 @@ pub(crate) struct Core {
     /// Progress reports still going to the builder's callback (a 2025-11-25
     /// task keeps its call's token).
     progress: Option<Pump>,
+    /// The task span, while the handle lives and a subscriber wants it.
+    trace: Option<Box<Trace>>,
 }
 
 impl Core {
     /// The core of a call that completed at once, without a task.
-    pub(crate) fn immediate(settings: Arc<Settings>) -> Box<Core> {
+    pub(crate) fn immediate(settings: Arc<Settings>, trace: Option<Box<Trace>>) -> Box<Core> {
         let status = TaskStatus::Completed;
+        if let Some(t) = &trace {
+            t.created(&settings.client, None, status);
+        }
         Box::new(Core {
             settings,
             id: None,
@@ -68,14 +74,22 @@ impl Core {
             warned_unknown: false,
             _follow: None,
             progress: None,
+            trace,
         })
     }
 
     /// The core of a task a `tools/call` just created. Its `with_ttl`
     /// lifetime starts now; a seed that is not `working` is due for a read
     /// at once (the creation result carries no payload).
-    pub(crate) fn created(settings: Arc<Settings>, created: &CreateTaskResult) -> Box<Core> {
+    pub(crate) fn created(
+        settings: Arc<Settings>,
+        created: &CreateTaskResult,
+        trace: Option<Box<Trace>>,
+    ) -> Box<Core> {
         let seed = created.status;
+        if let Some(t) = &trace {
+            t.created(&settings.client, Some(&created.task_id), seed);
+        }
         let fresh = (seed == TaskStatus::Working).then(Instant::now);
         Core::live(
             settings,
@@ -83,6 +97,7 @@ impl Core {
             Machine::new(seed),
             Snapshot::from_created(created),
             fresh,
+            trace,
         )
     }
 
@@ -92,16 +107,23 @@ impl Core {
         settings: Arc<Settings>,
         id: TaskId,
         snapshot: DetailedTask,
+        trace: Option<Box<Trace>>,
     ) -> (Box<Core>, Observed) {
-        // The snapshot below replaces the placeholder.
+        // The snapshot below replaces the placeholder; the span learns of
+        // it afterwards, as the task's first status, not as a change.
         let mut core = Core::live(
             settings,
             id,
             Machine::new(TaskStatus::Working),
             Snapshot::of_status(TaskStatus::Working),
             Some(Instant::now()),
+            None,
         );
         let observed = core.apply(snapshot).unwrap_or(Observed::Pending);
+        if let Some(t) = trace {
+            t.resumed(core.client(), core.snapshot.status);
+            core.trace = Some(t);
+        }
         (core, observed)
     }
 
@@ -111,6 +133,7 @@ impl Core {
         machine: Machine,
         snapshot: Snapshot,
         last_read: Option<Instant>,
+        trace: Option<Box<Trace>>,
     ) -> Box<Core> {
         let now = Instant::now();
         let follow = settings.client.wire().follow(&id);
@@ -129,6 +152,7 @@ impl Core {
             listen_failed: false,
             read_soon: None,
             warned_unknown: false,
+            trace,
         })
     }
 
@@ -154,6 +178,19 @@ impl Core {
 
     pub(crate) fn snapshot(&self) -> &Snapshot {
         &self.snapshot
+    }
+
+    /// A clone of the task span, to run a wait or a request in; `None`
+    /// when no subscriber wanted the span.
+    pub(crate) fn span(&self) -> Option<tracing::Span> {
+        self.trace.as_ref().map(|t| t.span().clone())
+    }
+
+    /// Ends the task span (once), recording how the handle's life ended.
+    pub(crate) fn end_trace(&mut self, end: End) {
+        if let Some(t) = self.trace.take() {
+            drop(t.end(end));
+        }
     }
 
     /// The spacing of reads: the server's interval (or the default), never
@@ -250,6 +287,7 @@ impl Core {
     /// Applies a detailed snapshot. `None` when the machine rejected it.
     pub(crate) fn apply(&mut self, task: DetailedTask) -> Option<Observed> {
         let was_final = self.machine.is_final();
+        let mut moved = None;
         match self.machine.observe(task.status()) {
             Transition::Rejected { current, claimed } => {
                 tracing::warn!(
@@ -260,11 +298,25 @@ impl Core {
             }
             // A repeat of the final snapshot: the first one won.
             Transition::Same if was_final => return None,
-            Transition::Same | Transition::Moved { .. } => {}
+            Transition::Same => {}
+            Transition::Moved { from, to } => moved = Some((from, to)),
         }
         let (snapshot, payload) = Snapshot::split(task);
         self.snapshot = snapshot;
-        Some(match payload {
+        let observed = self.observe(payload);
+        if let (Some(t), Some((from, to))) = (&self.trace, moved) {
+            let open = match &observed {
+                Observed::InputRequired(open) => open.len(),
+                _ => 0,
+            };
+            t.moved(from, to, open);
+        }
+        Some(observed)
+    }
+
+    /// What a snapshot's payload means for the handle.
+    fn observe(&mut self, payload: TaskPayload) -> Observed {
+        match payload {
             TaskPayload::Working => Observed::Pending,
             TaskPayload::InputRequired(requests) => {
                 let open = self.unanswered(&requests);
@@ -290,7 +342,7 @@ impl Core {
                 self.snapshot.unknown_status = Some(raw);
                 Observed::Pending
             }
-        })
+        }
     }
 
     /// Keeps the call's progress reports going to the callback while the
@@ -308,17 +360,23 @@ impl Core {
         if let Outcome::Expired = outcome {
             self.snapshot.status = TaskStatus::Cancelled;
         }
+        self.end_trace(End::of(outcome));
     }
 
-    /// The handle was let go after a cancel: dropping it sends nothing more.
-    pub(crate) fn disarm(&mut self) {
+    /// The handle is let go on purpose (after a cancel, or detached):
+    /// dropping it sends nothing more, and the span records `end`.
+    pub(crate) fn disarm(&mut self, end: End) {
         self.armed = false;
+        self.end_trace(end);
     }
 
     // ---- requests -----------------------------------------------------
 
     /// One read, applied. `Ok(None)` when the snapshot was ignored.
     pub(crate) async fn read_within(&mut self, timeout: Duration) -> Result<Option<Observed>> {
+        if let Some(t) = self.trace.as_mut() {
+            t.read();
+        }
         let task = self.client().wire().read(self.task_id(), timeout).await?;
         self.last_read = Some(Instant::now());
         self.read_soon = None;
@@ -339,6 +397,9 @@ impl Core {
             .answer(self.task_id(), responses, timeout)
             .await?;
         self.machine.ledger_mut().record(responses);
+        if let Some(t) = self.trace.as_mut() {
+            t.answered(responses.len());
+        }
         self.wrote();
         Ok(())
     }
@@ -351,6 +412,9 @@ impl Core {
             Err(e) if e.is_task_not_found() => Ok(()),
             Err(e) => Err(e),
             Ok(()) => {
+                if let Some(t) = &self.trace {
+                    t.cancel_sent();
+                }
                 self.wrote();
                 Ok(())
             }
@@ -367,6 +431,9 @@ impl Core {
 
 impl Drop for Core {
     fn drop(&mut self) {
+        // The span stays open while the cancel below is sent, so that its
+        // request is a child of the task span.
+        let span = self.trace.take().map(|t| t.end(End::Dropped));
         if !(self.armed && self.settings.cancel_on_drop) {
             return;
         }
@@ -376,10 +443,14 @@ impl Drop for Core {
         let client = self.settings.client.clone();
         let timeout = self.settings.request_timeout();
         tracing::debug!(task = ?id, "handle dropped; cancelling the task");
-        rt.spawn(async move {
+        let cancel = async move {
             if let Err(e) = client.wire().cancel(&id, timeout).await {
                 tracing::debug!(task = ?id, "cancel on drop failed: {e}");
             }
-        });
+        };
+        match span {
+            Some(span) => rt.spawn(tracing::Instrument::instrument(cancel, span)),
+            None => rt.spawn(cancel),
+        };
     }
 }

@@ -63,6 +63,7 @@ use tokio::time::{Instant, sleep_until};
 use super::core::Core;
 use super::observed::Observed;
 use super::outcome::Outcome;
+use super::trace::traced;
 use crate::client::Push;
 use crate::error::{Error, Kind, Result};
 use crate::protocol::{InputRequests, InputResponses};
@@ -98,6 +99,9 @@ pub(crate) enum Goal {
 /// Waits until `goal`, at most `bound`, updating `observed` as snapshots
 /// arrive. On `Err`, `observed` and `core` still describe the task: the
 /// caller returns the handle with the error.
+///
+/// Callers run it inside the task span (`traced!`), so the requests it
+/// sends are the span's children.
 pub(crate) async fn wait(
     core: &mut Core,
     observed: &mut Observed,
@@ -363,7 +367,7 @@ pub(crate) async fn drive_within(
     goal: Goal,
     bound: Duration,
 ) -> (Box<Core>, Observed, Result<()>) {
-    let r = wait(&mut core, &mut observed, goal, bound).await;
+    let r = traced!(core.span(), wait(&mut core, &mut observed, goal, bound));
     (core, observed, r)
 }
 

@@ -12,6 +12,7 @@ use super::drive::{Goal, drive, drive_within};
 use super::observed::Observed;
 use super::snapshot::Snapshot;
 use super::state::{Cancellable, Finished, InputRequired, Pending, State};
+use super::trace::{End, traced};
 use super::{Outcome, TaskRef, TaskState};
 use crate::Client;
 use crate::error::{Error, Result};
@@ -33,6 +34,8 @@ use crate::protocol::{CallToolResult, InputRequests, InputResponse, InputRespons
 /// Dropping a handle stops local waiting only; the task runs on on the
 /// server. With [`TaskBuilder::cancel_on_drop`](crate::TaskBuilder::cancel_on_drop),
 /// dropping an unfinished handle sends `tasks/cancel` in the background.
+/// [`Task::detach`] lets go of a handle on purpose, for a [`TaskRef`],
+/// and never cancels.
 #[must_use = "a task handle is how to act on a task: finish or cancel it, keep its reference(), or read its outcome()"]
 pub struct Task<S: State> {
     // Boxed: handles move through every transition and sit in results.
@@ -153,7 +156,7 @@ fn settle(core: Box<Core>, observed: Observed, r: Result<()>) -> Finish {
 }
 
 async fn cancel_and_settle(mut core: Box<Core>, observed: Observed) -> Finish {
-    if let Err(e) = core.send_cancel().await {
+    if let Err(e) = traced!(core.span(), core.send_cancel()) {
         return Err(TaskError::new(e, TaskState::from_core(core, observed)));
     }
     let (core, observed, r) = drive(core, observed, Goal::Settle).await;
@@ -190,13 +193,34 @@ impl<S: Cancellable> Task<S> {
     ///
     /// The request failed; the handle is in the error.
     pub async fn cancel(mut self) -> Result<(), TaskError<Self>> {
-        match self.core.send_cancel().await {
+        match traced!(self.core.span(), self.core.send_cancel()) {
             Ok(()) => {
-                self.core.disarm();
+                self.core.disarm(End::CancelRequested);
                 Ok(())
             }
             Err(e) => Err(TaskError::new(e, self)),
         }
+    }
+
+    /// Lets go of the handle on purpose and returns its
+    /// [`reference`](Task::reference): nothing is sent, now or on drop
+    /// (not even with [`cancel_on_drop`](crate::TaskBuilder::cancel_on_drop)),
+    /// and the task runs on on the server until someone
+    /// [resumes](crate::TaskBuilder::resume) it.
+    ///
+    /// The task's tracing span ends here with `outcome = "detached"`;
+    /// dropping a handle instead ends it with `outcome = "dropped"`. A
+    /// resumed task gets a new span.
+    ///
+    /// ```
+    /// # async fn f(task: mcp_tasks::Task<mcp_tasks::Pending>) {
+    /// let saved = serde_json::to_string(&task.detach()).unwrap();
+    /// # drop(saved); }
+    /// ```
+    pub fn detach(mut self) -> TaskRef {
+        let reference = self.reference();
+        self.core.disarm(End::Detached);
+        reference
     }
 }
 
@@ -212,7 +236,7 @@ impl<S: Cancellable> Task<S> {
     /// Dropping the future drops the handle; keep a [`TaskRef`] to resume.
     pub async fn refresh(self) -> Result<TaskState, TaskError<Self>> {
         let Task { mut core, state } = self;
-        match core.read().await {
+        match traced!(core.span(), core.read()) {
             Ok(Some(observed)) => Ok(TaskState::from_core(core, observed)),
             Ok(None) => Ok(TaskState::from_core(core, state.into_observed())),
             Err(e) => Err(TaskError::new(e, Task { core, state })),
@@ -331,7 +355,7 @@ impl Task<InputRequired> {
             return Err(TaskError::new(e, self));
         }
         let mut core = self.core;
-        if let Err(e) = core.send_answers(&responses).await {
+        if let Err(e) = traced!(core.span(), core.send_answers(&responses)) {
             return Err(TaskError::new(
                 e,
                 Task {

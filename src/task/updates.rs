@@ -13,6 +13,7 @@ use super::core::Core;
 use super::drive::{Goal, wait};
 use super::observed::Observed;
 use super::snapshot::Snapshot;
+use super::trace::traced;
 use super::{Pending, Task, TaskState};
 use crate::error::Error;
 
@@ -85,7 +86,7 @@ impl fmt::Debug for Updates {
 async fn step(held: &mut Held) -> (Result<Snapshot, Error>, bool) {
     let Held { core, observed } = held;
     let bound = core.settings().timeout;
-    match wait(core, observed, Goal::Updates, bound).await {
+    match traced!(core.span(), wait(core, observed, Goal::Updates, bound)) {
         Ok(()) => {
             // A question the wait answers itself is shown, then the stream
             // goes on; one it cannot answer ends the stream.

@@ -22,6 +22,7 @@ mod progress;
 mod server_request;
 mod shared;
 mod streams;
+mod trace;
 
 pub(crate) use notifications::{NOTIFICATION_CAPACITY, Notification};
 use progress::Elapsed;
@@ -223,6 +224,9 @@ impl Connection {
     /// As [`Connection::request`]; with `tracking`, progress reports reach
     /// its callback while the request waits, and each restarts `timeout`
     /// (the params must carry the tracking's token).
+    ///
+    /// Each request is a `mcp_tasks.request` span (see `trace.rs`), a child
+    /// of the current span: the task span when a task's wait sends it.
     pub(crate) async fn request_tracked<P: Serialize>(
         &self,
         method: &str,
@@ -232,6 +236,30 @@ impl Connection {
         tracking: Option<&mut Tracking>,
     ) -> Result<Box<RawValue>, Error> {
         let (id, json) = self.encode(method, params)?;
+        let span = trace::request_span(method);
+        if span.is_disabled() {
+            // Nothing to record: no span is held while the request waits.
+            drop(span);
+            self.exchange(method, name, id, json, timeout, tracking)
+                .await
+        } else {
+            span.record("request_id", tracing::field::display(&id));
+            // Boxed: only traced requests pay for the larger future.
+            let exchange = self.exchange(method, name, id, json, timeout, tracking);
+            trace::timed(span, exchange).await
+        }
+    }
+
+    /// Sends one encoded request and waits for its reply.
+    async fn exchange(
+        &self,
+        method: &str,
+        name: Option<String>,
+        id: RequestId,
+        json: String,
+        timeout: Duration,
+        tracking: Option<&mut Tracking>,
+    ) -> Result<Box<RawValue>, Error> {
         let (tx, rx) = oneshot::channel();
         {
             let mut t = self.shared.tables.lock().unwrap();

@@ -125,7 +125,7 @@ impl Modern {
             request_state: None,
             task: opt_in,
         };
-        for _ in 0..=max_rounds {
+        for round in 0..=max_rounds {
             let raw = self
                 .send_tracked(
                     method::TOOLS_CALL,
@@ -152,6 +152,12 @@ impl Modern {
                 CallToolResponse::Task(t) => return Ok(Started::Task(t)),
                 CallToolResponse::InputRequired(round) => round,
             };
+            // An event of the current span: the task span of the call.
+            tracing::info!(
+                round = round + 1,
+                requests = input_requests.as_ref().map_or(0, |r| r.len()),
+                "tools/call asked for input"
+            );
             let mut responses = InputResponses::new();
             for (key, request) in input_requests.iter().flatten() {
                 if !handlers.can_answer(request) {
