@@ -102,6 +102,13 @@ async fn the_same_body_runs_on_2025_11_25() {
     assert_eq!(answers.len(), 1);
     assert_eq!(answers[0]["result"]["action"], "accept");
     assert_eq!(answers[0]["result"]["content"], json!({"ok": true}));
+    // A response to a request tied to a task carries the task too.
+    assert!(
+        answers[0]["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("legacy-task-")),
+        "{answers:?}"
+    );
 }
 
 /// Manual input: the question surfaces as `Task<InputRequired>::requests()`
@@ -1226,4 +1233,100 @@ mod hosted {
         assert_eq!(code(&bad), -32602, "{bad}");
         assert_eq!(client.hosted_tasks(), 0);
     }
+}
+
+/// A bare `get_task` (no handle follows the task) starts nothing it would
+/// not end: no `tasks/result` for a task that asks (its questions would
+/// be held for no one), and an ended task's result read inline, each time.
+#[tokio::test(start_paused = true)]
+async fn a_bare_read_starts_no_fetch_and_reads_an_ended_task_inline() {
+    let server = server_with(
+        vec![
+            LegacyTool::new("export", "required", export_steps(), End::Text("exported")),
+            quick(),
+        ],
+        Knobs::default(),
+    );
+    let client = legacy_client(&server, accept()).await;
+    let task = start(&client, "export").await;
+    let id = task.id().clone();
+    drop(task);
+    tokio::time::sleep(ms(1_000)).await;
+    let read = client.get_task(&id).await.unwrap();
+    assert_eq!(read.status(), TaskStatus::InputRequired);
+    assert!(
+        server.seen("tasks/result").is_empty(),
+        "no fetch for no one"
+    );
+    assert!(server.answers().is_empty());
+
+    let task = start(&client, "quick").await;
+    let id = task.id().clone();
+    drop(task);
+    tokio::time::sleep(ms(1_000)).await;
+    for _ in 0..2 {
+        let read = client.get_task(&id).await.unwrap();
+        assert_eq!(read.status(), TaskStatus::Completed);
+    }
+    assert_eq!(server.seen("tasks/result").len(), 2, "inline, each time");
+}
+
+/// Bounds too long to count are no bounds: `Duration::MAX` as the request
+/// timeout or the wait's bound works (it used to overflow an `Instant`).
+#[tokio::test(start_paused = true)]
+async fn bounds_too_long_to_count_do_not_panic() {
+    let server = server_with(vec![quick()], Knobs::default());
+    let client = Client::builder()
+        .protocol_version("2025-11-25")
+        .request_timeout(Duration::MAX)
+        .connect(server.connect().await)
+        .await
+        .unwrap();
+    let state = client
+        .task()
+        .timeout(Duration::MAX)
+        .on_progress(|_| {})
+        .call_tool("quick", json!({}))
+        .await
+        .unwrap();
+    let id = state.try_into_pending().expect("a task").id().clone();
+    tokio::time::sleep(ms(1_000)).await;
+    let read = client.get_task(&id).await.unwrap();
+    assert_eq!(read.status(), TaskStatus::Completed);
+}
+
+/// A server that floods questions for one task gets the ones past 64
+/// refused at once; none waits on silence, and memory stays bounded.
+#[tokio::test(start_paused = true)]
+async fn a_flood_of_questions_for_one_task_is_bounded() {
+    let server = server_with(
+        vec![LegacyTool::new("forever", "required", vec![], End::Forever)],
+        Knobs::default(),
+    );
+    let client = legacy_client(&server, accept()).await;
+    let task = client
+        .task()
+        .input(InputMode::Manual)
+        .call_tool("forever", json!({}))
+        .await
+        .unwrap();
+    let TaskState::Pending(task) = task else {
+        panic!("a task")
+    };
+    let related = json!({"io.modelcontextprotocol/related-task": {"taskId": task.id().expose()}});
+    for n in 0..70 {
+        let ask = json!({"message": "ok?", "requestedSchema": {"type": "object",
+            "properties": {"ok": {"type": "boolean"}}}, "_meta": related});
+        server
+            .ask_client(&format!("q-{n}"), "elicitation/create", ask)
+            .await;
+    }
+    tokio::time::sleep(ms(100)).await;
+    let refused = server
+        .answers()
+        .iter()
+        .filter(|a| a["error"]["code"] == -32603)
+        .count();
+    assert_eq!(refused, 6, "{:?}", server.answers());
+    drop(task);
 }

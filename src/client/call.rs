@@ -128,6 +128,8 @@ impl Client {
                 }
             }
         }
+        // Held for the listing only, never through the call itself.
+        drop(_listing);
         let opt_in = (listed == Some(true))
             .then(|| TaskOptIn::new(ttl.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))));
         self.wire()

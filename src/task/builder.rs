@@ -183,6 +183,9 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
                 .with_task(task.task_id()));
             }
         }
+        // Followed from the first read on, so that a 2025-11-25 task's
+        // questions and result are kept for the handle this becomes.
+        let _hold = settings.client.wire().follow(task.task_id());
         let mut trace = Trace::resume(&settings.client, task.task_id());
         if let Some(t) = trace.as_deref_mut() {
             t.read();

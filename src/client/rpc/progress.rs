@@ -86,6 +86,13 @@ impl Drop for Pump {
     }
 }
 
+/// `at + by`, or far away when that is too long to count (a bound of
+/// `Duration::MAX` is no bound).
+fn later(at: Instant, by: Duration) -> Instant {
+    at.checked_add(by)
+        .unwrap_or_else(|| at + Duration::from_secs(86_400 * 365 * 30))
+}
+
 /// Why a tracked wait ended without a reply.
 pub(super) struct Elapsed(pub(super) Duration);
 
@@ -154,8 +161,8 @@ impl Tracking {
     ) -> Result<Result<T, oneshot::error::RecvError>, Elapsed> {
         let sent = Instant::now();
         let started = *self.started.get_or_insert(sent);
-        let overall = started + self.total.max(idle);
-        let mut quiet_until = sent + idle;
+        let overall = later(started, self.total.max(idle));
+        let mut quiet_until = later(sent, idle);
         let mut open = true;
         tokio::pin!(reply);
         loop {
@@ -170,7 +177,7 @@ impl Tracking {
                 next = self.watch.next(), if open => match next {
                     Some(params) => {
                         if self.deliver(params) {
-                            quiet_until = Instant::now() + idle;
+                            quiet_until = later(Instant::now(), idle);
                         }
                     }
                     // The connection closed; the reply says so next.

@@ -29,7 +29,14 @@ pub(crate) struct ServerRequest {
 pub(super) struct Serving {
     next: u64,
     entries: HashMap<RequestId, (u64, oneshot::Sender<Option<String>>)>,
+    /// The ids of the last requests answered, newest last: a late
+    /// cancellation of one of them names the server's request, not one of
+    /// the client's that happens to share its id.
+    answered: std::collections::VecDeque<RequestId>,
 }
+
+/// How many answered request ids are remembered.
+const ANSWERED_MEMORY: usize = 64;
 
 impl Serving {
     /// Records a request; the returned number tells its entry from a later
@@ -56,7 +63,16 @@ impl Serving {
     fn forget(&mut self, id: &RequestId, serial: u64) {
         if self.entries.get(id).is_some_and(|(n, _)| *n == serial) {
             self.entries.remove(id);
+            if self.answered.len() == ANSWERED_MEMORY {
+                self.answered.pop_front();
+            }
+            self.answered.push_back(id.clone());
         }
+    }
+
+    /// Whether a request of the server's under `id` was answered lately.
+    pub(super) fn answered_lately(&self, id: &RequestId) -> bool {
+        self.answered.contains(id)
     }
 
     pub(super) fn clear(&mut self) {

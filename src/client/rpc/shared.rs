@@ -318,8 +318,17 @@ impl Shared {
             // The request ids of the two directions may coincide. The
             // specification has a cancellation name a request its sender
             // sent, so a request of the server's being answered goes first.
-            if self.serving.lock().unwrap().cancel(&id, reason.clone()) {
+            let mut serving = self.serving.lock().unwrap();
+            let cancelled_its_own = serving.cancel(&id, reason.clone());
+            // A late cancellation of a request of the server's the client
+            // has answered already is not about the client's request that
+            // shares the id.
+            let late = !cancelled_its_own && serving.answered_lately(&id);
+            drop(serving);
+            if cancelled_its_own {
                 tracing::debug!(%id, "the server cancelled one of its requests");
+            } else if late {
+                tracing::debug!(%id, "a late cancellation of a request already answered");
             } else if let Some(tx) = t.pending.remove(&id) {
                 // A request the client waits on ends at once.
                 let _ = tx.send(Ok(Reply::Cancelled(reason)));

@@ -316,3 +316,45 @@ async fn a_progress_flood_is_bounded_and_does_not_block_the_reader() {
         "the queue holds its capacity, no more"
     );
 }
+
+/// Both directions number their requests from small integers: a late
+/// cancellation of a request of the server's that the client has answered
+/// already does not end the client's own request under the same id.
+#[tokio::test(start_paused = true)]
+async fn a_late_cancel_of_an_answered_server_request_spares_the_client_s_request() {
+    let (conn, mut sink, mut stream) = open().await;
+    let mut requests = conn.server_requests();
+    let call = tokio::spawn({
+        let conn = conn.clone();
+        async move {
+            conn.request(
+                "tools/call",
+                None,
+                serde_json::json!({}),
+                Duration::from_secs(30),
+            )
+            .await
+        }
+    });
+    let sent = from_client(&mut stream).await;
+    let id = sent["id"].clone();
+    // The server's own request under the same id, answered.
+    let ask = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "roots/list"});
+    send_text(&mut sink, ask.to_string()).await;
+    let request = requests.recv().await.unwrap();
+    request
+        .responder
+        .result(&serde_json::json!({"roots": []}))
+        .await
+        .unwrap();
+    let _answer = from_client(&mut stream).await;
+    // Its cancellation comes late.
+    let late = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": id, "reason": "timed out"}});
+    send_text(&mut sink, late.to_string()).await;
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert!(!call.is_finished(), "the client's request lives on");
+    let reply = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}});
+    send_text(&mut sink, reply.to_string()).await;
+    call.await.unwrap().unwrap();
+}

@@ -33,8 +33,8 @@ use crate::client::rpc::{Connection, Responder};
 use crate::error::{Error, Kind, Result};
 use crate::protocol::method;
 use crate::protocol::{
-    CallToolResult, InputRequest, InputRequests, InputResponses, LegacyTask, RequestId, RpcError,
-    TaskId, TaskPayload, error_codes,
+    CallToolResult, InputRequest, InputRequests, InputResponses, LegacyTask, META_RELATED_TASK,
+    RequestId, RpcError, TaskId, TaskPayload, error_codes,
 };
 
 /// The longest a fetch stays open when the task names no lifetime.
@@ -94,6 +94,21 @@ impl Drop for Follow {
         }
     }
 }
+
+/// Where a task's fetch stands after [`Registry::ensure_fetch`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fetching {
+    /// Sent just now: the server may not have sent its questions yet.
+    Started,
+    /// Sent earlier.
+    Running,
+    /// No handle follows the task: nothing was sent.
+    NotFollowed,
+}
+
+/// Most questions held for one task; past that the server's requests are
+/// refused, as a flood of plain requests is.
+const MAX_HELD: usize = 64;
 
 /// What a read found while it waited on the fetch.
 enum Gathered {
@@ -176,6 +191,14 @@ impl Registry {
         let Some(entry) = tasks.get_mut(id) else {
             return Some(responder);
         };
+        if entry.asked.len() >= MAX_HELD {
+            let error = RpcError::new(
+                error_codes::INTERNAL_ERROR,
+                "the client is busy: too many questions waiting for this task",
+            );
+            responder.try_error(error);
+            return None;
+        }
         let key = match responder.id() {
             RequestId::String(s) => s.clone(),
             RequestId::Number(n) => n.to_string(),
@@ -185,12 +208,20 @@ impl Registry {
         None
     }
 
-    /// Starts the task's fetch unless it runs (or ran) already.
-    fn ensure_fetch(self: &Arc<Self>, conn: &Connection, id: &TaskId, ttl: Option<u64>) {
+    /// Starts the task's fetch unless it runs (or ran) already, for a task
+    /// a handle follows (a bare read starts nothing it would not end).
+    fn ensure_fetch(
+        self: &Arc<Self>,
+        conn: &Connection,
+        id: &TaskId,
+        ttl: Option<u64>,
+    ) -> Fetching {
         let mut tasks = self.tasks.lock().unwrap();
-        let entry = tasks.entry(id.clone()).or_default();
+        let Some(entry) = tasks.get_mut(id) else {
+            return Fetching::NotFollowed;
+        };
         if entry.fetch.is_some() {
-            return;
+            return Fetching::Running;
         }
         let bound = ttl.map_or(MAX_FETCH, |ms| Duration::from_millis(ms).min(MAX_FETCH));
         let conn = conn.clone();
@@ -220,6 +251,7 @@ impl Registry {
             abort: handle.abort_handle(),
             outcome: None,
         });
+        Fetching::Started
     }
 
     fn fetched(&self, id: &TaskId, outcome: Result<Box<RawValue>>) {
@@ -296,6 +328,16 @@ impl Registry {
         }
     }
 
+    /// Drops the task's fetch (its answer was no outcome), so that the next
+    /// read sends it again.
+    fn forget_fetch(&self, id: &TaskId) {
+        if let Some(entry) = self.tasks.lock().unwrap().get_mut(id)
+            && let Some(fetch) = entry.fetch.take()
+        {
+            fetch.abort.abort();
+        }
+    }
+
     fn ready(&self, id: &TaskId, want_input: bool) -> bool {
         let tasks = self.tasks.lock().unwrap();
         tasks.get(id).is_some_and(|e| {
@@ -324,10 +366,29 @@ impl Registry {
             }
         }
         for (responder, response) in ready {
-            responder.result(response).await?;
+            responder.result(&related(response, id)).await?;
         }
         Ok(())
     }
+}
+
+/// An answer to a request tied to task `id`, with the era's
+/// `_meta["io.modelcontextprotocol/related-task"]` (required on related
+/// responses).
+fn related(response: &crate::protocol::InputResponse, id: &TaskId) -> serde_json::Value {
+    let mut value = serde_json::to_value(response).unwrap_or(serde_json::Value::Null);
+    if let Some(object) = value.as_object_mut() {
+        let meta = object
+            .entry("_meta")
+            .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert(
+                META_RELATED_TASK.to_owned(),
+                serde_json::json!({ "taskId": id }),
+            );
+        }
+    }
+    value
 }
 
 fn not_waiting(id: &TaskId, what: &str) -> Error {
@@ -336,6 +397,13 @@ fn not_waiting(id: &TaskId, what: &str) -> Error {
     )))
     .with_method(method::TASKS_UPDATE)
     .with_task(id)
+}
+
+/// `timeout` from now, or far away when that is too long to count.
+fn deadline_in(timeout: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(timeout)
+        .unwrap_or_else(|| now + Duration::from_secs(86_400 * 365 * 30))
 }
 
 /// The payload a fetch's answer gives an ended task, the same for both
@@ -379,7 +447,7 @@ impl LegacyTasks {
         timeout: Duration,
     ) -> Result<crate::protocol::DetailedTask> {
         use crate::protocol::TaskStatus;
-        let until = Instant::now() + timeout;
+        let until = deadline_in(timeout);
         let raw = request(conn, method::TASKS_GET, id, timeout).await?;
         let task: LegacyTask = serde_json::from_str(raw.get()).map_err(|e| {
             Error::protocol(format!("malformed task: {e}"))
@@ -393,16 +461,39 @@ impl LegacyTasks {
         }
         let payload = match task.status {
             TaskStatus::InputRequired => {
-                self.registry.ensure_fetch(conn, id, task.ttl_ms);
+                // A fetch sent just now gives the server time to send its
+                // questions; one sent earlier has sent them already (or
+                // they were answered): nothing to wait for.
+                let until = match self.registry.ensure_fetch(conn, id, task.ttl_ms) {
+                    Fetching::Started => until,
+                    Fetching::Running => Instant::now(),
+                    // A bare read shows the status; questions go to handles.
+                    Fetching::NotFollowed => {
+                        return Ok(
+                            task.into_detailed(TaskPayload::InputRequired(InputRequests::new()))
+                        );
+                    }
+                };
                 match self.registry.gather(id, true, until).await {
                     Gathered::Asked(requests) => TaskPayload::InputRequired(requests),
-                    Gathered::Ended(outcome) => ended(id, outcome)?,
+                    Gathered::Ended(Ok(raw)) => ended(id, Ok(raw))?,
+                    // The task still asks, so an error is no outcome: the
+                    // fetch is sent again on a later read.
+                    Gathered::Ended(Err(e)) => {
+                        self.registry.forget_fetch(id);
+                        return Err(e);
+                    }
                     // Not sent yet: the task layer reads again.
                     Gathered::Nothing => TaskPayload::InputRequired(InputRequests::new()),
                 }
             }
             TaskStatus::Completed | TaskStatus::Failed => {
-                self.registry.ensure_fetch(conn, id, task.ttl_ms);
+                if self.registry.ensure_fetch(conn, id, task.ttl_ms) == Fetching::NotFollowed {
+                    // A bare read of an ended task: its result, inline.
+                    let outcome = request(conn, method::TASKS_RESULT, id, timeout).await;
+                    let payload = ended(id, outcome)?;
+                    return Ok(task.into_detailed(payload));
+                }
                 match self.registry.gather(id, false, until).await {
                     Gathered::Ended(outcome) => ended(id, outcome)?,
                     Gathered::Asked(_) | Gathered::Nothing => {

@@ -75,7 +75,8 @@ fn http_date(value: &str) -> Option<u64> {
     else {
         return None;
     };
-    if !(1..=31).contains(&day) || year < 1970 || h > 23 || m > 59 || s > 60 {
+    // Years past 9999 are no HTTP-date (and would overflow the count).
+    if !(1..=31).contains(&day) || !(1970..=9999).contains(&year) || h > 23 || m > 59 || s > 60 {
         return None;
     }
     Some(days_since_epoch(year, month, day) * 86_400 + h * 3_600 + m * 60 + s)
@@ -152,6 +153,12 @@ mod tests {
         ] {
             assert_eq!(parse(bad, now), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_year_past_9999_is_no_date() {
+        assert_eq!(http_date("Sun, 06 Nov 999999999999 08:49:37 GMT"), None);
+        assert!(http_date("Fri, 31 Dec 9999 23:59:59 GMT").is_some());
     }
 
     #[test]

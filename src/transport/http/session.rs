@@ -27,6 +27,8 @@ pub(super) const SESSION_VERSIONS: &[&str] = &["2025-03-26", "2025-06-18", "2025
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// The shortest wait before reconnecting, whatever `retry` says.
 const MIN_RETRY: Duration = Duration::from_millis(100);
+/// The longest `retry` a server may ask for; a longer one is cut to this.
+const MAX_SERVER_RETRY: Duration = Duration::from_secs(300);
 /// The longest wait before reconnecting, backoff included.
 const MAX_RETRY: Duration = Duration::from_secs(30);
 /// Attempts in a row that deliver nothing before a stream is given up.
@@ -43,7 +45,9 @@ const LAST_EVENT_ID: &str = "last-event-id";
 /// How long to wait before reconnecting: the server's `retry` (or 1 s),
 /// doubled for each attempt in a row that delivered nothing, within bounds.
 pub(super) fn retry_delay(retry: Option<Duration>, failures: u32) -> Duration {
-    let base = retry.unwrap_or(DEFAULT_RETRY).max(MIN_RETRY);
+    let base = retry
+        .unwrap_or(DEFAULT_RETRY)
+        .clamp(MIN_RETRY, MAX_SERVER_RETRY);
     base.saturating_mul(1 << failures.min(8))
         .min(MAX_RETRY.max(base))
 }
@@ -242,10 +246,10 @@ pub(super) async fn renew(
     };
     let session = match renewed {
         Ok(session) => session,
-        Err(why) => {
-            *shared.session.lock().unwrap() = None;
-            return Err(why);
-        }
+        // The lost id stays: the next request that carries it gets `404`
+        // again and tries again (a server restarting answers later), rather
+        // than going out without a session for good.
+        Err(why) => return Err(why),
     };
     *shared.session.lock().unwrap() = session;
     let json = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned();
