@@ -1330,3 +1330,47 @@ async fn a_flood_of_questions_for_one_task_is_bounded() {
     assert_eq!(refused, 6, "{:?}", server.answers());
     drop(task);
 }
+
+/// A question the server withdraws (`notifications/cancelled`) after the
+/// handle took it is not answered: `respond` is refused and nothing is
+/// sent to the server.
+#[tokio::test(start_paused = true)]
+async fn a_question_the_server_withdraws_is_not_answered() {
+    let server = server_with(
+        vec![LegacyTool::new(
+            "export",
+            "required",
+            export_steps(),
+            End::Text("exported"),
+        )],
+        Knobs::default(),
+    );
+    let client = legacy_client(&server, accept()).await;
+    let mut state = client
+        .task()
+        .input(InputMode::Manual)
+        .call_tool("export", json!({}))
+        .await
+        .unwrap();
+    let asked = loop {
+        state = match state {
+            TaskState::Pending(task) => task.next().await.unwrap(),
+            TaskState::InputRequired(task) => break task,
+            TaskState::Finished(_) => panic!("the task asks first"),
+        };
+    };
+    let key = asked.requests().keys().next().unwrap().clone();
+    server
+        .notify_client(
+            "notifications/cancelled",
+            json!({"requestId": key, "reason": "no longer needed"}),
+        )
+        .await;
+    tokio::time::sleep(ms(10)).await;
+    let err = asked
+        .respond_one(key, ElicitResult::accept(json!({"ok": true})).into())
+        .await
+        .unwrap_err();
+    assert!(err.error().is_builder(), "{}", err.error());
+    assert!(server.answers().is_empty(), "{:?}", server.answers());
+}

@@ -86,15 +86,30 @@ async fn answer(
         .as_object_mut()
         .and_then(|p| p.remove("task"))
         .filter(|t| !t.is_null());
+    let related = params.as_object().and_then(related_task);
+    let parsed =
+        serde_json::from_value::<InputRequest>(json!({"method": method, "params": params}));
+    let hosting = host.is_some()
+        && task.is_some()
+        && parsed
+            .as_ref()
+            .is_ok_and(|input| hosted::may_host(input) && handlers.can_answer(input));
+    // A question for a task a handle follows goes to that handle, with the
+    // means to withdraw it if the server cancels it.
+    let (responder, cancelled) = match (&parsed, related, tasks) {
+        (Ok(input), Some(task_id), Some(tasks)) if !hosting => {
+            match tasks.hold(&task_id, input.clone(), responder, cancelled) {
+                None => return,
+                Some(given_back) => {
+                    tracing::debug!(task = ?task_id, %method, "a request for a task the client does not follow");
+                    given_back
+                }
+            }
+        }
+        _ => (responder, cancelled),
+    };
     let answering = async {
-        let related = params.as_object().and_then(related_task);
-        let parsed =
-            serde_json::from_value::<InputRequest>(json!({"method": method, "params": params}));
-        if let (Some(host), Some(task)) = (host, task.as_ref())
-            && let Ok(input) = &parsed
-            && hosted::may_host(input)
-            && handlers.can_answer(input)
-        {
+        if hosting && let (Some(host), Some(task), Ok(input)) = (host, task.as_ref(), &parsed) {
             let Value::Object(task) = task else {
                 let error =
                     RpcError::new(error_codes::INVALID_PARAMS, "params.task must be an object");
@@ -106,19 +121,6 @@ async fn answer(
                 Err(error) => responder.error(error).await,
             };
         }
-        let (parsed, responder) = match (parsed, related, tasks) {
-            (Ok(input), Some(task), Some(tasks)) => {
-                match tasks.hold(&task, input.clone(), responder) {
-                    // The task's handle answers it.
-                    None => return Ok(()),
-                    Some(responder) => {
-                        tracing::debug!(task = ?task, %method, "a request for a task the client does not follow");
-                        (Ok(input), responder)
-                    }
-                }
-            }
-            (parsed, _, _) => (parsed, responder),
-        };
         match parsed {
             Ok(input) if handlers.can_answer(&input) => {
                 let key = responder.id().to_string();

@@ -213,6 +213,12 @@ impl LegacyServer {
             .expect("the connection stays open")
     }
 
+    /// Sends a notification to the client.
+    pub async fn notify_client(&self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
+            .await;
+    }
+
     async fn send(&self, message: Value) {
         if let Some(sink) = self.sink.lock().await.as_mut() {
             let _ = sink

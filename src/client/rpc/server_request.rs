@@ -91,6 +91,12 @@ impl Serving {
 pub(crate) struct Cancelled(oneshot::Receiver<Option<String>>);
 
 impl Cancelled {
+    /// Whether the server has cancelled the request by now (checked once:
+    /// the caller drops the request when it has).
+    pub(crate) fn has_fired(&mut self) -> bool {
+        self.0.try_recv().is_ok()
+    }
+
     /// Waits for the server to cancel the request.
     pub(crate) async fn wait(self) -> Option<String> {
         match self.0.await {

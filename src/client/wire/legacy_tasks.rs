@@ -29,7 +29,7 @@ use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use crate::client::listen::{Push, Watch};
-use crate::client::rpc::{Connection, Responder};
+use crate::client::rpc::{Cancelled, Connection, Responder};
 use crate::error::{Error, Kind, Result};
 use crate::protocol::method;
 use crate::protocol::{
@@ -50,8 +50,9 @@ pub(crate) struct Registry {
 struct Entry {
     /// How many [`Follow`]s hold the task.
     followers: usize,
-    /// Input requests the server sent for the task, not answered yet.
-    asked: BTreeMap<String, (InputRequest, Responder)>,
+    /// Input requests the server sent for the task, not answered yet, with
+    /// the signal of the server withdrawing one.
+    asked: BTreeMap<String, (InputRequest, Responder, Cancelled)>,
     fetch: Option<Fetch>,
     /// Woken when a request is held or the fetch ends.
     changed: Arc<Notify>,
@@ -147,7 +148,7 @@ impl Registry {
         if let Some(fetch) = entry.fetch {
             fetch.abort.abort();
         }
-        for (_, (_, responder)) in entry.asked {
+        for (_, (_, responder, _)) in entry.asked {
             let error = RpcError::new(
                 error_codes::INTERNAL_ERROR,
                 "the client no longer follows this task",
@@ -186,11 +187,13 @@ impl Registry {
         id: &TaskId,
         request: InputRequest,
         responder: Responder,
-    ) -> Option<Responder> {
+        cancelled: Cancelled,
+    ) -> Option<(Responder, Cancelled)> {
         let mut tasks = self.tasks.lock().unwrap();
         let Some(entry) = tasks.get_mut(id) else {
-            return Some(responder);
+            return Some((responder, cancelled));
         };
+        withdraw_cancelled(&mut entry.asked);
         if entry.asked.len() >= MAX_HELD {
             let error = RpcError::new(
                 error_codes::INTERNAL_ERROR,
@@ -203,7 +206,7 @@ impl Registry {
             RequestId::String(s) => s.clone(),
             RequestId::Number(n) => n.to_string(),
         };
-        entry.asked.insert(key, (request, responder));
+        entry.asked.insert(key, (request, responder, cancelled));
         entry.changed.notify_waiters();
         None
     }
@@ -305,11 +308,12 @@ impl Registry {
                     }
                     None => {}
                 }
+                withdraw_cancelled(&mut entry.asked);
                 if want_input && !entry.asked.is_empty() {
                     let asked = entry
                         .asked
                         .iter()
-                        .map(|(k, (r, _))| (k.clone(), r.clone()))
+                        .map(|(k, (r, _, _))| (k.clone(), r.clone()))
                         .collect();
                     return Gathered::Asked(asked);
                 }
@@ -355,12 +359,13 @@ impl Registry {
             let Some(entry) = entry else {
                 return Err(not_waiting(id, "any input"));
             };
+            withdraw_cancelled(&mut entry.asked);
             // Every key first: answer all or none.
             if let Some(key) = responses.keys().find(|k| !entry.asked.contains_key(*k)) {
                 return Err(not_waiting(id, &format!("input {key:?}")));
             }
             for (key, response) in responses {
-                if let Some((_, responder)) = entry.asked.remove(key) {
+                if let Some((_, responder, _)) = entry.asked.remove(key) {
                     ready.push((responder, response));
                 }
             }
@@ -370,6 +375,12 @@ impl Registry {
         }
         Ok(())
     }
+}
+
+/// Drops the questions the server has withdrawn (`notifications/cancelled`):
+/// they are no longer shown, and answering one is refused.
+fn withdraw_cancelled(asked: &mut BTreeMap<String, (InputRequest, Responder, Cancelled)>) {
+    asked.retain(|_, (_, _, cancelled)| !cancelled.has_fired());
 }
 
 /// An answer to a request tied to task `id`, with the era's
