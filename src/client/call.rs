@@ -102,34 +102,30 @@ impl Client {
         progress: Option<&mut Tracking>,
     ) -> Result<Started> {
         let mut listed = self.listed_opt_in(name);
-        let _listing = if listed.is_none() && self.wire().lists_for_opt_in() {
-            // Calls started together wait for one listing.
-            let guard = self.opt_in_listing().await;
-            listed = self.listed_opt_in(name);
-            Some(guard)
-        } else {
-            None
-        };
-        if listed.is_none() && self.wire().lists_for_opt_in() && !self.has_listed() {
+        if listed.is_none() && self.wire().lists_for_opt_in() {
             // A 2025-11-25 server that runs tasks wants the opt-in on the
-            // tools listed for it: list, so the call knows. The listing is
-            // read here, not from memory, which the server's
-            // `list_changed` (sent in bursts after the handshake) may have
-            // cleared meanwhile.
-            match self.list_tools().await {
-                Ok(tools) => {
-                    listed = tools.iter().find(|t| t.name == name).map(|t| {
-                        t.task_support()
-                            .is_some_and(crate::protocol::TaskSupport::wants_opt_in)
-                    });
-                }
-                Err(e) => {
-                    tracing::debug!("listing the tools for their task support failed: {e}");
+            // tools listed for it: list, so the call knows. Calls started
+            // together wait for one listing (the lock is held for the
+            // listing only, never through the call). The listing is read
+            // here, not from memory, which the server's `list_changed`
+            // (sent in bursts after the handshake) may have cleared
+            // meanwhile.
+            let _listing = self.opt_in_listing().await;
+            listed = self.listed_opt_in(name);
+            if listed.is_none() && !self.has_listed() {
+                match self.list_tools().await {
+                    Ok(tools) => {
+                        listed = tools
+                            .iter()
+                            .find(|t| t.name == name)
+                            .map(super::listed::wants_opt_in);
+                    }
+                    Err(e) => {
+                        tracing::debug!("listing the tools for their task support failed: {e}");
+                    }
                 }
             }
         }
-        // Held for the listing only, never through the call itself.
-        drop(_listing);
         let opt_in = (listed == Some(true))
             .then(|| TaskOptIn::new(ttl.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))));
         self.wire()

@@ -65,8 +65,8 @@ use crate::error::Error;
 use crate::input::InputHandlers;
 use crate::protocol::method;
 use crate::protocol::{
-    InputRequest, LegacyTask, ListTasksResult, META_RELATED_TASK, RpcError, TaskId, TaskStatus,
-    error_codes, iso8601_utc,
+    InputRequest, LegacyTask, ListTasksResult, RpcError, TaskId, TaskStatus, error_codes,
+    iso8601_utc, with_related_task,
 };
 
 /// The protocol version whose sessions host tasks.
@@ -463,7 +463,7 @@ impl Host {
                 ended = outcome.wait_for(Option::is_some) => ended.ok().and_then(|o| o.clone()),
             };
             let sent = match ended {
-                Some(Ok(result)) => responder.result(&related(result, &id)).await,
+                Some(Ok(result)) => responder.result(&with_related_task(result, &id)).await,
                 Some(Err(error)) => responder.error(error).await,
                 None => {
                     let error = invalid("the task is gone: the connection is closing");
@@ -502,22 +502,6 @@ async fn run(handlers: &InputHandlers, key: &str, input: &InputRequest) -> Outco
         Ok(response) => to_value(&response),
         Err(e) => Err(RpcError::new(error_codes::INTERNAL_ERROR, e.to_string())),
     }
-}
-
-/// `result` with `_meta["io.modelcontextprotocol/related-task"]` naming `id`.
-fn related(mut result: Value, id: &TaskId) -> Value {
-    if let Value::Object(map) = &mut result {
-        let meta = map
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if !meta.is_object() {
-            *meta = Value::Object(Map::new());
-        }
-        if let Value::Object(meta) = meta {
-            meta.insert(META_RELATED_TASK.to_owned(), json!({ "taskId": id }));
-        }
-    }
-    result
 }
 
 /// The `ttl` the server asked for, clamped; the default when it asked for
@@ -605,15 +589,5 @@ mod tests {
         let other = Host::new();
         let (_, c) = other.fresh_id(&mut State::default());
         assert_ne!(a, c, "another session's first id differs");
-    }
-
-    #[test]
-    fn related_meta_is_added_beside_what_is_there() {
-        let id = TaskId::new("t1");
-        let v = related(json!({"action": "accept", "_meta": {"k": 1}}), &id);
-        assert_eq!(v["_meta"]["k"], 1);
-        assert_eq!(v["_meta"][META_RELATED_TASK], json!({"taskId": "t1"}));
-        let v = related(json!({"action": "decline", "_meta": 3}), &id);
-        assert_eq!(v["_meta"][META_RELATED_TASK]["taskId"], "t1");
     }
 }

@@ -4,6 +4,13 @@
 
 use std::collections::HashMap;
 
+/// Whether a listed tool wants the legacy `task` opt-in (`taskSupport`
+/// `optional` or `required`).
+pub(crate) fn wants_opt_in(tool: &crate::protocol::Tool) -> bool {
+    tool.task_support()
+        .is_some_and(crate::protocol::TaskSupport::wants_opt_in)
+}
+
 /// The last listing, and how many times it was forgotten.
 #[derive(Debug, Default)]
 pub(crate) struct ListedTools {

@@ -457,12 +457,7 @@ impl Client {
     pub(crate) fn remember_tools(&self, generation: u64, tools: &[crate::protocol::Tool]) {
         let listed = tools
             .iter()
-            .map(|t| {
-                let wants = t
-                    .task_support()
-                    .is_some_and(crate::protocol::TaskSupport::wants_opt_in);
-                (t.name.clone(), wants)
-            })
+            .map(|t| (t.name.clone(), listed::wants_opt_in(t)))
             .collect();
         self.inner
             .listed_tools

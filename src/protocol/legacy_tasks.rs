@@ -151,6 +151,27 @@ pub(crate) fn related_task(params: &Map<String, Value>) -> Option<TaskId> {
     (!id.is_empty()).then(|| TaskId::new(id))
 }
 
+/// `result` with `_meta["io.modelcontextprotocol/related-task"] =
+/// {taskId}`, beside whatever `_meta` it had (one that is not an object is
+/// replaced): what a response tied to a task carries on 2025-11-25.
+pub(crate) fn with_related_task(mut result: Value, id: &TaskId) -> Value {
+    if let Value::Object(map) = &mut result {
+        let meta = map
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !meta.is_object() {
+            *meta = Value::Object(Map::new());
+        }
+        if let Value::Object(meta) = meta {
+            meta.insert(
+                META_RELATED_TASK.to_owned(),
+                serde_json::json!({ "taskId": id }),
+            );
+        }
+    }
+    result
+}
+
 /// Whether a 2025-11-25 server declares task-augmented `tools/call`
 /// (`capabilities.tasks.requests.tools.call`).
 pub(crate) fn declares_task_calls(tasks: Option<&Value>) -> bool {
@@ -185,6 +206,22 @@ mod tests {
         .unwrap();
         assert_eq!(t.status, TaskStatus::Unknown);
         assert_eq!((t.ttl_ms, t.poll_interval_ms), (None, None));
+    }
+
+    #[test]
+    fn related_meta_is_added_beside_what_is_there() {
+        let id = TaskId::new("t1");
+        let v = with_related_task(
+            serde_json::json!({"action": "accept", "_meta": {"k": 1}}),
+            &id,
+        );
+        assert_eq!(v["_meta"]["k"], 1);
+        assert_eq!(
+            v["_meta"][META_RELATED_TASK],
+            serde_json::json!({"taskId": "t1"})
+        );
+        let v = with_related_task(serde_json::json!({"action": "decline", "_meta": 3}), &id);
+        assert_eq!(v["_meta"][META_RELATED_TASK]["taskId"], "t1");
     }
 
     #[test]

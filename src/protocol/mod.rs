@@ -32,7 +32,9 @@ pub use input::{
     ListRootsRequest, ListRootsResult, Root, SamplingMessage,
 };
 pub use jsonrpc::{Message, RequestId, RpcError, error_codes};
-pub(crate) use legacy_tasks::{LegacyCreateResult, declares_task_calls, related_task};
+pub(crate) use legacy_tasks::{
+    LegacyCreateResult, declares_task_calls, related_task, with_related_task,
+};
 pub use legacy_tasks::{LegacyTask, ListTasksResult, META_RELATED_TASK};
 pub use logging::{LogLevel, LogMessage, SetLevelParams};
 pub use meta::{

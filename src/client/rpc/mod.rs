@@ -26,7 +26,7 @@ mod trace;
 
 pub(crate) use notifications::{NOTIFICATION_CAPACITY, Notification};
 use progress::Elapsed;
-pub(crate) use progress::{ProgressFn, ProgressWatch, Pump, Tracking};
+pub(crate) use progress::{ProgressFn, ProgressWatch, Pump, Tracking, later};
 pub(crate) use server_request::{Cancelled, Responder, ServerRequest};
 pub(crate) use shared::SubEvent;
 use shared::{HttpFailure, Reply, Shared, SubEntry, Tables};

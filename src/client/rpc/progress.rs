@@ -88,7 +88,7 @@ impl Drop for Pump {
 
 /// `at + by`, or far away when that is too long to count (a bound of
 /// `Duration::MAX` is no bound).
-fn later(at: Instant, by: Duration) -> Instant {
+pub(crate) fn later(at: Instant, by: Duration) -> Instant {
     at.checked_add(by)
         .unwrap_or_else(|| at + Duration::from_secs(86_400 * 365 * 30))
 }

@@ -29,12 +29,12 @@ use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use crate::client::listen::{Push, Watch};
-use crate::client::rpc::{Cancelled, Connection, Responder};
+use crate::client::rpc::{Cancelled, Connection, Responder, later};
 use crate::error::{Error, Kind, Result};
 use crate::protocol::method;
 use crate::protocol::{
-    CallToolResult, InputRequest, InputRequests, InputResponses, LegacyTask, META_RELATED_TASK,
-    RequestId, RpcError, TaskId, TaskPayload, error_codes,
+    CallToolResult, InputRequest, InputRequests, InputResponses, LegacyTask, RequestId, RpcError,
+    TaskId, TaskPayload, error_codes, with_related_task,
 };
 
 /// The longest a fetch stays open when the task names no lifetime.
@@ -231,21 +231,7 @@ impl Registry {
         let registry = Arc::downgrade(self);
         let task_id = id.clone();
         let handle = tokio::spawn(async move {
-            #[derive(Serialize)]
-            #[serde(rename_all = "camelCase")]
-            struct Params<'a> {
-                task_id: &'a TaskId,
-            }
-            let params = Params { task_id: &task_id };
-            let outcome = conn
-                .request(
-                    method::TASKS_RESULT,
-                    Some(task_id.expose().to_owned()),
-                    &params,
-                    bound,
-                )
-                .await
-                .map_err(|e| e.with_method(method::TASKS_RESULT).with_task(&task_id));
+            let outcome = request(&conn, method::TASKS_RESULT, &task_id, bound).await;
             if let Some(registry) = registry.upgrade() {
                 registry.fetched(&task_id, outcome);
             }
@@ -371,7 +357,8 @@ impl Registry {
             }
         }
         for (responder, response) in ready {
-            responder.result(&related(response, id)).await?;
+            let answer = serde_json::to_value(response).unwrap_or(serde_json::Value::Null);
+            responder.result(&with_related_task(answer, id)).await?;
         }
         Ok(())
     }
@@ -383,38 +370,12 @@ fn withdraw_cancelled(asked: &mut BTreeMap<String, (InputRequest, Responder, Can
     asked.retain(|_, (_, _, cancelled)| !cancelled.has_fired());
 }
 
-/// An answer to a request tied to task `id`, with the era's
-/// `_meta["io.modelcontextprotocol/related-task"]` (required on related
-/// responses).
-fn related(response: &crate::protocol::InputResponse, id: &TaskId) -> serde_json::Value {
-    let mut value = serde_json::to_value(response).unwrap_or(serde_json::Value::Null);
-    if let Some(object) = value.as_object_mut() {
-        let meta = object
-            .entry("_meta")
-            .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
-        if let Some(meta) = meta.as_object_mut() {
-            meta.insert(
-                META_RELATED_TASK.to_owned(),
-                serde_json::json!({ "taskId": id }),
-            );
-        }
-    }
-    value
-}
-
 fn not_waiting(id: &TaskId, what: &str) -> Error {
     Error::new(Kind::Builder(format!(
         "the server is not waiting for {what} on this task (answered already, or withdrawn)"
     )))
     .with_method(method::TASKS_UPDATE)
     .with_task(id)
-}
-
-/// `timeout` from now, or far away when that is too long to count.
-fn deadline_in(timeout: Duration) -> Instant {
-    let now = Instant::now();
-    now.checked_add(timeout)
-        .unwrap_or_else(|| now + Duration::from_secs(86_400 * 365 * 30))
 }
 
 /// The payload a fetch's answer gives an ended task, the same for both
@@ -458,7 +419,7 @@ impl LegacyTasks {
         timeout: Duration,
     ) -> Result<crate::protocol::DetailedTask> {
         use crate::protocol::TaskStatus;
-        let until = deadline_in(timeout);
+        let until = later(Instant::now(), timeout);
         let raw = request(conn, method::TASKS_GET, id, timeout).await?;
         let task: LegacyTask = serde_json::from_str(raw.get()).map_err(|e| {
             Error::protocol(format!("malformed task: {e}"))
