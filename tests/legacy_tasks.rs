@@ -77,15 +77,7 @@ async fn the_same_body_runs_on_2026_07_28() {
 
 #[tokio::test(start_paused = true)]
 async fn the_same_body_runs_on_2025_11_25() {
-    let server = LegacyServer::new(
-        vec![LegacyTool::new(
-            "export",
-            "required",
-            export_steps(),
-            End::Text("exported"),
-        )],
-        Knobs::default(),
-    );
+    let server = LegacyServer::new(vec![export()], Knobs::default());
     export_runs_to_its_result(legacy_client(&server, accept()).await).await;
     // The era's wire: the listing, the opt-in with the TTL, the question
     // on `tasks/result`, answered under the server's request id.
@@ -116,15 +108,7 @@ async fn the_same_body_runs_on_2025_11_25() {
 /// response.
 #[tokio::test(start_paused = true)]
 async fn manual_input_is_answered_with_respond() {
-    let server = LegacyServer::new(
-        vec![LegacyTool::new(
-            "export",
-            "required",
-            export_steps(),
-            End::Text("exported"),
-        )],
-        Knobs::default(),
-    );
+    let server = LegacyServer::new(vec![export()], Knobs::default());
     let client = legacy_client(&server, accept()).await;
     let state = client
         .task()
@@ -132,14 +116,7 @@ async fn manual_input_is_answered_with_respond() {
         .call_tool("export", json!({}))
         .await
         .unwrap();
-    let mut state = state;
-    let asked = loop {
-        state = match state {
-            TaskState::Pending(task) => task.next().await.unwrap(),
-            TaskState::InputRequired(task) => break task,
-            TaskState::Finished(_) => panic!("the task asks first"),
-        };
-    };
+    let asked = until_asked(state).await;
     let (key, request) = asked.requests().iter().next().expect("one question");
     let (key, request) = (key.clone(), request.clone());
     assert!(
@@ -166,6 +143,23 @@ async fn manual_input_is_answered_with_respond() {
     assert_eq!(answers.len(), 1);
     assert_eq!(answers[0]["id"], json!(key));
     assert_eq!(answers[0]["result"]["content"], json!({"ok": false}));
+}
+
+/// A required task tool that works, asks one question, works and completes
+/// with "exported".
+fn export() -> LegacyTool {
+    LegacyTool::new("export", "required", export_steps(), End::Text("exported"))
+}
+
+/// Follows a task with `next()` until it asks (it must ask before it ends).
+async fn until_asked(mut state: TaskState) -> mcp_tasks::Task<mcp_tasks::InputRequired> {
+    loop {
+        state = match state {
+            TaskState::Pending(task) => task.next().await.unwrap(),
+            TaskState::InputRequired(task) => return task,
+            TaskState::Finished(_) => panic!("the task asks first"),
+        };
+    }
 }
 
 /// A required task tool that works 100 ms and completes with "done".
@@ -438,7 +432,7 @@ async fn tasks_are_listed_on_this_era_only() {
 async fn a_plain_call_of_a_required_tool_is_driven_to_its_result() {
     let server = server_with(
         vec![
-            LegacyTool::new("export", "required", export_steps(), End::Text("exported")),
+            export(),
             LegacyTool::new(
                 "maybe",
                 "optional",
@@ -466,29 +460,15 @@ async fn a_plain_call_of_a_required_tool_is_driven_to_its_result() {
 /// server never waits on silence) and stops the fetch.
 #[tokio::test(start_paused = true)]
 async fn dropping_a_handle_refuses_the_questions_it_held() {
-    let server = server_with(
-        vec![LegacyTool::new(
-            "export",
-            "required",
-            export_steps(),
-            End::Text("exported"),
-        )],
-        Knobs::default(),
-    );
+    let server = server_with(vec![export()], Knobs::default());
     let client = legacy_client(&server, accept()).await;
-    let mut state = client
+    let state = client
         .task()
         .input(InputMode::Manual)
         .call_tool("export", json!({}))
         .await
         .unwrap();
-    let asked = loop {
-        state = match state {
-            TaskState::Pending(task) => task.next().await.unwrap(),
-            TaskState::InputRequired(task) => break task,
-            TaskState::Finished(_) => panic!("the task asks first"),
-        };
-    };
+    let asked = until_asked(state).await;
     drop(asked);
     tokio::time::sleep(ms(100)).await;
     let answers = server.answers();
@@ -1240,13 +1220,7 @@ mod hosted {
 /// be held for no one), and an ended task's result read inline, each time.
 #[tokio::test(start_paused = true)]
 async fn a_bare_read_starts_no_fetch_and_reads_an_ended_task_inline() {
-    let server = server_with(
-        vec![
-            LegacyTool::new("export", "required", export_steps(), End::Text("exported")),
-            quick(),
-        ],
-        Knobs::default(),
-    );
+    let server = server_with(vec![export(), quick()], Knobs::default());
     let client = legacy_client(&server, accept()).await;
     let task = start(&client, "export").await;
     let id = task.id().clone();
@@ -1336,29 +1310,15 @@ async fn a_flood_of_questions_for_one_task_is_bounded() {
 /// sent to the server.
 #[tokio::test(start_paused = true)]
 async fn a_question_the_server_withdraws_is_not_answered() {
-    let server = server_with(
-        vec![LegacyTool::new(
-            "export",
-            "required",
-            export_steps(),
-            End::Text("exported"),
-        )],
-        Knobs::default(),
-    );
+    let server = server_with(vec![export()], Knobs::default());
     let client = legacy_client(&server, accept()).await;
-    let mut state = client
+    let state = client
         .task()
         .input(InputMode::Manual)
         .call_tool("export", json!({}))
         .await
         .unwrap();
-    let asked = loop {
-        state = match state {
-            TaskState::Pending(task) => task.next().await.unwrap(),
-            TaskState::InputRequired(task) => break task,
-            TaskState::Finished(_) => panic!("the task asks first"),
-        };
-    };
+    let asked = until_asked(state).await;
     let key = asked.requests().keys().next().unwrap().clone();
     server
         .notify_client(
