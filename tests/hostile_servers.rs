@@ -334,6 +334,32 @@ async fn decode_errors_say_what_was_wrong_not_invalid_json() {
 /// `subscriptions/listen` without echoing the task ids and pushes
 /// snapshots without a subscription id, as rmcp does. Returns the number
 /// of `tasks/get` the client sent.
+/// A listening client's side channel, served: `subscriptions/listen` is
+/// acknowledged, `tasks/get` answered with `now`. `true` for a `tasks/get`.
+async fn serve_listen_or_get(
+    sink: &mut mcp_tasks::transport::memory::MemorySink,
+    message: std::io::Result<Option<Inbound>>,
+    now: Value,
+) -> bool {
+    let Ok(Some(Inbound::Message(text))) = message else {
+        panic!("the client went away")
+    };
+    let request: Value = serde_json::from_str(&text).unwrap();
+    match request["method"].as_str() {
+        Some("subscriptions/listen") => {
+            let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                "params": {"notifications": {}, "_meta": {"io.modelcontextprotocol/subscriptionId": request["id"]}}});
+            reply(sink, ack.to_string()).await;
+            false
+        }
+        Some("tasks/get") => {
+            reply(sink, result(&request, now)).await;
+            true
+        }
+        _ => false,
+    }
+}
+
 async fn untagged_pushes_run(listen: bool) -> usize {
     let (client, mut sink, mut stream) = raw_peer().await;
     let (task, _) = start_task(
@@ -364,20 +390,9 @@ async fn untagged_pushes_run(listen: bool) -> usize {
         tokio::select! {
             done = &mut wait => break done.unwrap().unwrap(),
             message = stream.recv() => {
-                let Ok(Some(Inbound::Message(text))) = message else { panic!("the client went away") };
-                let request: Value = serde_json::from_str(&text).unwrap();
-                match request["method"].as_str() {
-                    Some("subscriptions/listen") => {
-                        let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-                            "params": {"notifications": {}, "_meta": {"io.modelcontextprotocol/subscriptionId": request["id"]}}});
-                        reply(&mut sink, ack.to_string()).await;
-                    }
-                    Some("tasks/get") => {
-                        gets += 1;
-                        let now = if step > 5 { completed("t-push") } else { snapshot("t-push", "working", json!(300)) };
-                        reply(&mut sink, result(&request, now)).await;
-                    }
-                    _ => {}
+                let now = if step > 5 { completed("t-push") } else { snapshot("t-push", "working", json!(300)) };
+                if serve_listen_or_get(&mut sink, message, now).await {
+                    gets += 1;
                 }
             }
             () = tokio::time::sleep_until(due), if step <= 5 => {
@@ -598,20 +613,8 @@ async fn a_2025_status_notification_makes_a_listening_task_read_at_once() {
         tokio::select! {
             done = &mut wait => break done.unwrap().unwrap(),
             message = stream.recv() => {
-                let Ok(Some(Inbound::Message(text))) = message else { panic!("the client went away") };
-                let request: Value = serde_json::from_str(&text).unwrap();
-                match request["method"].as_str() {
-                    Some("subscriptions/listen") => {
-                        let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-                            "params": {"notifications": {}, "_meta": {"io.modelcontextprotocol/subscriptionId": request["id"]}}});
-                        reply(&mut sink, ack.to_string()).await;
-                    }
-                    Some("tasks/get") => {
-                        let now = if done_at_server { completed("t-status") } else { snapshot("t-status", "working", json!(10_000)) };
-                        reply(&mut sink, result(&request, now)).await;
-                    }
-                    _ => {}
-                }
+                let now = if done_at_server { completed("t-status") } else { snapshot("t-status", "working", json!(10_000)) };
+                serve_listen_or_get(&mut sink, message, now).await;
             }
             () = tokio::time::sleep_until(started + ms(1_000)), if !done_at_server => {
                 done_at_server = true;
