@@ -359,3 +359,27 @@ async fn a_flood_of_server_requests_is_answered_or_refused_never_queued_without_
         "at most the queue (64) and the one being served: {answered}"
     );
 }
+
+/// The raw escape hatch speaks the session's era: on an initialize-era
+/// session its params go as given, without 2026-07-28's per-request
+/// `_meta` (a caller's own `_meta` is kept).
+#[tokio::test(start_paused = true)]
+async fn the_raw_request_sends_no_2026_meta_on_this_era() {
+    let (transport, mut server) = peer();
+    let connecting = tokio::spawn(Client::builder().connect(transport));
+    server.handshake("2025-11-25").await;
+    let client = connecting.await.unwrap().unwrap();
+    let raw = tokio::spawn({
+        let client = client.clone();
+        async move {
+            client
+                .request("prompts/list", json!({"_meta": {"progressToken": 7}}))
+                .await
+        }
+    });
+    let request = server.next().await;
+    assert_eq!(request["method"], "prompts/list");
+    assert_eq!(request["params"], json!({"_meta": {"progressToken": 7}}));
+    server.answer(&request, json!({"prompts": []})).await;
+    assert_eq!(raw.await.unwrap().unwrap(), json!({"prompts": []}));
+}

@@ -388,10 +388,11 @@ impl Client {
     /// Sends any request and returns its raw result: the escape hatch for
     /// methods this crate does not wrap.
     ///
-    /// `params` must be a JSON object or null. The client adds its `_meta`
-    /// (declaring the Tasks extension on `tools/call`, `tasks/*` and
-    /// `subscriptions/listen`); keys of a `_meta` object in `params` win
-    /// over the client's, so a caller can replace the capabilities.
+    /// `params` must be a JSON object or null. On 2026-07-28 the client adds
+    /// its `_meta` (declaring the Tasks extension on `tools/call`, `tasks/*`
+    /// and `subscriptions/listen`); keys of a `_meta` object in `params` win
+    /// over the client's, so a caller can replace the capabilities. On an
+    /// initialize-era session `params` go as given.
     ///
     /// The result is returned as sent, with one check: a `resultType:
     /// "task"` answer is accepted only from `tools/call` (and `tasks/get`),
@@ -408,11 +409,15 @@ impl Client {
             Value::Null => Map::new(),
             _ => return Err(Error::builder("params must be a JSON object")),
         };
-        let mut meta = self.inner.wire.envelope().meta_object(method);
-        if let Some(Value::Object(user)) = params.remove("_meta") {
-            meta.extend(user);
+        // The per-request `_meta` is 2026-07-28's; an initialize-era
+        // session said it all in its handshake and sends the caller's alone.
+        if !self.inner.wire.is_legacy() {
+            let mut meta = self.inner.wire.envelope().meta_object(method);
+            if let Some(Value::Object(user)) = params.remove("_meta") {
+                meta.extend(user);
+            }
+            params.insert("_meta".into(), Value::Object(meta));
         }
-        params.insert("_meta".into(), Value::Object(meta));
         let raw = self
             .inner
             .wire
