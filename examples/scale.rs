@@ -7,12 +7,21 @@
 //!
 //! The server runs in a child process (this example started with
 //! `--serve`), so the figures are the client's alone. Every task asks to be
-//! polled each second and completes after 2.5 s: the schedule needs exactly
-//! three `tasks/get` per task. Linux only (reads `/proc/self`).
+//! polled every `I` and completes after 2.5 `I`: the schedule needs exactly
+//! three `tasks/get` per task. `I` is a second up to 10,000 tasks and grows
+//! with `N` beyond (50 s at 100,000), so that every task is still pending
+//! when the last one is created. Linux only (reads `/proc/self`).
+//!
+//! Memory is reported twice: the growth of the resident set (what the
+//! system sees, allocator overhead and fragmentation included) and the
+//! growth of live heap bytes, counted by this example's allocator: the
+//! handles (what `call_tool` returns) and their waits (each a spawned tokio
+//! task running `finish()`).
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use mcp_tasks::protocol::CallToolResult;
@@ -21,17 +30,59 @@ use mcp_tasks::transport::{MessageSink, Outbound, Stdio, Transport};
 use mcp_tasks::{Client, TaskState};
 use serde_json::json;
 
-const INTERVAL: Duration = Duration::from_secs(1);
-const RUNS_FOR: Duration = Duration::from_millis(2500);
 const GETS_PER_TASK: usize = 3;
 
-fn server() -> TestServer {
+/// The poll interval for `n` tasks.
+fn interval(n: usize) -> Duration {
+    if n <= 10_000 {
+        Duration::from_secs(1)
+    } else {
+        Duration::from_millis(n as u64 / 2)
+    }
+}
+
+fn server(n: usize) -> TestServer {
+    let every = interval(n);
     TestServer::new().tool(ScriptedTool::task(
         "job",
         TaskScript::new()
-            .poll_interval(INTERVAL)
-            .complete(RUNS_FOR, CallToolResult::text("ok")),
+            .poll_interval(every)
+            .complete(every * 5 / 2, CallToolResult::text("ok")),
     ))
+}
+
+/// The system allocator, counting the bytes it has handed out and not
+/// taken back.
+struct Counted;
+static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: every call goes to `System` unchanged; only a counter is added.
+unsafe impl GlobalAlloc for Counted {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE_BYTES.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counted = Counted;
+
+fn live_bytes() -> isize {
+    LIVE_BYTES.load(Ordering::Relaxed)
 }
 
 /// Counts `tasks/get` requests on their way out.
@@ -85,29 +136,32 @@ fn cpu_time() -> Duration {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    if std::env::args().any(|a| a == "--serve") {
-        server().serve_stdio().await?;
-        return Ok(());
-    }
     let n: usize = std::env::args()
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(1000);
+    if std::env::args().any(|a| a == "--serve") {
+        server(n).serve_stdio().await?;
+        return Ok(());
+    }
 
     let gets = Arc::new(AtomicUsize::new(0));
-    let child = Stdio::command(std::env::current_exe()?).arg("--serve");
+    let child = Stdio::command(std::env::current_exe()?)
+        .arg(n.to_string())
+        .arg("--serve");
     let client = Client::connect(Counting(child, gets.clone())).await?;
     client.discover().await?;
 
+    let mut waiters = Vec::with_capacity(n);
     let rss_before = status_kib("VmRSS:");
+    let heap_before = live_bytes();
     let cpu_before = cpu_time();
     let started = Instant::now();
 
-    let mut waiters = Vec::with_capacity(n);
     for _ in 0..n {
         let state = client
             .task()
-            .timeout(Duration::from_secs(120))
+            .timeout(Duration::from_secs(300))
             .call_tool("job", json!({}))
             .await?;
         let TaskState::Pending(task) = state else {
@@ -122,6 +176,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tokio::task::yield_now().await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     let rss_pending = status_kib("VmRSS:");
+    let heap_per_task = (live_bytes() - heap_before) as f64 / n as f64;
 
     let mut completed = 0;
     for w in waiters {
@@ -133,7 +188,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let sent = gets.load(Ordering::Relaxed);
     let per_task = (rss_pending.saturating_sub(rss_before) * 1024) as f64 / n as f64;
 
-    println!("tasks:                 {n} ({completed} completed)");
+    println!(
+        "tasks:                 {n} ({completed} completed), polled every {:?}",
+        interval(n)
+    );
     println!(
         "created in:            {created_in:.2?}; all done in {:.2?}",
         started.elapsed()
@@ -142,13 +200,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "RSS before / pending:  {rss_before} KiB / {rss_pending} KiB (peak {} KiB)",
         status_kib("VmHWM:")
     );
-    println!("memory per pending:    {per_task:.0} bytes");
+    println!("memory per pending:    {per_task:.0} bytes (resident set)");
+    println!("live heap per pending: {heap_per_task:.0} bytes (handle and wait)");
     println!(
         "client CPU:            {cpu:.2?} ({:.1} µs per task)",
         cpu.as_secs_f64() * 1e6 / n as f64
     );
     println!(
-        "tasks/get sent:        {sent} (schedule minimum {}; {} beyond it)",
+        "tasks/get sent:        {sent} (schedule {}; {} beyond it)",
         n * GETS_PER_TASK,
         sent.saturating_sub(n * GETS_PER_TASK)
     );

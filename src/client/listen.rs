@@ -174,19 +174,18 @@ impl Watch {
         self.confirmed = false;
     }
 
-    /// The next push. `Ended` when the watcher is gone.
-    pub(crate) async fn recv(&mut self) -> Push {
+    /// Polls for the next push; `Ended` when the watcher is gone.
+    pub(crate) fn poll_recv(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Push> {
         if self.flags.stopped.swap(false, Ordering::AcqRel) {
             self.drain();
-            return Push::Ended;
+            return std::task::Poll::Ready(Push::Ended);
         }
         if self.flags.lagged.swap(false, Ordering::AcqRel) {
-            return self.drain().unwrap_or(Push::Lagged);
+            return std::task::Poll::Ready(self.drain().unwrap_or(Push::Lagged));
         }
-        match self.rx.recv().await {
-            Some(push) => push,
-            None => Push::Ended,
-        }
+        self.rx
+            .poll_recv(cx)
+            .map(|push| push.unwrap_or(Push::Ended))
     }
 
     /// Drops what is queued: after an overflow the queue holds snapshots

@@ -347,8 +347,8 @@ impl Client {
     }
 
     /// Resolves once the connection has closed (at once if it has).
-    pub(crate) async fn closed(&self) {
-        self.inner.wire.connection().closed().await;
+    pub(crate) fn closing(&self) -> rpc::Closing<'_> {
+        self.inner.wire.connection().closing()
     }
 
     /// Sends `server/discover` once and caches the answer.

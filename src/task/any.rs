@@ -43,7 +43,7 @@ impl TaskState {
                 core.finish(&outcome);
                 TaskState::Finished(Task {
                     core,
-                    state: Finished { outcome },
+                    state: Finished { outcome: *outcome },
                 })
             }
         }

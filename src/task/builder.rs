@@ -1,7 +1,5 @@
 //! `client.task() … .call_tool(name, arguments)`: the one way to start a task.
 
-use std::sync::Arc;
-
 use serde::Serialize;
 use serde_json::Value;
 
@@ -77,7 +75,7 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
     /// - any request error. Once a task exists no error loses it: a failed
     ///   first read still returns the `Pending` handle.
     pub async fn call_tool(self, name: &str, arguments: impl Serialize) -> Result<TaskState> {
-        let settings = Arc::new(self.settings());
+        let settings = self.settings();
         let arguments = match serde_json::to_value(arguments) {
             Ok(Value::Null) => None,
             Ok(v @ Value::Object(_)) => Some(v),
@@ -121,7 +119,7 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
         let created = match started {
             Started::Complete(result) => {
                 let core = Core::immediate(settings, trace);
-                let observed = Observed::Finished(Outcome::Completed(result));
+                let observed = Observed::Finished(Box::new(Outcome::Completed(result)));
                 return Ok(TaskState::from_core(core, observed));
             }
             Started::Task(created) => created,
@@ -159,7 +157,7 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
     ///   (expired, purged, or another server's);
     /// - any request error.
     pub async fn resume(self, task: &TaskRef) -> Result<TaskState> {
-        let settings = Arc::new(self.settings());
+        let settings = self.settings();
         if let (Some(theirs), Some(ours)) = (task.server(), settings.client.server_id())
             && theirs != ours
         {

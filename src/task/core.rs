@@ -3,7 +3,6 @@
 //! the handles go through the methods below, and every task-level request
 //! goes through the client's wire.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -24,7 +23,9 @@ use crate::protocol::{
 
 /// What every handle holds, whatever its state.
 pub(crate) struct Core {
-    settings: Arc<Settings>,
+    /// Inline: a task's settings are its own (one `Box<Core>` per task,
+    /// not a second allocation).
+    settings: Settings,
     /// `None` only for an immediate (non-task) result.
     id: Option<TaskId>,
     machine: Machine,
@@ -35,17 +36,20 @@ pub(crate) struct Core {
     expires_at: Option<Instant>,
     /// Whether dropping the handle may send `tasks/cancel`.
     armed: bool,
-    /// The registration with the listen watcher, while listening.
-    watch: Option<Watch>,
+    /// The registration with the listen watcher, while listening (boxed:
+    /// most tasks poll).
+    watch: Option<Box<Watch>>,
     /// Listening was tried and fell back to polling for this task.
     listen_failed: bool,
     /// A read due soon after a write (`tasks/update`, `tasks/cancel`), once.
     read_soon: Option<Instant>,
     /// An unknown status was reported for this task already.
     warned_unknown: bool,
+    /// Counts the snapshots that changed the status or its message.
+    changes: u32,
     /// The era's hold on the task while the handle lives (a 2025-11-25
     /// session keeps the task's input requests for it).
-    _follow: Option<Follow>,
+    _follow: Option<Box<Follow>>,
     /// Progress reports still going to the builder's callback (a 2025-11-25
     /// task keeps its call's token).
     progress: Option<Pump>,
@@ -55,7 +59,7 @@ pub(crate) struct Core {
 
 impl Core {
     /// The core of a call that completed at once, without a task.
-    pub(crate) fn immediate(settings: Arc<Settings>, trace: Option<Box<Trace>>) -> Box<Core> {
+    pub(crate) fn immediate(settings: Settings, trace: Option<Box<Trace>>) -> Box<Core> {
         let status = TaskStatus::Completed;
         if let Some(t) = &trace {
             t.created(&settings.client, None, status);
@@ -72,6 +76,7 @@ impl Core {
             listen_failed: false,
             read_soon: None,
             warned_unknown: false,
+            changes: 0,
             _follow: None,
             progress: None,
             trace,
@@ -82,7 +87,7 @@ impl Core {
     /// lifetime starts now; a seed that is not `working` is due for a read
     /// at once (the creation result carries no payload).
     pub(crate) fn created(
-        settings: Arc<Settings>,
+        settings: Settings,
         created: &CreateTaskResult,
         trace: Option<Box<Trace>>,
     ) -> Box<Core> {
@@ -104,7 +109,7 @@ impl Core {
     /// The core of a task re-attached to with one read, `snapshot`; the
     /// snapshot is applied. Its `with_ttl` lifetime starts now.
     pub(crate) fn resumed(
-        settings: Arc<Settings>,
+        settings: Settings,
         id: TaskId,
         snapshot: DetailedTask,
         trace: Option<Box<Trace>>,
@@ -128,7 +133,7 @@ impl Core {
     }
 
     fn live(
-        settings: Arc<Settings>,
+        settings: Settings,
         id: TaskId,
         machine: Machine,
         snapshot: Snapshot,
@@ -136,7 +141,7 @@ impl Core {
         trace: Option<Box<Trace>>,
     ) -> Box<Core> {
         let now = Instant::now();
-        let follow = settings.client.wire().follow(&id);
+        let follow = settings.client.wire().follow(&id).map(Box::new);
         Box::new(Core {
             // A lifetime too long to count is no lifetime.
             expires_at: settings.ttl.and_then(|d| now.checked_add(d)),
@@ -152,6 +157,7 @@ impl Core {
             listen_failed: false,
             read_soon: None,
             warned_unknown: false,
+            changes: 0,
             trace,
         })
     }
@@ -178,6 +184,12 @@ impl Core {
 
     pub(crate) fn snapshot(&self) -> &Snapshot {
         &self.snapshot
+    }
+
+    /// How many applied snapshots changed the status or its message: a
+    /// wait for the next change compares counts, not copies of the message.
+    pub(crate) fn changes(&self) -> u32 {
+        self.changes
     }
 
     /// A clone of the task span, to run a wait or a request in; `None`
@@ -242,18 +254,18 @@ impl Core {
     pub(crate) fn ensure_watch(&mut self) {
         if self.settings.listen && !self.listen_failed && self.watch.is_none() {
             let id = self.task_id().clone();
-            self.watch = self.client().wire().watch(id);
+            self.watch = self.client().wire().watch(id).map(Box::new);
             self.listen_failed = self.watch.is_none();
         }
     }
 
     /// Whether a stream that accepted the task keeps it current.
     pub(crate) fn listening(&self) -> bool {
-        self.watch.as_ref().is_some_and(Watch::confirmed)
+        self.watch.as_deref().is_some_and(Watch::confirmed)
     }
 
     pub(crate) fn watch_mut(&mut self) -> Option<&mut Watch> {
-        self.watch.as_mut()
+        self.watch.as_deref_mut()
     }
 
     /// The stream did not accept the task: poll, but keep the registration,
@@ -302,6 +314,11 @@ impl Core {
             Transition::Moved { from, to } => moved = Some((from, to)),
         }
         let (snapshot, payload) = Snapshot::split(task);
+        if (snapshot.status, &snapshot.status_message)
+            != (self.snapshot.status, &self.snapshot.status_message)
+        {
+            self.changes = self.changes.wrapping_add(1);
+        }
         self.snapshot = snapshot;
         let observed = self.observe(payload);
         if let (Some(t), Some((from, to))) = (&self.trace, moved) {
@@ -326,9 +343,9 @@ impl Core {
                     Observed::InputRequired(open)
                 }
             }
-            TaskPayload::Completed(r) => Observed::Finished(Outcome::Completed(r)),
-            TaskPayload::Failed(e) => Observed::Finished(Outcome::Failed(e)),
-            TaskPayload::Cancelled => Observed::Finished(Outcome::Cancelled),
+            TaskPayload::Completed(r) => Observed::Finished(Box::new(Outcome::Completed(r))),
+            TaskPayload::Failed(e) => Observed::Finished(Box::new(Outcome::Failed(e))),
+            TaskPayload::Cancelled => Observed::Finished(Box::new(Outcome::Cancelled)),
             TaskPayload::Unknown(raw) => {
                 if !self.warned_unknown {
                     self.warned_unknown = true;

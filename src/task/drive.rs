@@ -58,18 +58,24 @@
 
 use std::time::Duration;
 
-use tokio::time::{Instant, sleep_until};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::time::{Instant, Sleep, sleep_until};
 
 use super::core::Core;
 use super::observed::Observed;
 use super::outcome::Outcome;
 use super::trace::traced;
-use crate::client::Push;
+use crate::Client;
+use crate::client::rpc::Closing;
+use crate::client::{Push, Watch};
 use crate::error::{Error, Kind, Result};
-use crate::protocol::{InputRequests, InputResponses};
+use crate::protocol::{InputRequests, InputResponses, TaskStatus};
 
 /// The first retry of a failed read comes this long after it.
-const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+const FIRST_BACKOFF_MS: u32 = 100;
+const FIRST_BACKOFF: Duration = Duration::from_millis(FIRST_BACKOFF_MS as u64);
 /// The longest pause between reads of an overloaded server that gave no
 /// `Retry-After`, unless the task's interval is longer.
 const MAX_OVERLOAD_BACKOFF: Duration = Duration::from_secs(30);
@@ -81,6 +87,50 @@ enum Woke {
     Timer,
     Push(Push),
     Closed,
+}
+
+pin_project_lite::pin_project! {
+    /// One sleep of a wait: until its moment, a push for the task, or the
+    /// connection closing (which wakes every wait at once), whichever comes
+    /// first, checked in that order: a closed connection wins.
+    ///
+    /// A named future rather than `select!`: a pending task spends its life
+    /// here, and this holds the timer, the close listener and the watch
+    /// once each, with no branch futures or moment kept beside them.
+    struct Nap<'a> {
+        #[pin]
+        timer: Sleep,
+        #[pin]
+        closing: Closing<'a>,
+        watch: Option<&'a mut Watch>,
+    }
+}
+
+impl<'a> Nap<'a> {
+    fn new(at: Instant, client: &'a Client, watch: Option<&'a mut Watch>) -> Self {
+        Nap {
+            timer: sleep_until(at),
+            closing: client.closing(),
+            watch,
+        }
+    }
+}
+
+impl Future for Nap<'_> {
+    type Output = Woke;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Woke> {
+        let this = self.project();
+        if this.closing.poll(cx).is_ready() {
+            return Poll::Ready(Woke::Closed);
+        }
+        if let Some(watch) = this.watch
+            && let Poll::Ready(push) = watch.poll_recv(cx)
+        {
+            return Poll::Ready(Woke::Push(push));
+        }
+        this.timer.poll(cx).map(|()| Woke::Timer)
+    }
 }
 
 /// When a wait ends.
@@ -102,178 +152,207 @@ pub(crate) enum Goal {
 ///
 /// Callers run it inside the task span (`traced!`), so the requests it
 /// sends are the span's children.
-pub(crate) async fn wait(
-    core: &mut Core,
-    observed: &mut Observed,
+pub(crate) fn wait<'a>(
+    core: &'a mut Core,
+    observed: &'a mut Observed,
     goal: Goal,
     bound: Duration,
-) -> Result<()> {
-    let started = Instant::now();
-    // A bound too long to count is no bound.
-    let deadline = started.checked_add(bound).unwrap_or_else(|| started + FAR);
-    let far = started + FAR;
-    let first = (
-        core.snapshot().status,
-        core.snapshot().status_message.clone(),
-    );
-    let client = core.client().clone();
-    let mut read_at: Option<Instant> = None;
-    let mut backoff = FIRST_BACKOFF;
-    // Reads refused in a row by an overloaded server.
-    let mut refused: u32 = 0;
-    loop {
-        match observed {
-            Observed::Finished(_) => return Ok(()),
-            Observed::InputRequired(_) if goal == Goal::Change => return Ok(()),
-            // An update stream shows the question before it is answered.
-            Observed::InputRequired(_)
-                if goal == Goal::Updates && core.snapshot().status != first.0 =>
-            {
-                return Ok(());
-            }
-            Observed::InputRequired(requests) if matches!(goal, Goal::Finish | Goal::Updates) => {
-                if !core.can_answer(requests) {
-                    // Stop here: the caller gets Task<InputRequired>.
-                    return Ok(());
-                }
-                Box::pin(answer(core, requests)).await?;
-                *observed = Observed::Pending;
-            }
-            Observed::InputRequired(_) | Observed::Pending => {
-                let now = (
-                    core.snapshot().status,
-                    core.snapshot().status_message.as_deref(),
-                );
-                if matches!(goal, Goal::Change | Goal::Updates)
-                    && now != (first.0, first.1.as_deref())
+) -> impl Future<Output = Result<()>> + Send + 'a {
+    // An `async` block, not an `async fn`, so that the arguments are not
+    // kept twice (see `drive_within`); the state kept across the sleep is
+    // `Pace` and the sleep's own futures, for as long as the task waits.
+    async move {
+        let mut pace = Pace::new(core, bound);
+        let client = core.client().clone();
+        loop {
+            match observed {
+                Observed::Finished(_) => return Ok(()),
+                Observed::InputRequired(_) if goal == Goal::Change => return Ok(()),
+                // An update stream shows the question before it is answered.
+                Observed::InputRequired(_)
+                    if goal == Goal::Updates && core.snapshot().status != pace.first =>
                 {
                     return Ok(());
                 }
+                Observed::InputRequired(requests)
+                    if matches!(goal, Goal::Finish | Goal::Updates) =>
+                {
+                    if !core.can_answer(requests) {
+                        // Stop here: the caller gets Task<InputRequired>.
+                        return Ok(());
+                    }
+                    Box::pin(answer(core, requests)).await?;
+                    *observed = Observed::Pending;
+                }
+                Observed::InputRequired(_) | Observed::Pending => {
+                    // The status or its message changed since the wait began.
+                    if matches!(goal, Goal::Change | Goal::Updates)
+                        && core.changes() != pace.changes
+                    {
+                        return Ok(());
+                    }
+                }
+            }
+
+            core.ensure_watch();
+            // A timer rounds up to the next millisecond tick: never arm one
+            // for a moment that has already come.
+            let wake = {
+                let at = pace.wake(core, &client);
+                (at > Instant::now()).then_some(at)
+            };
+            let woke = match wake {
+                None => Woke::Timer,
+                Some(at) => Nap::new(at, &client, core.watch_mut()).await,
+            };
+            match woke {
+                Woke::Timer => {}
+                Woke::Closed => {
+                    let reason = client
+                        .closed_reason()
+                        .unwrap_or_else(|| "the connection closed".to_owned());
+                    return Err(Error::transport(reason).with_task(core.task_id()));
+                }
+                Woke::Push(push) => {
+                    match push {
+                        Push::Accepted => {
+                            if let Some(w) = core.watch_mut() {
+                                w.confirm();
+                            }
+                            // Read once after the ack, so a change made
+                            // before the stream opened is not missed.
+                            pace.read_at = Some(Instant::now());
+                        }
+                        Push::Refused => core.listen_refused(),
+                        Push::Ended => core.listen_ended(),
+                        Push::Lagged => pace.read_at = Some(Instant::now()),
+                        Push::Snapshot(task) => {
+                            if let Some(next) = core.apply_push(*task) {
+                                *observed = next;
+                            }
+                        }
+                    }
+                    continue;
+                }
+            }
+
+            let now = Instant::now();
+            if core.expires_at().is_some_and(|at| at <= now) {
+                Box::pin(core.send_cancel()).await?;
+                *observed = Observed::Finished(Box::new(Outcome::Expired));
+                return Ok(());
+            }
+            // Worked out again rather than kept across the sleep (nothing it
+            // depends on changed but a refusal with `Retry-After`, another
+            // task's, say, which may have come while this wait slept).
+            let next_read = pace.next_read(core, &client);
+            if next_read.is_none_or(|at| at > now) {
+                if now < pace.deadline {
+                    // Not the deadline: the read moved later; sleep on.
+                    continue;
+                }
+                // Woken by the deadline.
+                return Err(Error::new(Kind::Deadline(bound)).with_task(core.task_id()));
+            }
+
+            pace.read_at = None;
+            let remaining = pace.deadline.saturating_duration_since(now);
+            let timeout = core
+                .settings()
+                .request_timeout()
+                .min(remaining)
+                .max(Duration::from_millis(1));
+            // Boxed: a waiting task spends most of its life asleep, and the
+            // request future is large; keeping it out of this future's state
+            // keeps every pending task small.
+            match Box::pin(core.read_within(timeout)).await {
+                Ok(Some(next)) => {
+                    pace.read_ok();
+                    *observed = next;
+                }
+                Ok(None) => pace.read_ok(),
+                Err(e) if retryable(core, &e) => {
+                    let wait = pace.read_failed(core, &e);
+                    tracing::debug!(task = ?core.task_id(), "a read failed, retrying in {wait:?}: {e}");
+                    pace.read_at = Some(Instant::now() + wait);
+                }
+                Err(e) => return Err(e),
             }
         }
+    }
+}
 
-        core.ensure_watch();
+/// What a wait keeps from one read to the next, besides the handle's core.
+struct Pace {
+    /// The end of the wait.
+    deadline: Instant,
+    /// A scheduled retry or read-after-ack; it replaces the schedule.
+    read_at: Option<Instant>,
+    /// The pause before the next retry of a failed read, in milliseconds
+    /// (never over the task's interval, itself capped).
+    backoff_ms: u32,
+    /// Reads refused in a row by an overloaded server.
+    refused: u32,
+    /// The core's change count when the wait began.
+    changes: u32,
+    /// The status when the wait began.
+    first: TaskStatus,
+}
+
+impl Pace {
+    fn new(core: &Core, bound: Duration) -> Pace {
+        let now = Instant::now();
+        Pace {
+            // A bound too long to count is no bound.
+            deadline: now.checked_add(bound).unwrap_or_else(|| now + FAR),
+            read_at: None,
+            backoff_ms: FIRST_BACKOFF_MS,
+            refused: 0,
+            changes: core.changes(),
+            first: core.snapshot().status,
+        }
+    }
+
+    /// When to read next: a scheduled retry or read-after-ack, else one
+    /// interval after the last read (never while pushes keep the task
+    /// current), and once soon after a write; never before the end of a
+    /// pause the server asked for.
+    fn next_read(&self, core: &Core, client: &Client) -> Option<Instant> {
         let listening = core.listening();
-
-        // When to read next: a scheduled retry or read-after-ack, else one
-        // interval after the last read (never while pushes keep us
-        // current), and once soon after a write.
-        // A scheduled retry or read-after-ack replaces the schedule.
-        let scheduled = read_at.or_else(|| core.scheduled_read(listening, far));
+        let far = Instant::now() + FAR;
+        let scheduled = self.read_at.or_else(|| core.scheduled_read(listening, far));
         let next_read = match (scheduled, core.soon_read(listening)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        // Never before the end of a pause the server asked for.
-        let next_read = held_back(next_read, client.not_before());
-        let expiry = core.expires_at();
-        let wake = [next_read, expiry, Some(deadline)]
+        held_back(next_read, client.not_before())
+    }
+
+    /// When the wait wakes: the next read, the `with_ttl` lifetime or the
+    /// deadline, whichever comes first.
+    fn wake(&self, core: &Core, client: &Client) -> Instant {
+        [self.next_read(core, client), core.expires_at()]
             .into_iter()
             .flatten()
-            .min()
-            .unwrap_or(deadline);
+            .fold(self.deadline, Instant::min)
+    }
 
-        // A timer rounds up to the next millisecond tick: never arm one for
-        // a moment that has already come. A closed connection wakes every
-        // wait at once.
-        let woke = if wake <= Instant::now() {
-            Woke::Timer
+    fn read_ok(&mut self) {
+        self.backoff_ms = FIRST_BACKOFF_MS;
+        self.refused = 0;
+    }
+
+    /// How long to wait before retrying a read that failed with `e`.
+    fn read_failed(&mut self, core: &Core, e: &Error) -> Duration {
+        if e.is_overloaded() || e.retry_after().is_some() {
+            self.refused = self.refused.saturating_add(1);
+            pause(core, e, self.refused)
         } else {
-            match core.watch_mut() {
-                Some(watch) => tokio::select! {
-                    push = watch.recv() => Woke::Push(push),
-                    () = client.closed() => Woke::Closed,
-                    () = sleep_until(wake) => Woke::Timer,
-                },
-                None => tokio::select! {
-                    () = client.closed() => Woke::Closed,
-                    () = sleep_until(wake) => Woke::Timer,
-                },
-            }
-        };
-        let push = match woke {
-            Woke::Timer => None,
-            Woke::Push(push) => Some(push),
-            Woke::Closed => {
-                let reason = client
-                    .closed_reason()
-                    .unwrap_or_else(|| "the connection closed".to_owned());
-                return Err(Error::transport(reason).with_task(core.task_id()));
-            }
-        };
-        if let Some(push) = push {
-            match push {
-                Push::Accepted => {
-                    if let Some(w) = core.watch_mut() {
-                        w.confirm();
-                    }
-                    // Read once after the ack, so a change made before the
-                    // stream opened is not missed.
-                    read_at = Some(Instant::now());
-                }
-                Push::Refused => core.listen_refused(),
-                Push::Ended => core.listen_ended(),
-                Push::Lagged => read_at = Some(Instant::now()),
-                Push::Snapshot(task) => {
-                    if let Some(next) = core.apply_push(*task) {
-                        *observed = next;
-                    }
-                }
-            }
-            continue;
-        }
-
-        let now = Instant::now();
-        if expiry.is_some_and(|at| at <= now) {
-            Box::pin(core.send_cancel()).await?;
-            *observed = Observed::Finished(Outcome::Expired);
-            return Ok(());
-        }
-        // A refusal with `Retry-After` (another task's, say) may have come
-        // while this wait slept.
-        let next_read = held_back(next_read, client.not_before());
-        if next_read.is_none_or(|at| at > now) {
-            if now < deadline {
-                // Not the deadline: the read moved later; sleep on.
-                continue;
-            }
-            // Woken by the deadline.
-            return Err(Error::new(Kind::Deadline(bound)).with_task(core.task_id()));
-        }
-
-        read_at = None;
-        let remaining = deadline.saturating_duration_since(now);
-        let timeout = core
-            .settings()
-            .request_timeout()
-            .min(remaining)
-            .max(Duration::from_millis(1));
-        // Boxed: a waiting task spends most of its life asleep, and the
-        // request future is large; keeping it out of this future's state
-        // keeps every pending task small.
-        match Box::pin(core.read_within(timeout)).await {
-            Ok(Some(next)) => {
-                backoff = FIRST_BACKOFF;
-                refused = 0;
-                *observed = next;
-            }
-            Ok(None) => {
-                backoff = FIRST_BACKOFF;
-                refused = 0;
-            }
-            Err(e) if retryable(core, &e) => {
-                let wait = if e.is_overloaded() || e.retry_after().is_some() {
-                    refused = refused.saturating_add(1);
-                    pause(core, &e, refused)
-                } else {
-                    let wait = backoff;
-                    backoff = (backoff * 2).min(core.interval().max(FIRST_BACKOFF));
-                    wait
-                };
-                tracing::debug!(task = ?core.task_id(), "a read failed, retrying in {wait:?}: {e}");
-                read_at = Some(Instant::now() + wait);
-            }
-            Err(e) => return Err(e),
+            let wait = Duration::from_millis(self.backoff_ms.into());
+            let cap = core.interval().max(FIRST_BACKOFF).as_millis();
+            let next = (u128::from(self.backoff_ms) * 2).min(cap);
+            self.backoff_ms = u32::try_from(next).unwrap_or(u32::MAX);
+            wait
         }
     }
 }
@@ -361,14 +440,20 @@ pub(crate) async fn drive(
 }
 
 /// Waits for `goal` within `bound`, owning the core.
-pub(crate) async fn drive_within(
+///
+/// An `async` block rather than an `async fn`: an `async fn` moves its
+/// arguments into locals of its own, and its future keeps both copies
+/// (the `Observed` twice) for as long as the task is pending.
+pub(crate) fn drive_within(
     mut core: Box<Core>,
     mut observed: Observed,
     goal: Goal,
     bound: Duration,
-) -> (Box<Core>, Observed, Result<()>) {
-    let r = traced!(core.span(), wait(&mut core, &mut observed, goal, bound));
-    (core, observed, r)
+) -> impl Future<Output = (Box<Core>, Observed, Result<()>)> + Send {
+    async move {
+        let r = traced!(core.span(), wait(&mut core, &mut observed, goal, bound));
+        (core, observed, r)
+    }
 }
 
 #[cfg(test)]

@@ -162,9 +162,11 @@ async fn cancel_and_settle(mut core: Box<Core>, observed: Observed) -> Finish {
     let (core, observed, r) = drive(core, observed, Goal::Settle).await;
     match r {
         // Gone after an acknowledged cancel: the server dropped it.
-        Err(e) if e.is_task_not_found() => {
-            settle(core, Observed::Finished(Outcome::Cancelled), Ok(()))
-        }
+        Err(e) if e.is_task_not_found() => settle(
+            core,
+            Observed::Finished(Box::new(Outcome::Cancelled)),
+            Ok(()),
+        ),
         r => settle(core, observed, r),
     }
 }
@@ -271,8 +273,12 @@ impl<S: Cancellable> Task<S> {
     ///
     /// Dropping the future drops the handle; the task runs on on the server.
     pub async fn finish(self) -> Finish {
+        // Not `self.finish_within(bound)`: one layer of future fewer in
+        // every pending task.
         let bound = self.core.settings().timeout;
-        self.finish_within(bound).await
+        let observed = self.state.into_observed();
+        let (core, observed, r) = drive_within(self.core, observed, Goal::Finish, bound).await;
+        settle(core, observed, r)
     }
 
     /// [`finish`](Task::finish), bounded by `bound` for this

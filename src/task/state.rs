@@ -63,7 +63,7 @@ impl sealed::Sealed for InputRequired {
 }
 impl sealed::Sealed for Finished {
     fn into_observed(self) -> Observed {
-        Observed::Finished(self.outcome)
+        Observed::Finished(Box::new(self.outcome))
     }
 }
 impl State for Pending {}

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::error::{Error, Kind};
@@ -82,7 +82,8 @@ impl Connection {
             tables: Mutex::new(Tables::default()),
             next_id: AtomicI64::new(1),
             out: out.downgrade(),
-            closed_tx: watch::Sender::new(false),
+            is_closed: AtomicBool::new(false),
+            closed_wake: Notify::new(),
             discarded: AtomicU64::new(0),
             serving: Arc::default(),
             notifications_dropped: Default::default(),
@@ -108,11 +109,15 @@ impl Connection {
         self.shared.tables.lock().unwrap().closed.clone()
     }
 
-    /// Resolves once the connection has closed (at once if it already has).
-    pub(crate) async fn closed(&self) {
-        let mut rx = self.shared.closed_tx.subscribe();
-        // The sender lives as long as `self`; an error cannot happen here.
-        let _ = rx.wait_for(|closed| *closed).await;
+    /// A future that resolves once the connection has closed (at once if
+    /// it already has): a named type, for waits that poll it by hand.
+    pub(crate) fn closing(&self) -> Closing<'_> {
+        Closing {
+            // A `Notified` hears `notify_waiters` from the moment it is
+            // made, so a close before its first poll is not missed.
+            notified: self.shared.closed_wake.notified(),
+            closed: &self.shared.is_closed,
+        }
     }
 
     /// How many messages from the server were skipped as unreadable or
@@ -466,3 +471,27 @@ async fn read_loop<S: MessageStream>(mut stream: S, shared: Arc<Shared>) {
 
 #[cfg(test)]
 mod tests;
+
+pin_project_lite::pin_project! {
+    /// Resolves once the connection has closed; see [`Connection::closing`].
+    pub(crate) struct Closing<'a> {
+        #[pin]
+        notified: tokio::sync::futures::Notified<'a>,
+        closed: &'a AtomicBool,
+    }
+}
+
+impl Future for Closing<'_> {
+    type Output = ();
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        let this = self.project();
+        if this.closed.load(Ordering::Acquire) {
+            return std::task::Poll::Ready(());
+        }
+        this.notified.poll(cx)
+    }
+}

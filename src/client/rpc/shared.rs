@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::value::RawValue;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::notifications::{Dropped, Notification, hand_over};
@@ -123,8 +123,12 @@ pub(crate) struct Shared {
     /// The writer's queue, held weakly (responses to the server's requests
     /// are written through it; it must not keep the connection open).
     pub(super) out: mpsc::WeakSender<Outbound>,
-    /// Flips to `true` once, when the connection closes.
-    pub(super) closed_tx: watch::Sender<bool>,
+    /// Set once, when the connection closes, before `closed_wake` wakes
+    /// every wait. A `Notify` rather than a `watch`: each sleeping task
+    /// waits on it, and its future is a third the size.
+    pub(super) is_closed: AtomicBool,
+    /// Wakes the waits of [`Connection::closed`](super::Connection::closed).
+    pub(super) closed_wake: Notify,
     /// Messages skipped as unreadable or unmatched.
     pub(super) discarded: AtomicU64,
     /// The server's requests queued or being answered (their cancellation).
@@ -174,7 +178,8 @@ impl Shared {
         t.notifications = None;
         drop(t);
         self.serving.lock().unwrap().clear();
-        self.closed_tx.send_replace(true);
+        self.is_closed.store(true, Ordering::Release);
+        self.closed_wake.notify_waiters();
     }
 
     /// Counts a message that was skipped: it may have been a lost reply.
