@@ -40,8 +40,8 @@ struct Seen {
     bar_mode: bool,
 }
 
-const SPINNER: &str = "{spinner} {wide_msg} {elapsed:>4}";
-const BAR: &str = "{spinner} [{bar:24}] {percent:>3}% {wide_msg} {elapsed:>4}";
+const SPINNER: &str = "{spinner} {msg}  [{elapsed}]";
+const BAR: &str = "{spinner} [{bar:24}] {percent:>3}% {msg}  [{elapsed}]";
 
 impl Report {
     /// A display in `style`.
@@ -170,6 +170,8 @@ impl Report {
         // Hidden, not suspended: progress that arrives meanwhile updates a
         // hidden bar instead of waiting for the prompt.
         bar.set_draw_target(ProgressDrawTarget::hidden());
+        // The hidden target does not wipe the line the bar was on.
+        eprint!("\r\x1b[2K");
         let out = f();
         bar.set_draw_target(ProgressDrawTarget::stderr());
         out

@@ -118,6 +118,18 @@ fn server() -> TestServer {
         "properties": { "path": { "type": "string" } },
     }));
 
+    let archive = ScriptedTool::task("archive", {
+        let mut script = TaskScript::new()
+            .poll_interval(ms(250))
+            .status_message("starting")
+            .ignore_cancel();
+        for n in 1..=60 {
+            script = script.working(ms(1000), format!("archived {n} of 60 months"));
+        }
+        script.complete(ms(1000), CallToolResult::text("archived 60 months"))
+    })
+    .description("Archive five years of records (a minute; it cannot be cancelled)");
+
     let migrate = ScriptedTool::task(
         "migrate",
         TaskScript::new()
@@ -139,6 +151,7 @@ fn server() -> TestServer {
         .tool(export)
         .tool(deploy)
         .tool(index)
+        .tool(archive)
         .tool(migrate)
         .tool(hello)
 }
