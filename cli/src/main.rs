@@ -278,7 +278,7 @@ async fn tools(server: &ServerArgs, json: bool) -> anyhow::Result<u8> {
     report.activity("connecting");
     let (tx, _rx) = mpsc::unbounded_channel();
     let asker = Asker::new(report.clone(), false, tx);
-    let client = server.connect(asker.handlers()).await;
+    let client = server.connect(asker.handlers(), &report).await;
     let client = match client {
         Ok(client) => client,
         Err(e) => {
@@ -322,17 +322,17 @@ async fn tools(server: &ServerArgs, json: bool) -> anyhow::Result<u8> {
         .max()
         .unwrap_or(4)
         .max(4);
-    println!("{:<width$}  {:<8}  DESCRIPTION", "TOOL", "TASK");
+    // The description fills the rest of a terminal's line.
+    let room = console::Term::stdout()
+        .size_checked()
+        .map(|(_, cols)| usize::from(cols).saturating_sub(width + 13).max(30))
+        .unwrap_or(72);
+    println!("{:<width$}  {:<9}  DESCRIPTION", "TOOL", "TASK");
     for tool in &tools {
-        let about = tool["description"].as_str().unwrap_or("");
-        let about = about
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("")
-            .trim();
+        let about = one_line_about(tool["description"].as_str().unwrap_or(""), room);
         let support = tool["execution"]["taskSupport"].as_str().unwrap_or("-");
         println!(
-            "{:<width$}  {:<8}  {about}",
+            "{:<width$}  {:<9}  {about}",
             tool["name"].as_str().unwrap_or("?"),
             support
         );
@@ -341,6 +341,24 @@ async fn tools(server: &ServerArgs, json: bool) -> anyhow::Result<u8> {
         println!("(no tools)");
     }
     Ok(exit::OK)
+}
+
+/// A description's first sentence, cut to fit a line.
+fn one_line_about(description: &str, width: usize) -> String {
+    let first = description
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let sentence = match first.find(". ") {
+        Some(end) => &first[..=end],
+        None => first,
+    };
+    if sentence.chars().count() <= width {
+        return sentence.to_owned();
+    }
+    let cut: String = sentence.chars().take(width - 1).collect();
+    format!("{}…", cut.trim_end())
 }
 
 struct ServerInfo {

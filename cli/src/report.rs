@@ -184,3 +184,55 @@ impl Report {
         }
     }
 }
+
+/// Prints each line of a child server's stderr above the status line:
+/// the library logs them at target `mcp_tasks::stderr`
+/// ([`Stderr::Log`](mcp_tasks::transport::Stderr::Log)). Nothing else the
+/// library logs is shown.
+pub fn show_server_stderr(report: &Report) {
+    use tracing_subscriber::layer::SubscriberExt;
+    let subscriber = tracing_subscriber::registry().with(ServerStderr(report.clone()));
+    // Only the first report of a process gets them (there is one).
+    let _ = tracing::subscriber::set_global_default(subscriber);
+}
+
+const STDERR_TARGET: &str = "mcp_tasks::stderr";
+
+struct ServerStderr(Report);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for ServerStderr {
+    fn enabled(
+        &self,
+        metadata: &tracing::Metadata<'_>,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) -> bool {
+        metadata.target() == STDERR_TARGET
+    }
+
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        if event.metadata().target() != STDERR_TARGET {
+            return;
+        }
+        let mut line = Message(String::new());
+        event.record(&mut line);
+        self.0.note(&line.0);
+    }
+}
+
+/// The `message` field of an event.
+struct Message(String);
+
+impl tracing::field::Visit for Message {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "message" {
+            self.0.push_str(value);
+        }
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            use std::fmt::Write;
+            let _ = write!(self.0, "{value:?}");
+        }
+    }
+}

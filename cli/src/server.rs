@@ -10,6 +10,7 @@ use mcp_tasks::transport::{Http, Stderr, Stdio};
 use mcp_tasks::{Client, Error};
 
 use crate::Failure;
+use crate::report::{Report, Style};
 
 /// The server to talk to.
 #[derive(Debug, Args)]
@@ -50,7 +51,14 @@ impl ServerArgs {
 
     /// Connects, negotiating the protocol revision, with `handlers`
     /// answering the server's questions.
-    pub async fn connect(&self, handlers: InputHandlers) -> anyhow::Result<Client> {
+    ///
+    /// A child server's stderr shows through, or with `report` showing a
+    /// live status line, is printed above it line by line.
+    pub async fn connect(
+        &self,
+        handlers: InputHandlers,
+        report: &Report,
+    ) -> anyhow::Result<Client> {
         let builder = Client::builder()
             .client_info("mcp-tasks-cli", env!("CARGO_PKG_VERSION"))
             .input_handlers(handlers)
@@ -72,9 +80,15 @@ impl ServerArgs {
                 builder.connect(http).await
             }
             (None, Some((program, args))) => {
+                let stderr = if report.style() == Style::Live {
+                    crate::report::show_server_stderr(report);
+                    Stderr::Log
+                } else {
+                    Stderr::Inherit
+                };
                 let stdio = Stdio::command(program)
                     .args(args)
-                    .stderr(Stderr::Inherit)
+                    .stderr(stderr)
                     // Ctrl-C is for this process, which cancels the task
                     // before it closes the server.
                     .own_process_group(true)

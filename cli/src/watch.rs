@@ -54,7 +54,7 @@ impl Watch {
             server: server.describe(),
         };
         let client = tokio::select! {
-            client = server.connect(watch.asker.handlers()) => client,
+            client = server.connect(watch.asker.handlers(), &watch.report) => client,
             _ = watch.interrupts.recv() => {
                 watch.report.clear();
                 anyhow::bail!(Failure { code: exit::INTERRUPTED, message: "interrupted while connecting".into() });
