@@ -79,6 +79,9 @@ impl ServerArgs {
                 }
                 builder.connect(http).await
             }
+            (None, Some(_)) if !self.headers.is_empty() => bail!(Failure::usage(
+                "--header is for a server at --url, not one run after `--`"
+            )),
             (None, Some((program, args))) => {
                 let stderr = if report.style() == Style::Live {
                     crate::report::show_server_stderr(report);

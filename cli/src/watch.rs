@@ -395,9 +395,6 @@ impl Watch {
         };
         self.report
             .status("cancelling", Some("Ctrl-C again to stop waiting"));
-        if self.report.style() != Style::Live {
-            // The status line said it already on a terminal.
-        }
         let ended = tokio::select! {
             ended = tokio::time::timeout(CANCEL_BOUND, cancel_and_wait(state)) => ended,
             _ = self.interrupts.recv() => {
