@@ -61,6 +61,7 @@ pub struct Stdio {
     stderr: Stderr,
     max_message_size: usize,
     shutdown_timeout: Duration,
+    own_process_group: bool,
 }
 
 impl fmt::Debug for Stdio {
@@ -73,6 +74,7 @@ impl fmt::Debug for Stdio {
             .field("stderr", &self.stderr)
             .field("max_message_size", &self.max_message_size)
             .field("shutdown_timeout", &self.shutdown_timeout)
+            .field("own_process_group", &self.own_process_group)
             .finish()
     }
 }
@@ -88,6 +90,7 @@ impl Stdio {
             stderr: Stderr::Inherit,
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             shutdown_timeout: Duration::from_secs(5),
+            own_process_group: false,
         }
     }
 
@@ -134,6 +137,21 @@ impl Stdio {
         self.shutdown_timeout = timeout;
         self
     }
+
+    /// Starts the child in a process group of its own (Unix; elsewhere
+    /// this does nothing). Default `false`: the child shares this
+    /// process's group.
+    ///
+    /// A terminal sends Ctrl-C (`SIGINT`) to its whole foreground process
+    /// group, so a child in the same group dies with the keypress, before
+    /// this process can send a last request (such as `tasks/cancel`) or
+    /// close it gracefully. In a group of its own the child hears only
+    /// what this process tells it; it still ends when its stdin closes,
+    /// and is killed when the client is dropped, as without this setting.
+    pub fn own_process_group(mut self, yes: bool) -> Self {
+        self.own_process_group = yes;
+        self
+    }
 }
 
 /// The writing half of a [`Stdio`] transport; owns the child.
@@ -166,6 +184,10 @@ impl Transport for Stdio {
             .kill_on_drop(true);
         if let Some(dir) = &self.current_dir {
             cmd.current_dir(dir);
+        }
+        #[cfg(unix)]
+        if self.own_process_group {
+            cmd.process_group(0);
         }
         let mut child = cmd.spawn().map_err(|e| {
             io::Error::new(e.kind(), format!("could not start {:?}: {e}", self.program))

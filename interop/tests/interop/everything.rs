@@ -15,12 +15,12 @@ use mcp_tasks::protocol::{CreateMessageResult, ElicitResult, ListRootsResult, Ro
 use mcp_tasks::transport::{Http, Stderr, Stdio, Transport};
 use serde_json::json;
 
-const EVERYTHING: &str = concat!(
+pub(crate) const EVERYTHING: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 );
 
-fn installed() {
+pub(crate) fn installed() {
     assert!(
         Path::new(EVERYTHING).exists(),
         "server-everything is not installed: run `npm ci --prefix interop/everything`"

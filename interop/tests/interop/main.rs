@@ -18,6 +18,7 @@ macro_rules! scenarios {
     };
 }
 
+mod cli;
 mod everything;
 mod legacy;
 mod lifecycle;

@@ -1,0 +1,257 @@
+//! `mcp-tasks-demo`: a small MCP 2026-07-28 server with the Tasks
+//! extension, to try `mcp-tasks` without a server of one's own.
+//!
+//! ```text
+//! mcp-tasks tools -- mcp-tasks-demo
+//! mcp-tasks call export table=orders -- mcp-tasks-demo
+//! ```
+//!
+//! It is the library's scripted test server (`mcp_tasks::testing`) with a
+//! few tools whose calls become tasks, served over stdin and stdout.
+//!
+//! Over plain stdio every command starts a server of its own, which knows
+//! none of the tasks of the last one. To detach from a task and wait for
+//! it from another process, share one server: `--shared PATH` connects
+//! stdin and stdout to a server listening on the Unix socket `PATH`,
+//! starting it in the background first when none listens there (it stops
+//! by itself after ten minutes without a connection).
+//!
+//! ```text
+//! mcp-tasks call export --detach -- mcp-tasks-demo --shared /tmp/demo.sock
+//! mcp-tasks wait REF -- mcp-tasks-demo --shared /tmp/demo.sock
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mcp_tasks::protocol::{CallToolResult, InputRequest, RpcError};
+use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
+use mcp_tasks::transport::LineTransport;
+use serde_json::json;
+use tokio::net::{UnixListener, UnixStream};
+
+const USAGE: &str = "usage: mcp-tasks-demo [--shared SOCKET | --serve-socket SOCKET]";
+
+/// How long a shared server waits for a connection before it stops.
+const IDLE: Duration = Duration::from_secs(600);
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// The demo tools.
+fn server() -> TestServer {
+    let export = ScriptedTool::task(
+        "export",
+        TaskScript::new()
+            .poll_interval(ms(200))
+            .status_message("queued")
+            .working(ms(700), "reading 1,204 orders")
+            .working(ms(700), "writing orders.csv")
+            .working(ms(700), "compressing")
+            .complete(
+                ms(700),
+                CallToolResult::text("exported 1,204 rows to orders.csv.gz")
+                    .with_structured(json!({ "rows": 1204, "file": "orders.csv.gz" })),
+            ),
+    )
+    .description("Export a table to a compressed CSV file (a task of a few seconds)")
+    .input_schema(json!({
+        "type": "object",
+        "properties": { "table": { "type": "string", "description": "The table to export" } },
+    }));
+
+    let question = InputRequest::form(
+        "Deploy to which environment?",
+        json!({
+            "type": "object",
+            "properties": {
+                "environment": {
+                    "type": "string",
+                    "title": "Environment",
+                    "enum": ["staging", "production"],
+                },
+                "replicas": {
+                    "type": "integer",
+                    "title": "Replicas",
+                    "minimum": 1,
+                    "default": 2,
+                },
+                "note": { "type": "string", "title": "Release note" },
+            },
+            "required": ["environment", "replicas"],
+        }),
+    );
+    let deploy = ScriptedTool::task(
+        "deploy",
+        TaskScript::new()
+            .poll_interval(ms(200))
+            .status_message("building the release")
+            .working(ms(600), "release built")
+            .input(ms(200), [("target".to_owned(), question)].into())
+            .working(ms(0), "rolling out")
+            .working(ms(800), "checking health")
+            .complete_with_inputs(ms(600)),
+    )
+    .description("Build and roll out a release; asks where to deploy it")
+    .input_schema(json!({
+        "type": "object",
+        "properties": {
+            "version": { "type": "string" },
+            "dry_run": { "type": "boolean" },
+        },
+    }));
+
+    let index = ScriptedTool::task("index", {
+        let mut script = TaskScript::new()
+            .poll_interval(ms(250))
+            .status_message("starting")
+            .cancel_delay(ms(300));
+        for n in 1..=120 {
+            script = script.working(ms(1000), format!("indexed {n} of 120 files"));
+        }
+        script.complete(ms(1000), CallToolResult::text("indexed 120 files"))
+    })
+    .description("Index 120 files, one a second (two minutes: try Ctrl-C)")
+    .input_schema(json!({
+        "type": "object",
+        "properties": { "path": { "type": "string" } },
+    }));
+
+    let archive = ScriptedTool::task("archive", {
+        let mut script = TaskScript::new()
+            .poll_interval(ms(250))
+            .status_message("starting")
+            .ignore_cancel();
+        for n in 1..=60 {
+            script = script.working(ms(1000), format!("archived {n} of 60 months"));
+        }
+        script.complete(ms(1000), CallToolResult::text("archived 60 months"))
+    })
+    .description("Archive five years of records (a minute; it cannot be cancelled)");
+
+    let migrate = ScriptedTool::task(
+        "migrate",
+        TaskScript::new()
+            .poll_interval(ms(200))
+            .status_message("locking tables")
+            .working(ms(500), "applying migration 3 of 7")
+            .fail(
+                ms(500),
+                RpcError::new(-32000, "migration 4 of 7 failed: column \"email\" exists"),
+            ),
+    )
+    .description("Apply database migrations (fails on the fourth)");
+
+    let hello =
+        ScriptedTool::immediate("hello", CallToolResult::text("hello from the demo server"))
+            .description("Answer at once, without a task");
+
+    TestServer::new()
+        .tool(export)
+        .tool(deploy)
+        .tool(index)
+        .tool(archive)
+        .tool(migrate)
+        .tool(hello)
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.as_slice() {
+        [] => server().serve_stdio().await.map_err(|e| e.to_string()),
+        [flag, path] if flag == "--shared" => relay(Path::new(path)).await,
+        [flag, path] if flag == "--serve-socket" => serve_socket(Path::new(path)).await,
+        [flag] if flag == "--help" || flag == "-h" => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => Err(USAGE.to_owned()),
+    };
+    if let Err(e) = result {
+        eprintln!("mcp-tasks-demo: {e}");
+        std::process::exit(2);
+    }
+}
+
+/// Serves every connection to the socket at `path` with one server, so
+/// that tasks outlive the connection that made them.
+async fn serve_socket(path: &Path) -> Result<(), String> {
+    // A socket file left by a server that is gone would refuse the bind.
+    if UnixStream::connect(path).await.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+    let listener = UnixListener::bind(path)
+        .map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
+    let server = server();
+    loop {
+        let accepted = tokio::time::timeout(IDLE, listener.accept()).await;
+        let Ok(Ok((stream, _))) = accepted else { break };
+        let server = server.clone();
+        tokio::spawn(async move {
+            let (read, write) = stream.into_split();
+            let _ = server.serve(LineTransport::new(read, write)).await;
+        });
+    }
+    let _ = std::fs::remove_file(path);
+    Ok(())
+}
+
+/// Connects stdin and stdout to the shared server at `path`, starting it
+/// first when none listens there.
+async fn relay(path: &Path) -> Result<(), String> {
+    let stream = match UnixStream::connect(path).await {
+        Ok(stream) => stream,
+        Err(_) => {
+            start_shared(path.to_path_buf())?;
+            connect_soon(path).await?
+        }
+    };
+    let (mut from_server, mut to_server) = stream.into_split();
+    let up = async {
+        let _ = tokio::io::copy(&mut tokio::io::stdin(), &mut to_server).await;
+    };
+    let down = async {
+        let _ = tokio::io::copy(&mut from_server, &mut tokio::io::stdout()).await;
+    };
+    // Either side closing ends the relay.
+    tokio::select! {
+        () = up => {}
+        () = down => {}
+    }
+    Ok(())
+}
+
+fn start_shared(path: PathBuf) -> Result<(), String> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    Command::new(exe)
+        .arg("--serve-socket")
+        .arg(path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        // Its own process group: a Ctrl-C in the terminal is not for it.
+        .process_group(0)
+        .spawn()
+        .map(drop)
+        .map_err(|e| format!("cannot start the shared server: {e}"))
+}
+
+async fn connect_soon(path: &Path) -> Result<UnixStream, String> {
+    let mut last = None;
+    for _ in 0..50 {
+        match UnixStream::connect(path).await {
+            Ok(stream) => return Ok(stream),
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(ms(100)).await;
+    }
+    Err(format!(
+        "the shared server at {} does not answer: {}",
+        path.display(),
+        last.map(|e| e.to_string()).unwrap_or_default()
+    ))
+}

@@ -1,0 +1,114 @@
+//! How every command names its server: `--url URL` (with `--header` and
+//! `--bearer`), or a command to run after `--`.
+
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use mcp_tasks::input::InputHandlers;
+use mcp_tasks::transport::{Http, Stderr, Stdio};
+use mcp_tasks::{Client, Error};
+
+use crate::Failure;
+use crate::report::{Report, Style};
+
+/// The server to talk to.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Server")]
+pub struct ServerArgs {
+    /// A remote server's Streamable HTTP endpoint.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    url: Option<String>,
+
+    /// An HTTP header sent with every request to --url (repeatable).
+    #[arg(long = "header", value_name = "NAME:VALUE", requires = "url")]
+    headers: Vec<String>,
+
+    /// A bearer token for --url (sent as `Authorization: Bearer TOKEN`).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "MCP_BEARER_TOKEN",
+        hide_env_values = true,
+        requires = "url"
+    )]
+    bearer: Option<String>,
+
+    /// A server to run as a child process, spoken to over its stdin and
+    /// stdout: everything after `--` (its stderr shows through).
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+impl ServerArgs {
+    /// A short name of the server for messages and hints.
+    pub fn describe(&self) -> String {
+        match &self.url {
+            Some(url) => format!("--url {url}"),
+            None => format!("-- {}", self.command.join(" ")),
+        }
+    }
+
+    /// Connects, negotiating the protocol revision, with `handlers`
+    /// answering the server's questions.
+    ///
+    /// A child server's stderr shows through, or with `report` showing a
+    /// live status line, is printed above it line by line.
+    pub async fn connect(
+        &self,
+        handlers: InputHandlers,
+        report: &Report,
+    ) -> anyhow::Result<Client> {
+        let builder = Client::builder()
+            .client_info("mcp-tasks-cli", env!("CARGO_PKG_VERSION"))
+            .input_handlers(handlers)
+            .request_timeout(Duration::from_secs(60));
+        let connected = match (&self.url, self.command.split_first()) {
+            (Some(url), _) => {
+                let mut http = Http::new(url);
+                for header in &self.headers {
+                    let Some((name, value)) = header.split_once(':') else {
+                        bail!(Failure::usage(format!(
+                            "--header {header:?} is not NAME:VALUE"
+                        )));
+                    };
+                    http = http.header(name.trim(), value.trim());
+                }
+                if let Some(token) = &self.bearer {
+                    http = http.bearer_token(token);
+                }
+                builder.connect(http).await
+            }
+            (None, Some(_)) if !self.headers.is_empty() => bail!(Failure::usage(
+                "--header is for a server at --url, not one run after `--`"
+            )),
+            (None, Some((program, args))) => {
+                let stderr = if report.style() == Style::Live {
+                    crate::report::show_server_stderr(report);
+                    Stderr::Log
+                } else {
+                    Stderr::Inherit
+                };
+                let stdio = Stdio::command(program)
+                    .args(args)
+                    .stderr(stderr)
+                    // Ctrl-C is for this process, which cancels the task
+                    // before it closes the server.
+                    .own_process_group(true)
+                    .shutdown_timeout(Duration::from_secs(2));
+                builder.connect(stdio).await
+            }
+            (None, None) => bail!(Failure::usage(
+                "name a server: --url URL, or a command after `--` \
+                 (for example `-- mcp-tasks-demo`)"
+            )),
+        };
+        connected
+            .map_err(|e| connect_error(&e))
+            .with_context(|| format!("cannot connect to {}", self.describe()))
+    }
+}
+
+fn connect_error(e: &Error) -> anyhow::Error {
+    anyhow::anyhow!(crate::one_line(e))
+}

@@ -1,0 +1,601 @@
+//! Following a call or a task to its end: the status line, the server's
+//! questions, Ctrl-C, and the outcome with its exit status.
+
+use std::time::Duration;
+
+use mcp_tasks::protocol::{
+    CallToolResult, ContentBlock, ElicitRequest, InputRequest, InputResponse, InputResponses,
+};
+use mcp_tasks::{Client, Error, Outcome, TaskRef, TaskState};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::ask::{Asker, Interrupted};
+use crate::report::{Report, Style};
+use crate::server::ServerArgs;
+use crate::{Failure, exit, one_line, reference};
+
+/// How long the first Ctrl-C waits for the cancelled task to end.
+const CANCEL_BOUND: Duration = Duration::from_secs(15);
+
+/// A bound on one wait that no call reaches: the person (or Ctrl-C)
+/// decides how long to wait.
+const NO_BOUND: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// One command's display, questions and Ctrl-C.
+pub struct Watch {
+    report: Report,
+    asker: Asker,
+    interrupts: mpsc::UnboundedReceiver<()>,
+    /// How to name the server again, for the hints that print a reference.
+    server: String,
+}
+
+impl Watch {
+    /// Sets up the display and Ctrl-C, and connects to the server.
+    pub async fn start(server: &ServerArgs, json: bool) -> anyhow::Result<(Watch, Client)> {
+        let (style, interactive) = crate::style(json);
+        let report = Report::new(style);
+        let (tx, interrupts) = mpsc::unbounded_channel();
+        let signals = tx.clone();
+        tokio::spawn(async move {
+            while tokio::signal::ctrl_c().await.is_ok() {
+                if signals.send(()).is_err() {
+                    break;
+                }
+            }
+        });
+        let asker = Asker::new(report.clone(), interactive, tx);
+        report.activity("connecting");
+        let mut watch = Watch {
+            report,
+            asker,
+            interrupts,
+            server: server.describe(),
+        };
+        let client = tokio::select! {
+            client = server.connect(watch.asker.handlers(), &watch.report) => client,
+            _ = watch.interrupts.recv() => {
+                watch.report.clear();
+                anyhow::bail!(Failure { code: exit::INTERRUPTED, message: "interrupted while connecting".into() });
+            }
+        };
+        match client {
+            Ok(client) => Ok((watch, client)),
+            Err(e) => {
+                watch.report.clear();
+                Err(e)
+            }
+        }
+    }
+
+    /// `mcp-tasks call`.
+    pub async fn call(
+        mut self,
+        client: &Client,
+        tool: &str,
+        words: &[String],
+        detach: bool,
+    ) -> anyhow::Result<u8> {
+        // The listing types key=value arguments, and lets a 2025-11-25
+        // server's task tools get the task opt-in they need.
+        self.report.activity("listing tools");
+        let schema = match client.list_tools().await {
+            Ok(tools) => match tools.iter().find(|t| t.name == tool) {
+                Some(t) => t.input_schema.clone(),
+                None => {
+                    self.report.clear();
+                    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                    anyhow::bail!(Failure::usage(format!(
+                        "the server has no tool {tool:?} (its tools: {})",
+                        names.join(", ")
+                    )));
+                }
+            },
+            Err(_) => Value::Null,
+        };
+        let arguments = crate::arguments::parse(words, &schema).map_err(|e| {
+            self.report.clear();
+            Failure::usage(format!("{e:#}"))
+        })?;
+
+        self.report.activity(&format!("calling {tool}"));
+        let progress = self.report.clone();
+        let call = client
+            .task()
+            .timeout(NO_BOUND)
+            .on_progress(move |p| progress.progress(&p))
+            .call_tool(tool, arguments);
+        let state = tokio::select! {
+            state = call => state,
+            _ = self.interrupts.recv() => {
+                self.report.clear();
+                self.report.note("interrupted: the call was abandoned before the server answered");
+                if self.report.style() == Style::Json {
+                    self.report.json(json!({"type": "outcome", "outcome": "interrupted"}));
+                }
+                return Ok(exit::INTERRUPTED);
+            }
+        };
+        let state = match state {
+            Ok(state) => state,
+            Err(e) => {
+                self.report.clear();
+                return Err(call_error(tool, &e));
+            }
+        };
+        if detach {
+            match state {
+                TaskState::Finished(done) => {
+                    self.report.clear();
+                    self.report
+                        .note("the server answered at once: there is no task to detach from");
+                    return Ok(self.outcome(done.outcome(), false));
+                }
+                TaskState::Pending(task) => return Ok(self.detached(task.detach())),
+                TaskState::InputRequired(task) => return Ok(self.detached(task.detach())),
+            }
+        }
+        self.follow(state).await
+    }
+
+    fn detached(&self, task: TaskRef) -> u8 {
+        self.report.clear();
+        let word = reference::encode(&task);
+        if self.report.style() == Style::Json {
+            self.report
+                .json(json!({"type": "detached", "reference": word}));
+        } else {
+            println!("{word}");
+            self.report.note(&format!(
+                "the task runs on; follow it with: mcp-tasks wait {word} {}",
+                self.server
+            ));
+        }
+        exit::OK
+    }
+
+    /// `mcp-tasks wait REF`.
+    pub async fn wait(mut self, client: &Client, task: &TaskRef) -> anyhow::Result<u8> {
+        let state = self.resume(client, task).await?;
+        self.follow(state).await
+    }
+
+    /// `mcp-tasks status REF`.
+    pub async fn status(mut self, client: &Client, task: &TaskRef) -> anyhow::Result<u8> {
+        let state = self.resume(client, task).await?;
+        self.report.clear();
+        let status = state.status();
+        let message = state.status_message().map(str::to_owned);
+        match self.report.style() {
+            Style::Json => self.report.json(json!({
+                "type": "status", "status": status.as_str(), "message": message,
+            })),
+            _ => match &message {
+                Some(m) => println!("{status}: {m}"),
+                None => println!("{status}"),
+            },
+        }
+        if let TaskState::InputRequired(task) = &state {
+            for request in task.requests().values() {
+                self.report
+                    .note(&format!("  it asks: {}", describe_request(request)));
+            }
+        }
+        if let TaskState::Pending(task) = state {
+            let _ = task.detach();
+        } else if let TaskState::InputRequired(task) = state {
+            let _ = task.detach();
+        }
+        Ok(exit::OK)
+    }
+
+    /// `mcp-tasks cancel REF`.
+    pub async fn cancel_by_reference(
+        mut self,
+        client: &Client,
+        task: &TaskRef,
+    ) -> anyhow::Result<u8> {
+        let state = self.resume(client, task).await?;
+        if let TaskState::Finished(done) = state {
+            self.report.clear();
+            self.report.note("the task had already ended");
+            return Ok(self.outcome(done.outcome(), false));
+        }
+        self.report.status("cancelling", None);
+        let ended = tokio::time::timeout(CANCEL_BOUND, cancel_and_wait(state)).await;
+        self.report.clear();
+        match ended {
+            Ok(Ok(outcome)) => Ok(match outcome {
+                Outcome::Cancelled => {
+                    self.outcome(&outcome, false);
+                    exit::OK
+                }
+                other => {
+                    self.report
+                        .note("the task ended before it could be cancelled");
+                    self.outcome(&other, false)
+                }
+            }),
+            Ok(Err(e)) => Err(anyhow::anyhow!("cannot cancel the task: {}", one_line(&e))),
+            Err(_) => Err(Failure::failed(format!(
+                "the server acknowledged the cancel, but the task had not ended after {}s",
+                CANCEL_BOUND.as_secs()
+            ))
+            .into()),
+        }
+    }
+
+    async fn resume(&mut self, client: &Client, task: &TaskRef) -> anyhow::Result<TaskState> {
+        self.report.activity("reading the task");
+        let resumed = tokio::select! {
+            r = client.task().timeout(NO_BOUND).resume(task) => r,
+            _ = self.interrupts.recv() => {
+                self.report.clear();
+                anyhow::bail!(Failure { code: exit::INTERRUPTED, message: "interrupted".into() });
+            }
+        };
+        resumed.map_err(|e| {
+            self.report.clear();
+            if e.is_task_not_found() {
+                anyhow::Error::new(Failure::failed(format!(
+                    "the server does not know this task: it ended long ago, or it belongs to another \
+                     server or session (a server started by `--` for one command forgets its tasks \
+                     when the command ends) [{}]",
+                    one_line(&e)
+                )))
+            } else {
+                anyhow::anyhow!(one_line(&e))
+            }
+        })
+    }
+
+    /// Follows the task to its end, answering its questions; Ctrl-C
+    /// cancels it.
+    async fn follow(&mut self, mut state: TaskState) -> anyhow::Result<u8> {
+        loop {
+            state = match state {
+                TaskState::Finished(done) => {
+                    self.report.clear();
+                    return Ok(self.outcome(done.outcome(), false));
+                }
+                TaskState::InputRequired(task) => {
+                    self.report
+                        .status(task.snapshot().status.as_str(), task.status_message());
+                    let answers = self.answer(task.requests());
+                    let answers = match answers {
+                        Ok(answers) => answers,
+                        Err(Unanswerable::Interrupted) => {
+                            return self.cancel(TaskState::InputRequired(task)).await;
+                        }
+                        Err(Unanswerable::Kinds(kinds)) => {
+                            self.report.note(&format!(
+                                "the server asks for {kinds}, which this client cannot give here: \
+                                 cancelling the task"
+                            ));
+                            let outcome = tokio::time::timeout(
+                                CANCEL_BOUND,
+                                cancel_and_wait(TaskState::InputRequired(task)),
+                            )
+                            .await;
+                            self.report.clear();
+                            if let Ok(Ok(outcome)) = outcome {
+                                self.outcome(&outcome, false);
+                            }
+                            return Ok(exit::FAILED);
+                        }
+                    };
+                    match task.respond(answers).await {
+                        Ok(state) => state,
+                        Err(e) => {
+                            self.report.clear();
+                            let (e, task) = e.into_parts();
+                            let hint = self.resume_hint(&task.reference());
+                            return Err(anyhow::anyhow!(
+                                "cannot send the answers: {}; {hint}",
+                                one_line(&e)
+                            ));
+                        }
+                    }
+                }
+                TaskState::Pending(task) => {
+                    let mut updates = task.updates();
+                    let mut failed = None;
+                    loop {
+                        tokio::select! {
+                            item = updates.next() => match item {
+                                Some(Ok(snapshot)) => self.report.status(
+                                    snapshot.status.as_str(),
+                                    snapshot.status_message.as_deref(),
+                                ),
+                                Some(Err(e)) => { failed = Some(e); break }
+                                None => break,
+                            },
+                            _ = self.interrupts.recv() => {
+                                return self.cancel(updates.into_task()).await;
+                            }
+                        }
+                    }
+                    let state = updates.into_task();
+                    if let Some(e) = failed {
+                        // Ctrl-C at a prompt answered it `cancel`; the
+                        // interrupt is waiting.
+                        if let Ok(()) = self.interrupts.try_recv() {
+                            return self.cancel(state).await;
+                        }
+                        self.report.clear();
+                        let hint = match &state {
+                            TaskState::Pending(t) => self.resume_hint(&t.reference()),
+                            TaskState::InputRequired(t) => self.resume_hint(&t.reference()),
+                            TaskState::Finished(_) => String::new(),
+                        };
+                        return Err(anyhow::anyhow!("{}; {hint}", one_line(&e)));
+                    }
+                    state
+                }
+            };
+        }
+    }
+
+    /// The answers to a task's questions, asked (or declined) now.
+    fn answer(
+        &self,
+        requests: &mcp_tasks::protocol::InputRequests,
+    ) -> Result<InputResponses, Unanswerable> {
+        let mut answers = InputResponses::new();
+        let mut cannot = Vec::new();
+        for (key, request) in requests {
+            let answer = match request {
+                InputRequest::Elicitation(ElicitRequest::Form {
+                    message,
+                    requested_schema,
+                }) => self
+                    .asker
+                    .form(message, requested_schema)
+                    .map(InputResponse::from),
+                InputRequest::Elicitation(ElicitRequest::Url { message, url, .. }) => {
+                    self.asker.url(message, url).map(InputResponse::from)
+                }
+                InputRequest::Sampling(req) => match self.asker.sampling(req) {
+                    Ok(Some(result)) => Ok(result.into()),
+                    Ok(None) => {
+                        cannot.push("a model's reply (declined)".to_owned());
+                        continue;
+                    }
+                    Err(i) => Err(i),
+                },
+                other => {
+                    cannot.push(other.method().to_owned());
+                    continue;
+                }
+            };
+            match answer {
+                Ok(answer) => {
+                    answers.insert(key.clone(), answer);
+                }
+                Err(Interrupted) => return Err(Unanswerable::Interrupted),
+            }
+        }
+        if cannot.is_empty() {
+            Ok(answers)
+        } else {
+            Err(Unanswerable::Kinds(cannot.join(", ")))
+        }
+    }
+
+    /// The first Ctrl-C: `tasks/cancel`, then a bounded wait for the end;
+    /// a second Ctrl-C stops waiting at once.
+    async fn cancel(&mut self, state: TaskState) -> anyhow::Result<u8> {
+        let Some(task) = reference_of(&state) else {
+            if let TaskState::Finished(done) = state {
+                self.report.clear();
+                return Ok(self.outcome(done.outcome(), false));
+            }
+            unreachable!("only a finished task has no reference");
+        };
+        self.report
+            .status("cancelling", Some("Ctrl-C again to stop waiting"));
+        let ended = tokio::select! {
+            ended = tokio::time::timeout(CANCEL_BOUND, cancel_and_wait(state)) => ended,
+            _ = self.interrupts.recv() => {
+                self.report.clear();
+                self.report.note(&format!(
+                    "stopped waiting; the task may still be running: {}",
+                    self.resume_hint(&task)
+                ));
+                if self.report.style() == Style::Json {
+                    self.report.json(json!({
+                        "type": "outcome", "outcome": "interrupted",
+                        "reference": reference::encode(&task),
+                    }));
+                }
+                return Ok(exit::INTERRUPTED);
+            }
+        };
+        self.report.clear();
+        match ended {
+            Ok(Ok(Outcome::Cancelled)) => {
+                self.outcome(&Outcome::Cancelled, true);
+                Ok(exit::INTERRUPTED)
+            }
+            Ok(Ok(other)) => {
+                self.report
+                    .note("the task ended before it could be cancelled");
+                Ok(self.outcome(&other, false))
+            }
+            Ok(Err(e)) => {
+                self.report.note(&format!(
+                    "could not cancel the task ({}); {}",
+                    one_line(&e),
+                    self.resume_hint(&task)
+                ));
+                Ok(exit::INTERRUPTED)
+            }
+            Err(_) => {
+                self.report.note(&format!(
+                    "the task had not ended {}s after the cancel; {}",
+                    CANCEL_BOUND.as_secs(),
+                    self.resume_hint(&task)
+                ));
+                Ok(exit::INTERRUPTED)
+            }
+        }
+    }
+
+    fn resume_hint(&self, task: &TaskRef) -> String {
+        format!(
+            "follow it with: mcp-tasks wait {} {}",
+            reference::encode(task),
+            self.server
+        )
+    }
+
+    /// Prints how the call ended and gives its exit status.
+    fn outcome(&self, outcome: &Outcome, by_user: bool) -> u8 {
+        let json = self.report.style() == Style::Json;
+        match outcome {
+            Outcome::Completed(result) => {
+                if json {
+                    self.report.json(json!({
+                        "type": "outcome",
+                        "outcome": "completed",
+                        "isError": result.is_error,
+                        "text": result.joined_text(),
+                        "structuredContent": result.structured_content,
+                        "content": result.content,
+                    }));
+                } else if result.is_error {
+                    eprintln!("the tool reported an error:");
+                    eprintln!("{}", render(result));
+                } else {
+                    let text = render(result);
+                    if !text.is_empty() {
+                        println!("{text}");
+                    }
+                }
+                if result.is_error {
+                    exit::FAILED
+                } else {
+                    exit::OK
+                }
+            }
+            Outcome::Failed(error) => {
+                if json {
+                    self.report.json(json!({
+                        "type": "outcome", "outcome": "failed",
+                        "error": { "code": error.code, "message": error.message, "data": error.data },
+                    }));
+                } else {
+                    eprintln!("the task failed: {} (error {})", error.message, error.code);
+                }
+                exit::FAILED
+            }
+            Outcome::Cancelled => {
+                if json {
+                    self.report
+                        .json(json!({"type": "outcome", "outcome": "cancelled"}));
+                } else {
+                    eprintln!("the task was cancelled");
+                }
+                if by_user {
+                    exit::INTERRUPTED
+                } else {
+                    exit::FAILED
+                }
+            }
+            Outcome::Expired => {
+                if json {
+                    self.report
+                        .json(json!({"type": "outcome", "outcome": "expired"}));
+                } else {
+                    eprintln!("the task expired");
+                }
+                exit::FAILED
+            }
+        }
+    }
+}
+
+enum Unanswerable {
+    Interrupted,
+    Kinds(String),
+}
+
+fn reference_of(state: &TaskState) -> Option<TaskRef> {
+    match state {
+        TaskState::Pending(t) => Some(t.reference()),
+        TaskState::InputRequired(t) => Some(t.reference()),
+        TaskState::Finished(_) => None,
+    }
+}
+
+async fn cancel_and_wait(state: TaskState) -> Result<Outcome, Error> {
+    let done = match state {
+        TaskState::Pending(t) => t.cancel_and_wait().await,
+        TaskState::InputRequired(t) => t.cancel_and_wait().await,
+        TaskState::Finished(t) => Ok(t),
+    };
+    done.map(|t| t.into_outcome()).map_err(|e| e.into_error())
+}
+
+/// A failed `tools/call`: the server's error is the tool failing (exit
+/// 1); anything else is a connection problem (exit 2).
+fn call_error(tool: &str, e: &Error) -> anyhow::Error {
+    let text = one_line(e);
+    if e.rpc_error().is_some() {
+        Failure::failed(format!("{tool} failed: {text}")).into()
+    } else if e.is_outcome_unknown() {
+        anyhow::anyhow!("{text} (the call may have run on the server)")
+    } else {
+        anyhow::anyhow!(text)
+    }
+}
+
+/// The result as text: text blocks as they are, other blocks named, and
+/// structured content as pretty JSON (once, when a text block repeats it).
+fn render(result: &CallToolResult) -> String {
+    let mut parts = Vec::new();
+    for block in &result.content {
+        match block {
+            ContentBlock::Text { text, .. } => {
+                let repeats = result
+                    .structured_content
+                    .as_ref()
+                    .is_some_and(|s| serde_json::from_str::<Value>(text).is_ok_and(|t| t == *s));
+                if !repeats {
+                    parts.push(text.clone());
+                }
+            }
+            ContentBlock::Image {
+                mime_type, data, ..
+            } => parts.push(format!("[image {mime_type}, {} bytes base64]", data.len())),
+            ContentBlock::Audio {
+                mime_type, data, ..
+            } => parts.push(format!("[audio {mime_type}, {} bytes base64]", data.len())),
+            ContentBlock::ResourceLink { uri, name, .. } => {
+                parts.push(format!("[resource {name}: {uri}]"))
+            }
+            ContentBlock::Resource { resource, .. } => match &resource.text {
+                Some(text) => parts.push(text.clone()),
+                None => parts.push(format!("[resource {}]", resource.uri)),
+            },
+            _ => parts.push("[content of a type this client does not show]".into()),
+        }
+    }
+    if let Some(structured) = &result.structured_content {
+        parts.push(serde_json::to_string_pretty(structured).unwrap_or_default());
+    }
+    parts.join("\n")
+}
+
+fn describe_request(request: &InputRequest) -> String {
+    match request {
+        InputRequest::Elicitation(ElicitRequest::Form { message, .. }) => {
+            format!("a form: {message}")
+        }
+        InputRequest::Elicitation(ElicitRequest::Url { message, url, .. }) => {
+            format!("to visit {url}: {message}")
+        }
+        other => other.method().to_owned(),
+    }
+}
