@@ -10,7 +10,6 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderValue, WWW_AUTHENTICATE};
@@ -24,8 +23,6 @@ use super::flow::{self, Refresh};
 use super::registration;
 use super::store::{Credentials, Tokens};
 
-/// A token this close to its expiry is refreshed before it is sent.
-const REFRESH_MARGIN: Duration = Duration::from_secs(30);
 /// Most `401`s one request answers with a new token before giving up.
 const MAX_UNAUTHORIZED: u32 = 2;
 
@@ -53,8 +50,8 @@ struct Current {
     /// Counts the tokens published, so a refusal of an old one is told
     /// from a refusal of the current one.
     generation: u64,
-    /// Whether the token is due for a refresh it can have.
-    refresh_due: Option<u64>,
+    /// When the token is due for a refresh it can have.
+    refresh_at: Option<u64>,
 }
 
 /// The token one request was sent with.
@@ -115,7 +112,7 @@ impl Authorization {
         let due = {
             let current = self.inner.current.lock().unwrap();
             current
-                .refresh_due
+                .refresh_at
                 .is_some_and(|at| super::store::now_secs() >= at)
         };
         if due || !self.inner.loaded.load(Ordering::Acquire) {
@@ -207,7 +204,7 @@ impl Inner {
         let due = held
             .as_ref()
             .and_then(|c| c.tokens.as_ref())
-            .is_some_and(|t| t.refresh_token.is_some() && t.expires_within(REFRESH_MARGIN));
+            .is_some_and(Tokens::refresh_due);
         if due {
             tracing::debug!("the access token is about to expire: refreshing it");
             match self.refresh(&mut held).await {
@@ -216,8 +213,8 @@ impl Inner {
                 Err(Refreshed::Failed(e)) => {
                     // Still valid for a little while, perhaps: sent as is;
                     // a `401` will try again.
-                    tracing::debug!("{e}");
-                    self.current.lock().unwrap().refresh_due = None;
+                    tracing::warn!("{e}");
+                    self.current.lock().unwrap().refresh_at = None;
                 }
             }
         }
@@ -250,10 +247,9 @@ impl Inner {
             v.set_sensitive(true);
             Some(v)
         });
-        current.refresh_due = tokens
+        current.refresh_at = tokens
             .filter(|t| t.refresh_token.is_some())
-            .and_then(|t| t.expires_at)
-            .map(|at| at.saturating_sub(REFRESH_MARGIN.as_secs()));
+            .and_then(|t| t.refresh_at);
     }
 
     fn save(&self, held: &Option<Credentials>) -> Result<(), AuthError> {

@@ -239,6 +239,7 @@ fn tokens_of(reply: &BasicTokenResponse, requested: &[String], kept: Option<Secr
         expires_at: reply
             .expires_in()
             .map(|d| now_secs().saturating_add(d.as_secs())),
+        refresh_at: reply.expires_in().map(Tokens::refresh_time),
         scopes,
         requested: requested.to_vec(),
     }

@@ -54,6 +54,10 @@ pub(super) struct Tokens {
     /// When the access token expires, in seconds since the Unix epoch.
     #[serde(default)]
     pub(super) expires_at: Option<u64>,
+    /// When to refresh it: 30 s before it expires, or half its lifetime
+    /// before when that is shorter.
+    #[serde(default)]
+    pub(super) refresh_at: Option<u64>,
     /// The scopes granted (those asked for when the server did not say).
     #[serde(default)]
     pub(super) scopes: Vec<String>,
@@ -62,13 +66,20 @@ pub(super) struct Tokens {
     pub(super) requested: Vec<String>,
 }
 
+/// How long before its expiry a token is refreshed, at most.
+const REFRESH_MARGIN: Duration = Duration::from_secs(30);
+
 impl Tokens {
-    /// Whether the access token expires within `margin` (or has).
-    pub(super) fn expires_within(&self, margin: Duration) -> bool {
-        let Some(at) = self.expires_at else {
-            return false;
-        };
-        now_secs().saturating_add(margin.as_secs()) >= at
+    /// When a token issued now for `lifetime` should be refreshed.
+    pub(super) fn refresh_time(lifetime: Duration) -> u64 {
+        let lifetime = lifetime.as_secs();
+        let margin = REFRESH_MARGIN.as_secs().min(lifetime / 2);
+        now_secs().saturating_add(lifetime - margin)
+    }
+
+    /// Whether the access token is due for a refresh it can have.
+    pub(super) fn refresh_due(&self) -> bool {
+        self.refresh_token.is_some() && self.refresh_at.is_some_and(|at| now_secs() >= at)
     }
 }
 
@@ -282,6 +293,7 @@ mod tests {
                 access_token: Secret::new("access-abc"),
                 refresh_token: Some(Secret::new("refresh-def")),
                 expires_at: Some(now_secs() + 3600),
+                refresh_at: Some(now_secs() + 3570),
                 scopes: vec!["a".into()],
                 requested: vec!["a".into()],
             }),
