@@ -19,7 +19,7 @@ use mcp_tasks::transport::Http;
 use mcp_tasks::transport::auth::{
     Authorizer, BoxFuture, Credentials, FileTokenStore, OAuth, TokenStore,
 };
-use mcp_tasks::{BoxError, Client};
+use mcp_tasks::{BoxError, Client, TaskState};
 use server::{AuthServer, Iss, Knobs};
 use time::bounded;
 
@@ -88,6 +88,36 @@ async fn the_flow_authorizes_once_and_every_request_carries_the_token() {
         assert_eq!(mcp[1], mcp[2]);
         // The resource indicator, as the metadata publishes it, on both requests.
         assert_eq!(resources, [server.endpoint(), server.endpoint()]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_task_wait_goes_on_while_its_token_is_refreshed() {
+    bounded(async {
+        let server = AuthServer::start(Knobs {
+            expires_in: 1, // refreshed about every second of the wait
+            ..Knobs::default()
+        })
+        .await;
+        let client = connect(&server, oauth()).await;
+        let state = client
+            .task()
+            .call_tool("export", serde_json::json!({}))
+            .await
+            .expect("a task");
+        let TaskState::Pending(task) = state else {
+            panic!("expected a running task");
+        };
+        let done = task.await.expect("the wait ends with the task");
+        assert_eq!(done.into_result().expect("completed").joined_text(), "done");
+        let (authorizations, refreshes, unauthorized, polls) =
+            server.seen(|s| (s.authorizations, s.refresh_grants, s.unauthorized, s.polls));
+        assert_eq!(authorizations, 1);
+        assert!(refreshes >= 1, "no refresh during the wait");
+        // Only the first request went without a token; no poll was refused.
+        assert_eq!(unauthorized, 1);
+        assert_eq!(polls, 8);
     })
     .await;
 }
@@ -202,7 +232,7 @@ async fn a_refused_refresh_token_fails_clearly_and_the_next_request_authorizes_a
         let text = err.to_string();
         assert!(
             text.contains("OAuth token failed")
-                && text.contains("refused the refresh token")
+                && text.contains("the refresh token was refused")
                 && text.contains("invalid_grant")
                 && text.contains("next request starts a new authorization"),
             "{text}"

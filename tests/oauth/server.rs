@@ -67,6 +67,10 @@ pub struct Seen {
     pub secrets: Vec<String>,
     /// The `resource` of each authorization and token request.
     pub resources: Vec<String>,
+    /// The MCP requests answered `401`.
+    pub unauthorized: usize,
+    /// The `tasks/get` polls answered.
+    pub polls: usize,
 }
 
 #[derive(Default)]
@@ -307,6 +311,7 @@ async fn handle(state: &State, req: Request<Incoming>) -> Response<Full<Bytes>> 
                 .map(str::to_owned);
             let valid = token.is_some_and(|t| state.valid.lock().unwrap().contains(&t));
             if !valid {
+                state.seen.lock().unwrap().unauthorized += 1;
                 return Response::builder()
                     .status(401)
                     .header(
@@ -320,8 +325,34 @@ async fn handle(state: &State, req: Request<Incoming>) -> Response<Full<Bytes>> 
                     .unwrap();
             }
             let request: Value = serde_json::from_slice(&body).unwrap_or_default();
+            let task = |status: &str| {
+                json!({
+                    "taskId": "t-1", "status": status,
+                    "createdAt": "2026-08-01T09:00:00Z", "lastUpdatedAt": "2026-08-01T09:00:00Z",
+                    "ttlMs": 3_600_000, "pollIntervalMs": 300,
+                })
+            };
             let result = match request["method"].as_str() {
                 Some("tools/list") => json!({ "resultType": "complete", "tools": [] }),
+                // A task that completes on its eighth poll (about 2.4 s).
+                Some("tools/call") => {
+                    let mut t = task("working");
+                    t["resultType"] = json!("task");
+                    t
+                }
+                Some("tasks/get") => {
+                    let polls = {
+                        let mut seen = state.seen.lock().unwrap();
+                        seen.polls += 1;
+                        seen.polls
+                    };
+                    let mut t = task(if polls >= 8 { "completed" } else { "working" });
+                    t["resultType"] = json!("complete");
+                    if polls >= 8 {
+                        t["result"] = json!({ "content": [{ "type": "text", "text": "done" }], "isError": false });
+                    }
+                    t
+                }
                 _ => json!({ "resultType": "complete" }),
             };
             reply(

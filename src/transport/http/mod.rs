@@ -540,8 +540,14 @@ impl Transport for Http {
                 url.scheme()
             )));
         }
-        let base_headers =
+        #[allow(unused_mut, reason = "changed with the oauth feature only")]
+        let mut base_headers =
             headers::base(&self.headers, self.bearer.as_deref()).map_err(invalid_input)?;
+        #[cfg(feature = "oauth")]
+        if self.auth.is_some() {
+            // The OAuth token is the only authorization sent.
+            base_headers.remove(reqwest::header::AUTHORIZATION);
+        }
         #[cfg(not(feature = "native-tls"))]
         install_crypto_provider();
         let client = reqwest::Client::builder()

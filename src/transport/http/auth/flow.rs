@@ -132,8 +132,7 @@ pub(super) async fn refresh(
             ))
         }
         Err(e @ RequestTokenError::ServerResponse(_)) => Refresh::Refused(token(format!(
-            "the authorization server refused the refresh token ({}); the next request \
-             starts a new authorization",
+            "the refresh token was refused ({}); the next request starts a new authorization",
             describe(&e)
         ))),
         Err(e) => Refresh::Failed(token(format!("refreshing the token: {}", describe(&e)))),
