@@ -123,6 +123,54 @@ async fn a_task_wait_goes_on_while_its_token_is_refreshed() {
 }
 
 #[tokio::test]
+async fn a_403_insufficient_scope_steps_up_to_the_union_of_the_scopes() {
+    bounded(async {
+        let server = AuthServer::start(Knobs {
+            call_scope: Some("write"),
+            ..Knobs::default()
+        })
+        .await;
+        let client = connect(&server, oauth()).await;
+        client.list_tools().await.expect("authorized");
+        let state = client
+            .task()
+            .call_tool("export", serde_json::json!({}))
+            .await
+            .expect("stepped up, then sent again");
+        assert!(matches!(state, TaskState::Pending(_)));
+        let scopes = server.seen(|s| s.scopes.clone());
+        assert_eq!(scopes, ["mcp offline_access", "mcp offline_access write"]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn step_up_stops_when_the_token_already_has_the_scope_asked_for() {
+    bounded(async {
+        let server = AuthServer::start(Knobs {
+            call_scope: Some("write"),
+            never_enough: true,
+            ..Knobs::default()
+        })
+        .await;
+        let client = connect(&server, oauth()).await;
+        let err = client
+            .call_tool("export", serde_json::json!({}))
+            .await
+            .unwrap_err();
+        assert_eq!(err.http_status(), Some(403));
+        let text = err.to_string();
+        assert!(
+            text.contains("insufficient_scope") && text.contains("already"),
+            "{text}"
+        );
+        // The first authorization, one step-up, then no more.
+        assert_eq!(server.seen(|s| s.authorizations), 2);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_server_without_s256_is_refused_before_the_user_is_asked() {
     bounded(async {
         let server = AuthServer::start(Knobs {

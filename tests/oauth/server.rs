@@ -38,6 +38,10 @@ pub struct Knobs {
     pub refresh_ok: bool,
     /// The client secret registration hands out (sent as client_secret_post).
     pub client_secret: Option<&'static str>,
+    /// A scope `tools/call` needs (answered `403 insufficient_scope` without it).
+    pub call_scope: Option<&'static str>,
+    /// Whether `tools/call` is refused with `insufficient_scope` whatever the token.
+    pub never_enough: bool,
 }
 
 impl Default for Knobs {
@@ -49,6 +53,8 @@ impl Default for Knobs {
             expires_in: 3600,
             refresh_ok: true,
             client_secret: None,
+            call_scope: None,
+            never_enough: false,
         }
     }
 }
@@ -71,6 +77,8 @@ pub struct Seen {
     pub unauthorized: usize,
     /// The `tasks/get` polls answered.
     pub polls: usize,
+    /// The `scope` of each authorization request.
+    pub scopes: Vec<String>,
 }
 
 #[derive(Default)]
@@ -79,6 +87,8 @@ struct State {
     knobs: Mutex<Knobs>,
     seen: Mutex<Seen>,
     valid: Mutex<HashSet<String>>,
+    /// The scopes of each access token, and those asked with each code.
+    scopes: Mutex<std::collections::HashMap<String, String>>,
     counter: Mutex<u64>,
 }
 
@@ -239,7 +249,13 @@ async fn handle(state: &State, req: Request<Incoming>) -> Response<Full<Bytes>> 
                 seen.secrets.push(code.clone());
                 seen.resources
                     .push(field(&pairs, "resource").unwrap_or("").to_owned());
+                seen.scopes
+                    .push(field(&pairs, "scope").unwrap_or("").to_owned());
             }
+            state.scopes.lock().unwrap().insert(
+                code.clone(),
+                field(&pairs, "scope").unwrap_or("").to_owned(),
+            );
             let mut to =
                 url::Url::parse(field(&pairs, "redirect_uri").unwrap_or("http://x/")).unwrap();
             to.query_pairs_mut().append_pair("code", &code);
@@ -285,6 +301,14 @@ async fn handle(state: &State, req: Request<Incoming>) -> Response<Full<Bytes>> 
             }
             let access = next(state, "access");
             let refresh = next(state, "refresh");
+            let granted = {
+                let mut scopes = state.scopes.lock().unwrap();
+                let granted = field(&pairs, "code")
+                    .and_then(|c| scopes.get(c).cloned())
+                    .unwrap_or_else(|| "mcp".to_owned());
+                scopes.insert(access.clone(), granted.clone());
+                granted
+            };
             state.valid.lock().unwrap().insert(access.clone());
             state
                 .seen
@@ -299,7 +323,7 @@ async fn handle(state: &State, req: Request<Incoming>) -> Response<Full<Bytes>> 
                     "token_type": "Bearer",
                     "expires_in": expires_in,
                     "refresh_token": refresh,
-                    "scope": "mcp offline_access",
+                    "scope": granted,
                 }),
             )
         }
@@ -325,6 +349,29 @@ async fn handle(state: &State, req: Request<Incoming>) -> Response<Full<Bytes>> 
                     .unwrap();
             }
             let request: Value = serde_json::from_slice(&body).unwrap_or_default();
+            if request["method"] == "tools/call" {
+                let (call_scope, never_enough) = {
+                    let k = state.knobs.lock().unwrap();
+                    (k.call_scope, k.never_enough)
+                };
+                let granted = authorization
+                    .as_deref()
+                    .and_then(|a| a.strip_prefix("Bearer "))
+                    .and_then(|t| state.scopes.lock().unwrap().get(t).cloned())
+                    .unwrap_or_default();
+                if let Some(needed) = call_scope
+                    && (never_enough || !granted.split(' ').any(|s| s == needed))
+                {
+                    return Response::builder()
+                        .status(403)
+                        .header(
+                            "www-authenticate",
+                            format!("Bearer error=\"insufficient_scope\", scope=\"{needed}\", resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\""),
+                        )
+                        .body(Full::new(Bytes::new()))
+                        .unwrap();
+                }
+            }
             let task = |status: &str| {
                 json!({
                     "taskId": "t-1", "status": status,
