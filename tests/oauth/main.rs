@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use mcp_tasks::transport::Http;
 use mcp_tasks::transport::auth::{
-    Authorizer, BoxFuture, Credentials, FileTokenStore, OAuth, TokenStore,
+    Authorizer, BoxFuture, Credentials, FileTokenStore, LoopbackRedirect, OAuth, TokenStore,
 };
 use mcp_tasks::{BoxError, Client, TaskState};
 use server::{AuthServer, Iss, Knobs};
@@ -166,6 +166,66 @@ async fn step_up_stops_when_the_token_already_has_the_scope_asked_for() {
         );
         // The first authorization, one step-up, then no more.
         assert_eq!(server.seen(|s| s.authorizations), 2);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_loopback_redirect_receives_the_browser_in_a_full_flow() {
+    bounded(async {
+        let server = AuthServer::start(Knobs::default()).await;
+        // The "browser": follows the authorization server's redirect to the
+        // loopback listener, as a user's browser would.
+        let redirect = LoopbackRedirect::bind(0).await.unwrap().on_url(|url| {
+            let url = url.clone();
+            tokio::spawn(async move {
+                let page = reqwest::get(url).await.expect("the browser's visit");
+                assert!(page.status().is_success());
+                assert!(
+                    page.text()
+                        .await
+                        .unwrap()
+                        .contains("You may close this page")
+                );
+            });
+        });
+        let port = redirect.local_addr().port();
+        assert!(redirect.local_addr().ip().is_loopback());
+        assert_eq!(
+            redirect.redirect_uri(),
+            format!("http://127.0.0.1:{port}/callback")
+        );
+        let client = connect(&server, OAuth::builder().authorizer(redirect).build()).await;
+        client
+            .list_tools()
+            .await
+            .expect("authorized through the loopback redirect");
+        assert_eq!(server.seen(|s| s.code_grants), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_loopback_redirect_ignores_other_paths_and_times_out() {
+    bounded(async {
+        let redirect = LoopbackRedirect::bind(0)
+            .await
+            .unwrap()
+            .on_url(|_| {})
+            .timeout(Duration::from_millis(500));
+        let base = format!("http://{}", redirect.local_addr());
+        let stray = tokio::spawn(async move {
+            reqwest::get(format!("{base}/favicon.ico"))
+                .await
+                .unwrap()
+                .status()
+        });
+        let err = redirect
+            .authorize(url::Url::parse("https://as.example.com/authorize").unwrap())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("no redirect came"), "{err}");
+        assert_eq!(stray.await.unwrap(), 404);
     })
     .await;
 }
