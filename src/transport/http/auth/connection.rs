@@ -155,8 +155,14 @@ impl Authorization {
                     rounds.unauthorized
                 ));
             }
-            run_alone(async move { inner.unauthorized(challenge, generation, &version).await })
-                .await
+            // A token just refreshed and refused again: authorize anew.
+            let refreshed_before = rounds.unauthorized > 1;
+            run_alone(async move {
+                inner
+                    .unauthorized(challenge, generation, refreshed_before, &version)
+                    .await
+            })
+            .await
         } else if status == StatusCode::FORBIDDEN && challenge.insufficient_scope() {
             rounds.step_ups += 1;
             if rounds.step_ups > self.inner.config.max_step_ups {
@@ -308,11 +314,13 @@ impl Inner {
     }
 
     /// A `401`: discovers (the authorization server may have moved), then
-    /// refreshes the token when it can, else authorizes.
+    /// refreshes the token when it can (not twice for one request), else
+    /// authorizes.
     async fn unauthorized(
         &self,
         challenge: Challenge,
         generation: u64,
+        refreshed_before: bool,
         version: &str,
     ) -> Result<(), AuthError> {
         let mut held = self.flow.lock().await;
@@ -322,10 +330,12 @@ impl Inner {
         }
         let found = discovery::discover(&self.http, &self.endpoint, &challenge, version).await?;
         self.forget_other_server(&mut held, &found);
-        match self.refresh(&mut held).await {
-            Ok(()) => return Ok(()),
-            Err(Refreshed::Refused(e) | Refreshed::Failed(e)) => return Err(e),
-            Err(Refreshed::Unavailable) => {}
+        if !refreshed_before {
+            match self.refresh(&mut held).await {
+                Ok(()) => return Ok(()),
+                Err(Refreshed::Refused(e) | Refreshed::Failed(e)) => return Err(e),
+                Err(Refreshed::Unavailable) => {}
+            }
         }
         let mut scopes = challenge.scopes();
         if scopes.is_empty() {
