@@ -11,12 +11,19 @@
 //! ```sh
 //! bash scripts/conformance.sh
 //! ```
+//!
+//! The `auth/*` scenarios (feature `oauth`) put an OAuth authorization
+//! server in front of the mock server. Their authorization server is
+//! headless: the client's [`Authorizer`] fetches the authorization URL and
+//! returns the redirect it answers with, as a browser would.
 
 use std::process::ExitCode;
 
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, PROTOCOL_VERSION, Tool};
 use mcp_tasks::transport::Http;
+#[cfg(feature = "oauth")]
+use mcp_tasks::transport::auth::{Authorizer, BoxFuture, OAuth};
 use mcp_tasks::{BoxError, Client};
 use serde_json::{Map, Value, json};
 
@@ -48,11 +55,15 @@ async fn run(scenario: &str, url: &str) -> Result<(), BoxError> {
     let handlers = InputHandlers::new().elicitation_form(|form| async move {
         Ok(ElicitResult::accept(answer(&form.requested_schema)))
     });
+    let mut http = Http::new(url);
+    if scenario.starts_with("auth/") {
+        http = with_auth(http, &context)?;
+    }
     let client = Client::builder()
         .client_info("mcp-tasks-conformance", env!("CARGO_PKG_VERSION"))
         .protocol_version(version)
         .input_handlers(handlers)
-        .connect(Http::new(url))
+        .connect(http)
         .await?;
 
     match scenario {
@@ -102,6 +113,64 @@ async fn run(scenario: &str, url: &str) -> Result<(), BoxError> {
         _ => call_every_tool(&client).await?,
     }
     Ok(())
+}
+
+/// The client ID metadata document URL the suite expects (`auth/basic-cimd`).
+#[cfg(feature = "oauth")]
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// OAuth for the `auth/*` scenarios: the credentials the scenario's context
+/// gives (`auth/pre-registration`), else a client ID metadata document URL
+/// (used where the server supports them), else dynamic registration.
+#[cfg(feature = "oauth")]
+fn with_auth(http: Http, context: &Value) -> Result<Http, BoxError> {
+    let oauth = OAuth::builder()
+        .authorizer(Headless)
+        .client_name("mcp-tasks-conformance")
+        .client_metadata_url(CLIENT_METADATA_URL)
+        .maybe_client_id(context["client_id"].as_str())
+        .maybe_client_secret(context["client_secret"].as_str())
+        .build();
+    Ok(http.auth(oauth))
+}
+
+#[cfg(not(feature = "oauth"))]
+fn with_auth(_: Http, _: &Value) -> Result<Http, BoxError> {
+    Err("the auth/* scenarios need the `oauth` feature".into())
+}
+
+/// The user of a headless authorization server: fetches the authorization
+/// URL and returns where it redirects, without following it.
+#[cfg(feature = "oauth")]
+struct Headless;
+
+#[cfg(feature = "oauth")]
+impl Authorizer for Headless {
+    fn redirect_uri(&self) -> String {
+        // Never listened on: the redirect is read from the `Location` header.
+        "http://localhost:3000/callback".to_owned()
+    }
+
+    fn authorize(&self, url: url::Url) -> BoxFuture<'_, Result<url::Url, BoxError>> {
+        Box::pin(async move {
+            // Built here, once the transport has set up TLS.
+            let http = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()?;
+            let response = http.get(url.clone()).send().await?;
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .ok_or_else(|| {
+                    format!(
+                        "the authorization server answered HTTP {} without a redirect",
+                        response.status()
+                    )
+                })?
+                .to_str()?;
+            Ok(url.join(location)?)
+        })
+    }
 }
 
 /// The answer to a form: each property's `default`, and `confirmed: true`

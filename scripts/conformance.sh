@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite against examples/conformance_client.rs:
-# every client scenario except the auth/* ones, of protocol revision 2026-07-28
-# and of the initialize era's 2025-11-25 and 2025-06-18 (the client negotiates
-# the era the suite names in MCP_CONFORMANCE_PROTOCOL_VERSION).
+# every client scenario, the auth/* ones included (the example is built with the
+# `oauth` feature), of protocol revision 2026-07-28 and of the initialize era's
+# 2025-11-25 and 2025-06-18 (the client negotiates the era the suite names in
+# MCP_CONFORMANCE_PROTOCOL_VERSION).
 #
 # Installs Node 22 (npm package node-linux-*) and the pinned suite into a cache
 # folder on first use, needing only npm on PATH. Fails if any scenario fails,
@@ -39,7 +40,7 @@ fi
 export PATH="$node_dir:$PATH"
 echo "== node $(node --version), suite $SUITE_VERSION"
 
-cargo build --quiet --example conformance_client --features http
+cargo build --quiet --example conformance_client --features oauth
 client="$TARGET_DIR/debug/examples/conformance_client"
 # The suite splits its --command on spaces.
 [[ "$client" != *" "* ]] || { echo "conformance: the target dir must not contain spaces" >&2; exit 1; }
@@ -50,7 +51,7 @@ summaries=()
 total_failed=0
 for spec in "${spec_versions[@]}"; do
   mapfile -t listed < <(node "$suite" list --client --spec-version "$spec" \
-    | sed -n 's/^ *- \([^ ]*\).*/\1/p' | grep -v '^auth/')
+    | sed -n 's/^ *- \([^ ]*\).*/\1/p')
   if [[ $# -gt 0 ]]; then
     scenarios=()
     for wanted in "$@"; do
@@ -74,9 +75,17 @@ for spec in "${spec_versions[@]}"; do
     summary=$(node -e '
       const fs = require("fs"), path = require("path");
       const dir = process.argv[1];
-      const runs = fs.readdirSync(dir).filter((d) => fs.existsSync(path.join(dir, d, "checks.json")));
+      // The suite saves under <dir>/<run>/, or <dir>/auth/<run>/ for auth/*.
+      const found = (d, depth) => fs.readdirSync(d, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .flatMap((e) => {
+          const sub = path.join(d, e.name);
+          if (fs.existsSync(path.join(sub, "checks.json"))) return [sub];
+          return depth > 0 ? found(sub, depth - 1) : [];
+        });
+      const runs = found(dir, 1);
       if (runs.length !== 1) { console.log("0 0 no checks.json"); process.exit(0); }
-      const checks = JSON.parse(fs.readFileSync(path.join(dir, runs[0], "checks.json"), "utf8"));
+      const checks = JSON.parse(fs.readFileSync(path.join(runs[0], "checks.json"), "utf8"));
       const bad = checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING");
       const ok = checks.filter((c) => c.status === "SUCCESS").length;
       console.log(ok, bad.length, bad.map((c) => `${c.id}: ${c.status} ${c.errorMessage ?? ""}`).join(" | "));

@@ -82,6 +82,9 @@
 //!   the platform's trust store, so no system library is needed to build).
 //! - `native-tls`: `http` with the platform's TLS instead of rustls
 //!   (OpenSSL on Linux, which needs its headers and `pkg-config` to build).
+//! - `oauth`: `http` with OAuth 2.1 authorization as MCP specifies it
+//!   (`transport::auth`: discovery, client registration, the authorization
+//!   code flow with PKCE, refresh, step-up; oauth2 and url).
 //! - `test-util`: [`testing`], a scripted in-process 2026-07-28 Tasks server
 //!   to test task code against.
 //!

@@ -28,6 +28,9 @@ pub mod memory;
 #[cfg(feature = "stdio")]
 mod stdio;
 
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+pub use http::auth;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use http::{Http, HttpSink, HttpStream};

@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 
 use super::headers::PROTOCOL_VERSION_HEADER;
 use super::post::{describe, is_sse, split_batch};
+use super::send::{SendError, Sent, with_token};
 use super::sse::Events;
 use super::{SESSION_HEADER, Shared, retry_after, session};
 use crate::protocol::method;
@@ -205,20 +206,24 @@ impl Exchange {
     }
 
     async fn talk(&mut self) -> Result<(), Failure> {
-        let response = self
-            .shared
-            .client
-            .post(self.shared.url.clone())
-            .headers(std::mem::take(&mut self.headers))
-            .body(std::mem::take(&mut self.body))
-            .send()
+        let headers = std::mem::take(&mut self.headers);
+        let body = bytes::Bytes::from(std::mem::take(&mut self.body));
+        let shared = &self.shared;
+        let Sent { response, refusal } = shared
+            .send(|token| {
+                shared
+                    .client
+                    .post(shared.url.clone())
+                    .headers(with_token(headers.clone(), token))
+                    .body(body.clone())
+            })
             .await
-            .map_err(|e| {
-                if e.is_connect() || e.is_builder() {
+            .map_err(|e| match e {
+                SendError::Http(e) if e.is_connect() || e.is_builder() => {
                     Failure::NotSent(describe(e))
-                } else {
-                    Failure::Lost(describe(e))
                 }
+                SendError::Http(e) => Failure::Lost(describe(e)),
+                SendError::Auth(why) => Failure::NotSent(why),
             })?;
         let status = response.status();
         let www_authenticate = www_authenticate(response.headers());
@@ -238,6 +243,9 @@ impl Exchange {
                 reason,
             }))
         };
+        if let Some(why) = refusal {
+            return Err(refused(None, why));
+        }
         if is_sse(response.headers()) {
             self.read_sse(response, status, refused).await
         } else {

@@ -19,10 +19,14 @@ use super::{
 use crate::protocol::method;
 use crate::protocol::{PROTOCOL_VERSION, RequestId};
 
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+pub mod auth;
 mod exchange;
 mod headers;
 mod post;
 mod retry_after;
+mod send;
 mod session;
 mod sse;
 mod tool_headers;
@@ -207,13 +211,15 @@ pub struct Http {
     timeout: Option<Duration>,
     connect_timeout: Duration,
     max_message_size: usize,
+    #[cfg(feature = "oauth")]
+    auth: Option<auth::OAuth>,
 }
 
 impl fmt::Debug for Http {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Header values and the token may be secrets: names only.
-        f.debug_struct("Http")
-            .field("url", &self.url)
+        let mut f = f.debug_struct("Http");
+        f.field("url", &self.url)
             .field(
                 "headers",
                 &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>(),
@@ -221,8 +227,10 @@ impl fmt::Debug for Http {
             .field("bearer_token", &self.bearer.as_ref().map(|_| "<redacted>"))
             .field("timeout", &self.timeout)
             .field("connect_timeout", &self.connect_timeout)
-            .field("max_message_size", &self.max_message_size)
-            .finish()
+            .field("max_message_size", &self.max_message_size);
+        #[cfg(feature = "oauth")]
+        f.field("auth", &self.auth);
+        f.finish()
     }
 }
 
@@ -240,6 +248,8 @@ impl Http {
             timeout: None,
             connect_timeout: Duration::from_secs(10),
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            #[cfg(feature = "oauth")]
+            auth: None,
         }
     }
 
@@ -259,6 +269,19 @@ impl Http {
     /// appears in `Debug` output or logs.
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
         self.bearer = Some(token.into());
+        self
+    }
+
+    /// Authorizes with OAuth 2.1 as the MCP specification says: on the
+    /// server's first `401`, discovers its authorization server, registers,
+    /// has the user authorize, and from then on sends the access token with
+    /// every request, refreshing it as needed (feature `oauth`; see
+    /// [`auth`](crate::transport::auth)). It replaces
+    /// [`Http::bearer_token`] and any `Authorization` header.
+    #[cfg(feature = "oauth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+    pub fn auth(mut self, oauth: auth::OAuth) -> Self {
+        self.auth = Some(oauth);
         self
     }
 
@@ -316,6 +339,9 @@ struct Shared {
     closed: AtomicBool,
     /// Numbers the requests the transport sends on its own.
     internal: AtomicU64,
+    /// OAuth, when configured: the token every request carries.
+    #[cfg(feature = "oauth")]
+    auth: Option<auth::Authorization>,
 }
 
 /// The initialize era's session header (2025-03-26 and later).
@@ -514,8 +540,14 @@ impl Transport for Http {
                 url.scheme()
             )));
         }
-        let base_headers =
+        #[allow(unused_mut, reason = "changed with the oauth feature only")]
+        let mut base_headers =
             headers::base(&self.headers, self.bearer.as_deref()).map_err(invalid_input)?;
+        #[cfg(feature = "oauth")]
+        if self.auth.is_some() {
+            // The OAuth token is the only authorization sent.
+            base_headers.remove(reqwest::header::AUTHORIZATION);
+        }
         #[cfg(not(feature = "native-tls"))]
         install_crypto_provider();
         let client = reqwest::Client::builder()
@@ -530,6 +562,15 @@ impl Transport for Http {
             ))
             .build()
             .map_err(|e| io::Error::other(format!("could not set up the HTTP client: {e}")))?;
+        #[cfg(feature = "oauth")]
+        let auth = match self.auth {
+            Some(config) => Some(auth::Authorization::new(
+                config,
+                url.clone(),
+                auth_client(self.connect_timeout)?,
+            )),
+            None => None,
+        };
         let (tx, rx) = mpsc::channel(INBOUND_CAPACITY);
         let shared = Arc::new(Shared {
             client,
@@ -546,6 +587,8 @@ impl Transport for Http {
             listener: Mutex::new(None),
             closed: AtomicBool::new(false),
             internal: AtomicU64::new(1),
+            #[cfg(feature = "oauth")]
+            auth,
         });
         Ok((
             HttpSink {
@@ -555,6 +598,22 @@ impl Transport for Http {
             HttpStream { rx },
         ))
     }
+}
+
+/// The HTTP client of authorization (discovery, registration, tokens): it
+/// follows no redirect, so a request never lands where it was not sent.
+#[cfg(feature = "oauth")]
+fn auth_client(connect_timeout: Duration) -> io::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!(
+            env!("CARGO_PKG_NAME"),
+            "/",
+            env!("CARGO_PKG_VERSION")
+        ))
+        .build()
+        .map_err(|e| io::Error::other(format!("could not set up the HTTP client: {e}")))
 }
 
 /// rustls needs a crypto provider, and reqwest is built without one (its

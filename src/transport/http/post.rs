@@ -10,6 +10,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use serde_json::value::RawValue;
 
 use super::Shared;
+use super::send::{SendError, Sent, with_token};
 
 /// The messages of one JSON text: the elements of a batch (a non-empty
 /// array, which 2025-03-26 allowed), else the text itself.
@@ -34,18 +35,31 @@ pub(super) fn is_sse(headers: &HeaderMap) -> bool {
 
 /// Sends a notification: a POST whose answer (`202 Accepted`) carries nothing.
 pub(super) async fn notify(shared: Arc<Shared>, method: String, headers: HeaderMap, body: String) {
-    let send = shared
-        .client
-        .post(shared.url.clone())
-        .headers(headers)
-        .body(body)
-        .send();
+    let body = bytes::Bytes::from(body);
+    let send = shared.send(|token| {
+        shared
+            .client
+            .post(shared.url.clone())
+            .headers(with_token(headers.clone(), token))
+            .body(body.clone())
+    });
     match tokio::time::timeout(Duration::from_secs(30), send).await {
-        Ok(Ok(r)) if r.status().is_success() => {}
-        Ok(Ok(r)) => {
-            tracing::debug!(%method, status = %r.status(), "the server refused a notification")
+        Ok(Ok(Sent { response, refusal })) if response.status().is_success() => {
+            debug_assert!(refusal.is_none());
         }
-        Ok(Err(e)) => tracing::debug!(%method, "a notification was not delivered: {}", describe(e)),
+        Ok(Ok(Sent { response, refusal })) => {
+            let status = response.status();
+            match refusal {
+                Some(why) => tracing::debug!(%method, %status, "a notification was refused: {why}"),
+                None => tracing::debug!(%method, %status, "the server refused a notification"),
+            }
+        }
+        Ok(Err(SendError::Http(e))) => {
+            tracing::debug!(%method, "a notification was not delivered: {}", describe(e))
+        }
+        Ok(Err(SendError::Auth(why))) => {
+            tracing::debug!(%method, "a notification was not sent: {why}")
+        }
         Err(_) => tracing::debug!(%method, "a notification was not answered in time"),
     }
 }

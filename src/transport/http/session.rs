@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 
 use super::headers::PROTOCOL_VERSION_HEADER;
 use super::post::{self, describe, is_sse, split_batch};
+use super::send::{SendError, Sent, with_token};
 use super::sse::Events;
 use super::{SESSION_HEADER, Shared};
 use crate::protocol::RequestId;
@@ -71,14 +72,26 @@ pub(super) async fn open_get(
     if let Some(id) = last_id.and_then(|id| HeaderValue::from_str(id).ok()) {
         headers.insert(LAST_EVENT_ID, id);
     }
-    let send = shared
-        .client
-        .get(shared.url.clone())
-        .headers(headers)
-        .send();
+    let send = shared.send(|token| {
+        shared
+            .client
+            .get(shared.url.clone())
+            .headers(with_token(headers.clone(), token))
+    });
     let response = match tokio::time::timeout(OPEN_TIMEOUT, send).await {
-        Ok(Ok(response)) => response,
-        Ok(Err(e)) => return Err(Refusal::Failed(describe(e))),
+        Ok(Ok(Sent {
+            response,
+            refusal: None,
+        })) => response,
+        Ok(Ok(Sent {
+            response,
+            refusal: Some(why),
+        })) => {
+            tracing::debug!("the GET stream was refused: {why}");
+            return Err(Refusal::Status(response.status()));
+        }
+        Ok(Err(SendError::Http(e))) => return Err(Refusal::Failed(describe(e))),
+        Ok(Err(SendError::Auth(why))) => return Err(Refusal::Failed(why)),
         Err(_) => {
             return Err(Refusal::Failed(format!(
                 "no answer within {OPEN_TIMEOUT:?}"
@@ -286,14 +299,23 @@ async fn initialize(
     let outbound = Outbound::request(value.to_string(), method::INITIALIZE, id.clone());
     let mut headers = shared.headers_for(&outbound)?;
     headers.remove(SESSION_HEADER); // a new session, not the lost one
-    let response = shared
-        .client
-        .post(shared.url.clone())
-        .headers(headers)
-        .body(outbound.json)
-        .send()
+    let body = bytes::Bytes::from(outbound.json);
+    let Sent { response, refusal } = shared
+        .send(|token| {
+            shared
+                .client
+                .post(shared.url.clone())
+                .headers(with_token(headers.clone(), token))
+                .body(body.clone())
+        })
         .await
-        .map_err(|e| format!("initialize: {}", describe(e)))?;
+        .map_err(|e| match e {
+            SendError::Http(e) => format!("initialize: {}", describe(e)),
+            SendError::Auth(why) => format!("initialize: {why}"),
+        })?;
+    if let Some(why) = refusal {
+        return Err(format!("initialize: {why}"));
+    }
     let status = response.status();
     let session = response.headers().get(SESSION_HEADER).cloned();
     let reply = if is_sse(response.headers()) {
@@ -366,14 +388,20 @@ pub(super) async fn end(shared: &Shared) {
     let Some(_) = shared.session.lock().unwrap().take() else {
         return;
     };
-    let delete = shared
-        .client
-        .delete(shared.url.clone())
-        .headers(headers)
-        .send();
+    let delete = shared.send(|token| {
+        shared
+            .client
+            .delete(shared.url.clone())
+            .headers(with_token(headers.clone(), token))
+    });
     match tokio::time::timeout(DELETE_TIMEOUT, delete).await {
-        Ok(Ok(r)) => tracing::debug!(status = %r.status(), "ended the session"),
-        Ok(Err(e)) => tracing::debug!("the session's DELETE failed: {}", describe(e)),
+        Ok(Ok(sent)) => tracing::debug!(status = %sent.response.status(), "ended the session"),
+        Ok(Err(SendError::Http(e))) => {
+            tracing::debug!("the session's DELETE failed: {}", describe(e))
+        }
+        Ok(Err(SendError::Auth(why))) => {
+            tracing::debug!("the session's DELETE was not sent: {why}")
+        }
         Err(_) => tracing::debug!("the session's DELETE was not answered in time"),
     }
 }
