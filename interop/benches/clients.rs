@@ -38,7 +38,7 @@
 //! `tasks/result` and no other JSON-RPC request; on the rmcp peer 1 bench
 //! call, 3 reads and 4 HTTP requests in all.
 //!
-//! Then each client warms up with N/10 lifecycles, and ROUNDS rounds of N
+//! Then each client warms up with N/10 lifecycles (at least 200), and ROUNDS rounds of N
 //! lifecycles per client follow, the clients alternating within each round
 //! so that changes in the machine's load touch all alike. Per round and
 //! client: the client process's CPU from the kernel (the sum of its threads'
@@ -46,11 +46,13 @@
 //! `/proc/<pid>/stat`, in 10 ms ticks, for the user/system split), a Node
 //! client's own `process.cpuUsage()` besides, the server's CPU (schedstat
 //! again) and the wall time. Medians per lifecycle, and per-round ratios.
+//! `BENCH_CLIENTS=mcp_tasks` (a comma-separated list) runs only those
+//! clients, to trace or profile one.
 
 use std::collections::{BTreeMap, HashSet};
 use std::hint::black_box;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio as StdStdio};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio as StdStdio};
 use std::time::{Duration, Instant};
 
 use mcp_tasks::transport::{Http, Stderr, Stdio};
@@ -183,11 +185,14 @@ impl Drop for HttpServer {
     }
 }
 
-/// A Node client: its script runs the lifecycles on command.
+/// A Node client: its script runs the lifecycles on command. Driven from
+/// the runtime, so that the Rust clients' connections stay serviced while
+/// it runs (a parked runtime would not see a server close an idle
+/// keep-alive connection, and its next request would go out on it).
 struct NodeClient {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::io::BufReader<tokio::process::ChildStdout>,
 }
 
 impl NodeClient {
@@ -203,16 +208,17 @@ impl NodeClient {
         // about its abort listeners on every request once they pass 1,500.
         let log = std::env::temp_dir().join(format!("clients-bench-{script}.stderr"));
         let stderr = std::fs::File::create(&log).expect("the Node client's stderr file");
-        let mut child = Command::new("node")
+        let mut child = tokio::process::Command::new("node")
             .arg(path)
             .args(args)
             .stdin(StdStdio::piped())
             .stdout(StdStdio::piped())
             .stderr(stderr)
+            .kill_on_drop(true)
             .spawn()
             .expect("start the Node client");
         let stdin = child.stdin.take().expect("piped");
-        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        let stdout = tokio::io::BufReader::new(child.stdout.take().expect("piped"));
         NodeClient {
             child,
             stdin,
@@ -220,13 +226,23 @@ impl NodeClient {
         }
     }
 
+    fn pid(&self) -> String {
+        self.child.id().expect("running").to_string()
+    }
+
     /// Sends one command, returns its answer.
-    fn ask(&mut self, command: &str) -> Value {
-        writeln!(self.stdin, "{command}").expect("write to the Node client");
-        self.stdin.flush().expect("flush");
+    async fn ask(&mut self, command: &str) -> Value {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+        let line = format!("{command}\n");
+        self.stdin
+            .write_all(line.as_bytes())
+            .await
+            .expect("write to the Node client");
+        self.stdin.flush().await.expect("flush");
         let mut line = String::new();
         self.stdout
             .read_line(&mut line)
+            .await
             .expect("read the Node client");
         let answer: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
             panic!(
@@ -235,13 +251,6 @@ impl NodeClient {
         });
         assert!(answer.get("error").is_none(), "{answer}");
         answer
-    }
-}
-
-impl Drop for NodeClient {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -312,7 +321,7 @@ impl Client {
                     Some(url) => NodeClient::start("ts-sdk-legacy.mjs", &["--http", url]),
                     None => NodeClient::start("ts-sdk-legacy.mjs", &["--stdio"]),
                 };
-                let pid = node.child.id().to_string();
+                let pid = node.pid();
                 (Driver::Node(node), pid)
             }
             Kind::ExtTasks => {
@@ -321,7 +330,7 @@ impl Client {
                     "ext-tasks.mjs",
                     &["--http", url.expect("HTTP only"), "--arguments", &arguments],
                 );
-                let pid = node.child.id().to_string();
+                let pid = node.pid();
                 (Driver::Node(node), pid)
             }
         };
@@ -377,7 +386,7 @@ impl Client {
                 });
                 None
             }
-            Driver::Node(node) => Some(node.ask(&format!("run {n}"))),
+            Driver::Node(node) => Some(rt.block_on(node.ask(&format!("run {n}")))),
         }
     }
 
@@ -388,7 +397,7 @@ impl Client {
         let arguments = scenario.arguments();
         match &mut self.driver {
             Driver::Node(node) => {
-                let answer = node.ask("check");
+                let answer = rt.block_on(node.ask("check"));
                 let stats = answer["stats"].as_array().expect("stats").clone();
                 [stats[0].clone(), stats[1].clone(), stats[2].clone()]
             }
@@ -608,7 +617,13 @@ fn run_scenario(rt: &tokio::runtime::Runtime, scenario: Scenario, n: u32, rounds
     );
     let server = (scenario != Scenario::LegacyStdio).then(|| HttpServer::start(scenario));
     let mut clients = Vec::new();
-    for &kind in scenario.clients() {
+    // `BENCH_CLIENTS=mcp_tasks,…` runs only those (to trace or profile one).
+    let only = std::env::var("BENCH_CLIENTS").ok();
+    let wanted = |kind: Kind| {
+        only.as_deref()
+            .is_none_or(|list| list.split(',').any(|k| k == kind.name()))
+    };
+    for &kind in scenario.clients().iter().filter(|k| wanted(**k)) {
         let mut client = rt.block_on(Client::start(kind, scenario, server.as_ref()));
         let stats = client.check(rt, scenario);
         let wire = check_wire(scenario, kind, &stats);
@@ -618,7 +633,8 @@ fn run_scenario(rt: &tokio::runtime::Runtime, scenario: Scenario, n: u32, rounds
             kind.name(),
             shown.join(", ")
         );
-        client.run(rt, scenario, n / 10);
+        // Warm-up: the allocator, the caches, Node's JIT, the connections.
+        client.run(rt, scenario, (n / 10).max(200));
         clients.push(client);
     }
     for _ in 0..rounds {
@@ -675,6 +691,9 @@ fn run_scenario(rt: &tokio::runtime::Runtime, scenario: Scenario, n: u32, rounds
         );
     }
     println!();
+    if clients.first().is_none_or(|c| c.kind != Kind::McpTasks) {
+        return;
+    }
     let ours = &clients[0].samples;
     for theirs in clients.iter().skip(1) {
         // Per round, so that both sides of each ratio saw the same load.

@@ -91,8 +91,8 @@ struct Stats {
 /// client polls at its own interval.
 #[derive(Default)]
 struct Bench {
-    /// The open bench tasks: id → (created at, reads so far, `pollIntervalMs`).
-    open: Mutex<HashMap<String, (String, u32, Option<u64>)>>,
+    /// The open bench tasks by id.
+    open: Mutex<HashMap<String, OpenBench>>,
     calls: AtomicUsize,
     gets: AtomicUsize,
     /// Bytes read from stdin and written to stdout (stdio only).
@@ -102,6 +102,9 @@ struct Bench {
     http_requests: AtomicU64,
     http_bytes_in: AtomicU64,
 }
+
+/// An open bench task: created at, reads so far, its `pollIntervalMs`.
+type OpenBench = (String, u32, Option<u64>);
 
 /// Reads of a bench task before it is `completed`.
 const BENCH_READS: u32 = 3;
