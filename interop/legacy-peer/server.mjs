@@ -14,6 +14,7 @@
 //   --session-tasks   over HTTP, a task is seen only by the session that created it (the SDK
 //                     store's own binding); by default every session sees every task
 //   --log FILE        append every JSON-RPC message received (`<`) and sent (`>`) to FILE
+//   --bench           also serve the `bench` and `stats` tools (below), for the CPU benchmark
 //
 // The tasks are the SDK's: McpServer.experimental.tasks.registerToolTask, its
 // InMemoryTaskStore and InMemoryTaskMessageQueue; the SDK answers tasks/get,
@@ -32,6 +33,17 @@
 //   forever     [required]  runs until tasks/cancel (or its ttl)
 //   summarize   [optional]  a short job: a task when asked for one, else answered inline
 //   quick       [forbidden] a plain tool
+//
+// With --bench, two more:
+//   bench       [required]  a task with `pollInterval: 0` that completes on its third
+//                           tasks/get (nothing runs in the background, no status
+//                           notification is sent), so a lifecycle is exactly tools/call,
+//                           3 × tasks/get and tasks/result whatever the client's pace
+//   stats       [forbidden] what the server has received, over all sessions: requests by
+//                           method, `benchCalls`, `benchGets` (reads of bench tasks),
+//                           `benchResults` (their tasks/result), and the JSON-RPC bytes
+//                           received and sent (`bytesIn`, `bytesOut`: each message's JSON,
+//                           without the stdio newline or the HTTP and SSE framing)
 
 import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -60,6 +72,45 @@ if (!Number.isSafeInteger(TTL_MS) || TTL_MS <= 0) {
 }
 const SESSION_TASKS = process.argv.includes('--session-tasks');
 const LOG = option('--log');
+const BENCH = process.argv.includes('--bench');
+
+/** What the server has received and sent (--bench only). */
+const stats = { requests: {}, benchCalls: 0, benchGets: 0, benchResults: 0, bytesIn: 0, bytesOut: 0 };
+/** The open bench tasks: id → reads so far. */
+const benchOpen = new Map();
+/** Completed bench tasks whose tasks/result has not come yet. */
+const benchDone = new Set();
+/** Reads of a bench task before it is `completed`. */
+const BENCH_READS = 3;
+
+/**
+ * Counts a message received, and moves a bench task on: its third tasks/get
+ * stores the result first, so that this read answers `completed`. Runs
+ * before the SDK sees the message (the store's writes are synchronous).
+ */
+function countIn(message) {
+    stats.bytesIn += Buffer.byteLength(JSON.stringify(message));
+    const method = message?.method;
+    if (typeof method !== 'string' || message.id === undefined) return;
+    stats.requests[method] = (stats.requests[method] ?? 0) + 1;
+    const taskId = message.params?.taskId;
+    if (method === 'tasks/get' && benchOpen.has(taskId)) {
+        const reads = benchOpen.get(taskId) + 1;
+        stats.benchGets += 1;
+        if (reads < BENCH_READS) {
+            benchOpen.set(taskId, reads);
+        } else {
+            benchOpen.delete(taskId);
+            benchDone.add(taskId);
+            taskStore.inner.storeTaskResult(taskId, 'completed', {
+                ...text(`done after ${BENCH_READS} reads`),
+                structuredContent: { reads: BENCH_READS },
+            }).catch(() => {});
+        }
+    } else if (method === 'tasks/result' && benchDone.delete(taskId)) {
+        stats.benchResults += 1;
+    }
+}
 
 function log(direction, session, message) {
     if (!LOG) return;
@@ -308,6 +359,27 @@ function build() {
         }),
     );
 
+    if (BENCH) {
+        tasks.registerToolTask(
+            'bench',
+            { description: 'a task that completes on its third tasks/get (for benchmarks)', execution: required },
+            {
+                createTask: async (extra) => {
+                    stats.benchCalls += 1;
+                    const task = await extra.taskStore.createTask({ ttl: TTL_MS, pollInterval: 0 });
+                    benchOpen.set(task.taskId, 0);
+                    return { task };
+                },
+                getTask: (extra) => extra.taskStore.getTask(extra.taskId),
+                getTaskResult: (extra) => extra.taskStore.getTaskResult(extra.taskId),
+            },
+        );
+        server.registerTool('stats', { description: 'what the server has received (for benchmarks)' }, async () => ({
+            ...text('stats'),
+            structuredContent: structuredClone(stats),
+        }));
+    }
+
     server.registerTool(
         'quick',
         { description: 'a plain tool (task support forbidden)', inputSchema: { text: z.string().optional() } },
@@ -322,12 +394,14 @@ async function serve(server, transport) {
     const send = transport.send.bind(transport);
     transport.send = (message, options) => {
         log('>', transport.sessionId, message);
+        if (BENCH) stats.bytesOut += Buffer.byteLength(JSON.stringify(message));
         return send(message, options);
     };
     await server.connect(transport);
     const receive = transport.onmessage;
     transport.onmessage = (message, extra) => {
         log('<', transport.sessionId, message);
+        if (BENCH) countIn(message);
         receive?.(message, extra);
     };
 }

@@ -23,11 +23,13 @@
 //! | `forever` | a task that runs until `tasks/cancel` | `-32021` |
 //! | `short_ttl` | a task with `ttlMs` 300 that needs 10 s: the server fails it at its TTL | `-32021` |
 //! | `stats` | what the server saw: `tasks/get` requests and listen subscriptions (immediate) | the same |
-//! | `bench` (`--bench` only) | a task that completes on its 3rd `tasks/get`, with no `pollIntervalMs` | `-32021` |
+//! | `bench` (`--bench` only) | a task that completes on its 3rd `tasks/get`, with no `pollIntervalMs` (or `poll_ms` from its arguments) | `-32021` |
 //!
 //! With `--bench`, `stats` also reports `benchCalls` and `benchGets` (the
 //! `bench` tool's calls and the reads of its tasks) and, over stdio,
-//! `bytesIn` and `bytesOut`, so a benchmark can check what each client sent.
+//! `bytesIn` and `bytesOut`; over HTTP, `httpRequests` (every request of
+//! any method) and `httpBytesIn` (their bodies' `Content-Length`), so a
+//! benchmark can check what each client sent.
 //!
 //! `subscriptions/listen` is accepted, and rmcp acknowledges it without the
 //! `taskIds` (its filter type has no such field), so clients fall back to polling.
@@ -89,14 +91,20 @@ struct Stats {
 /// client polls at its own interval.
 #[derive(Default)]
 struct Bench {
-    /// The open bench tasks: id → (created at, reads so far).
-    open: Mutex<HashMap<String, (String, u32)>>,
+    /// The open bench tasks by id.
+    open: Mutex<HashMap<String, OpenBench>>,
     calls: AtomicUsize,
     gets: AtomicUsize,
     /// Bytes read from stdin and written to stdout (stdio only).
     bytes_in: Arc<AtomicU64>,
     bytes_out: Arc<AtomicU64>,
+    /// HTTP requests received, and the bytes of their bodies (HTTP only).
+    http_requests: AtomicU64,
+    http_bytes_in: AtomicU64,
 }
+
+/// An open bench task: created at, reads so far, its `pollIntervalMs`.
+type OpenBench = (String, u32, Option<u64>);
 
 /// Reads of a bench task before it is `completed`.
 const BENCH_READS: u32 = 3;
@@ -117,7 +125,9 @@ fn random_id() -> String {
 }
 
 impl Bench {
-    fn call(&self, tasks: bool) -> Result<CallToolResponse, ErrorData> {
+    /// A new bench task; `poll_ms` is the `pollIntervalMs` its snapshots
+    /// carry (none when absent).
+    fn call(&self, tasks: bool, poll_ms: Option<u64>) -> Result<CallToolResponse, ErrorData> {
         if !tasks {
             return Err(needs_tasks());
         }
@@ -127,27 +137,33 @@ impl Bench {
         self.open
             .lock()
             .expect("bench lock")
-            .insert(id.clone(), (now.clone(), 0));
-        let task = Task::new(id, TaskStatus::Working, now.clone(), now)
+            .insert(id.clone(), (now.clone(), 0, poll_ms));
+        let mut task = Task::new(id, TaskStatus::Working, now.clone(), now)
             .with_ttl_ms(60_000)
             .with_status_message("starting");
+        if let Some(ms) = poll_ms {
+            task = task.with_poll_interval_ms(ms);
+        }
         Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
     }
 
     /// The snapshot for a read of `id`, if it is an open bench task.
     fn get(&self, id: &str) -> Option<GetTaskResult> {
         let mut open = self.open.lock().expect("bench lock");
-        let (created_at, reads) = open.get_mut(id)?;
+        let (created_at, reads, poll_ms) = open.get_mut(id)?;
         *reads += 1;
         self.gets.fetch_add(1, Ordering::SeqCst);
         let reads = *reads;
-        let task = Task::new(
+        let mut task = Task::new(
             id,
             TaskStatus::Working,
             created_at.clone(),
             current_timestamp(),
         )
         .with_ttl_ms(60_000);
+        if let Some(ms) = *poll_ms {
+            task = task.with_poll_interval_ms(ms);
+        }
         let snapshot = if reads < BENCH_READS {
             DetailedTask::new(
                 task.with_status_message(format!("step {reads}/{BENCH_READS}")),
@@ -284,8 +300,8 @@ fn tools(bench: bool) -> Vec<Tool> {
     if bench {
         tools.push(tool(
             "bench",
-            "A task that completes on its third tasks/get (for benchmarks).",
-            json!({}),
+            "A task that completes on its third tasks/get (for benchmarks); poll_ms sets its pollIntervalMs.",
+            json!({ "poll_ms": { "type": "integer" } }),
         ));
     }
     tools
@@ -436,7 +452,7 @@ impl ServerHandler for Peer {
         if let Some(bench) = &self.bench
             && name == "bench"
         {
-            return bench.call(tasks);
+            return bench.call(tasks, args.get("poll_ms").and_then(Value::as_u64));
         }
         match name {
             "fail" if args.get("now") == Some(&Value::Bool(true)) || !tasks => Err(backend_down()),
@@ -451,6 +467,8 @@ impl ServerHandler for Peer {
                     stats["benchGets"] = json!(bench.gets.load(Ordering::SeqCst));
                     stats["bytesIn"] = json!(bench.bytes_in.load(Ordering::Relaxed));
                     stats["bytesOut"] = json!(bench.bytes_out.load(Ordering::Relaxed));
+                    stats["httpRequests"] = json!(bench.http_requests.load(Ordering::Relaxed));
+                    stats["httpBytesIn"] = json!(bench.http_bytes_in.load(Ordering::Relaxed));
                 }
                 result.structured_content = Some(stats);
                 Ok(result.into())
@@ -581,13 +599,33 @@ impl ServerHandler for Peer {
 }
 
 async fn serve_http(peer: Peer, addr: &str, json_response: bool) -> std::io::Result<()> {
+    let bench = peer.bench.clone();
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(json_response)
         .with_sse_keep_alive(None);
     let service: StreamableHttpService<Peer, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(peer.clone()), Default::default(), config);
-    let router = axum::Router::new().nest_service("/mcp", service);
+    let mut router = axum::Router::new().nest_service("/mcp", service);
+    if let Some(bench) = bench {
+        // Every HTTP request, whatever it carries, and the bytes of the
+        // bodies posted (by `Content-Length`).
+        router = router.layer(axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| {
+                let bench = bench.clone();
+                async move {
+                    bench.http_requests.fetch_add(1, Ordering::Relaxed);
+                    let length = request
+                        .headers()
+                        .get(axum::http::header::CONTENT_LENGTH)
+                        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+                        .unwrap_or(0);
+                    bench.http_bytes_in.fetch_add(length, Ordering::Relaxed);
+                    next.run(request).await
+                }
+            },
+        ));
+    }
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     let host = match local {
