@@ -152,6 +152,10 @@ pub(crate) enum Goal {
 ///
 /// Callers run it inside the task span (`traced!`), so the requests it
 /// sends are the span's children.
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn would keep its arguments twice in every pending task"
+)]
 pub(crate) fn wait<'a>(
     core: &'a mut Core,
     observed: &'a mut Observed,
@@ -444,6 +448,10 @@ pub(crate) async fn drive(
 /// An `async` block rather than an `async fn`: an `async fn` moves its
 /// arguments into locals of its own, and its future keeps both copies
 /// (the `Observed` twice) for as long as the task is pending.
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn would keep its arguments twice in every pending task"
+)]
 pub(crate) fn drive_within(
     mut core: Box<Core>,
     mut observed: Observed,
