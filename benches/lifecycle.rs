@@ -11,6 +11,16 @@
 //! `lifecycle_*` and `floor_*` is what the client adds: building `_meta`,
 //! the pending table, resultType dispatch, typed decoding, the state
 //! machine and the poll schedule. Intervals are zero so no time is slept.
+//!
+//! For an instruction profile, `--profile lifecycle N` and `--profile
+//! floor N` run N memory-transport lifecycles without divan, e.g.
+//!
+//! ```text
+//! valgrind --tool=callgrind target/release/deps/lifecycle-HASH --profile lifecycle 2000
+//! ```
+//!
+//! and the difference of two counts (N and 2N) divided by N is the cost of
+//! one lifecycle, setup excluded.
 
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -37,7 +47,45 @@ fn main() {
         rt.block_on(replay(transport)).unwrap();
         return;
     }
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == "--profile") {
+        let what = args.get(at + 1).map(String::as_str).unwrap_or("lifecycle");
+        let n = args
+            .get(at + 2)
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(1000);
+        profile(what, n);
+        return;
+    }
     divan::main();
+}
+
+/// N lifecycles (or N floors) over the memory transport, for a profiler.
+fn profile(what: &str, n: usize) {
+    let rt = runtime();
+    match what {
+        "floor" => {
+            let requests = captured_requests();
+            let (mut sink, mut stream) = rt.block_on(async {
+                let (ours, theirs) = memory::pair();
+                tokio::spawn(replay(theirs));
+                ours.connect().await.unwrap()
+            });
+            for _ in 0..n {
+                rt.block_on(floor(&mut sink, &mut stream, &requests));
+            }
+        }
+        _ => {
+            let client = rt.block_on(async {
+                let (ours, theirs) = memory::pair();
+                tokio::spawn(replay(theirs));
+                Client::connect(ours).await.unwrap()
+            });
+            for _ in 0..n {
+                rt.block_on(lifecycle(&client));
+            }
+        }
+    }
 }
 
 /// Answers tools/call with a task, then two `working` reads and a

@@ -6,6 +6,7 @@
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
+use serde_json::value::{RawValue, to_raw_value};
 use serde_json::{Map, Value};
 
 use crate::protocol::method::Method;
@@ -18,11 +19,42 @@ const KNOWN_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
 pub(crate) struct Envelope {
     info: Implementation,
     capabilities: ClientCapabilities,
-    capabilities_with_tasks: ClientCapabilities,
     /// The `capabilities.tasks` a 2025-11-25 `initialize` declares for
     /// hosted tasks; never in a 2026-07-28 `_meta`.
     hosted_tasks: Option<Map<String, Value>>,
     protocol_version: Mutex<Arc<str>>,
+    /// `capabilities` (with and without the Tasks extension) and `info` as JSON, written
+    /// once: they go into every request's `_meta` unchanged, and escaping
+    /// them again for each request was the largest cost the client added
+    /// to a lifecycle (`benches/lifecycle.rs --profile`).
+    written: Written,
+}
+
+/// The parts of `_meta` that never change, already serialized.
+struct Written {
+    capabilities: Box<RawValue>,
+    capabilities_with_tasks: Box<RawValue>,
+    info: Box<RawValue>,
+}
+
+impl Written {
+    fn new(
+        capabilities: &ClientCapabilities,
+        with_tasks: &ClientCapabilities,
+        info: &Implementation,
+    ) -> Written {
+        Written {
+            capabilities: written(capabilities),
+            capabilities_with_tasks: written(with_tasks),
+            info: written(info),
+        }
+    }
+}
+
+/// `value` as JSON text. The client's capabilities and info are plain
+/// structs and JSON objects with string keys, which always serialize.
+fn written(value: &impl Serialize) -> Box<RawValue> {
+    to_raw_value(value).expect("the client's capabilities and info serialize to JSON")
 }
 
 /// The `_meta` of one request, borrowed from the envelope.
@@ -31,9 +63,9 @@ struct MetaRef<'a> {
     #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
     protocol_version: &'a str,
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
-    client_capabilities: &'a ClientCapabilities,
+    client_capabilities: &'a RawValue,
     #[serde(rename = "io.modelcontextprotocol/clientInfo")]
-    client_info: &'a Implementation,
+    client_info: &'a RawValue,
     #[serde(rename = "progressToken", skip_serializing_if = "Option::is_none")]
     progress_token: Option<&'a RequestId>,
 }
@@ -86,8 +118,9 @@ impl Envelope {
         capabilities: ClientCapabilities,
         protocol_version: Option<String>,
     ) -> Self {
+        let capabilities_with_tasks = capabilities.clone().with_tasks();
         Envelope {
-            capabilities_with_tasks: capabilities.clone().with_tasks(),
+            written: Written::new(&capabilities, &capabilities_with_tasks, &info),
             capabilities,
             info,
             hosted_tasks: None,
@@ -124,11 +157,12 @@ impl Envelope {
         self.protocol_version.lock().unwrap().clone()
     }
 
-    fn capabilities_for(&self, method: &str) -> &ClientCapabilities {
+    /// The capabilities `_meta` declares for `method`, as JSON.
+    fn capabilities_for(&self, method: &str) -> &RawValue {
         if Method::of(method).declares_tasks() {
-            &self.capabilities_with_tasks
+            &self.written.capabilities_with_tasks
         } else {
-            &self.capabilities
+            &self.written.capabilities
         }
     }
 
@@ -144,7 +178,7 @@ impl Envelope {
             meta: MetaRef {
                 protocol_version: version,
                 client_capabilities: self.capabilities_for(method),
-                client_info: &self.info,
+                client_info: &self.written.info,
                 progress_token: None,
             },
         }
@@ -157,7 +191,7 @@ impl Envelope {
         let meta = MetaRef {
             protocol_version: &version,
             client_capabilities: self.capabilities_for(method),
-            client_info: &self.info,
+            client_info: &self.written.info,
             progress_token: None,
         };
         match serde_json::to_value(meta) {
