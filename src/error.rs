@@ -643,6 +643,22 @@ impl std::error::Error for Error {
     }
 }
 
+/// A reqwest error with its causes, without the URL (whose query may hold
+/// a code, a state or another secret): for an error message or a log line.
+#[cfg(feature = "http")]
+pub(crate) fn describe_reqwest(e: reqwest::Error) -> String {
+    use std::error::Error as _;
+    let e = e.without_url();
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

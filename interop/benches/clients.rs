@@ -49,7 +49,7 @@
 //! `BENCH_CLIENTS=mcp_tasks` (a comma-separated list) runs only those
 //! clients, to trace or profile one.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio as StdStdio};
@@ -64,6 +64,9 @@ use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{Value, json};
+use support::{TICKS_PER_SECOND, children, mcp_tasks_lifecycle, median, process_ns, process_ticks};
+
+mod support;
 
 const RMCP_PEER: &str = env!("CARGO_BIN_EXE_rmcp-peer");
 const LEGACY_PEER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/legacy-peer/server.mjs");
@@ -442,21 +445,6 @@ impl Client {
     }
 }
 
-async fn mcp_tasks_lifecycle(client: &mcp_tasks::Client, arguments: &Value) {
-    let done = client
-        .task()
-        .poll_interval(Duration::ZERO)
-        .min_poll_interval(Duration::ZERO)
-        .call_tool("bench", arguments.clone())
-        .await
-        .expect("tools/call")
-        .await
-        .expect("the task's end");
-    let result = done.outcome().result().expect("completed");
-    assert_eq!(result.structured_content, Some(json!({ "reads": 3 })));
-    black_box(result);
-}
-
 /// rmcp's client, the way its task example drives a task: call, then read
 /// the task until its status is terminal (sleeping `pollIntervalMs` before
 /// each read when the server gives one), then parse the inlined result.
@@ -556,45 +544,6 @@ fn check_wire(scenario: Scenario, kind: Kind, stats: &[Value; 3]) -> BTreeMap<St
     lifecycle
 }
 
-/// This process's or another's children.
-fn children(pid: &str) -> HashSet<String> {
-    let mut pids = HashSet::new();
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return pids;
-    };
-    for task in tasks {
-        let path = task.unwrap().path().join("children");
-        if let Ok(list) = std::fs::read_to_string(path) {
-            pids.extend(list.split_whitespace().map(str::to_owned));
-        }
-    }
-    pids
-}
-
-/// Clock ticks per second of `/proc/*/stat` (`USER_HZ`; 100 on Linux).
-const TICKS_PER_SECOND: f64 = 100.0;
-
-/// User and system time of a process, in ticks.
-fn process_ticks(pid: &str) -> (u64, u64) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/*/stat");
-    let rest = &stat[stat.rfind(')').expect("a stat line") + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    (fields[11].parse().unwrap(), fields[12].parse().unwrap())
-}
-
-/// Time the threads of a process have run on a CPU, in ns (threads that
-/// have ended are not counted: every client and server here keeps its
-/// threads).
-fn process_ns(pid: &str) -> u64 {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return 0;
-    };
-    tasks
-        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .sum()
-}
-
 struct Sample {
     user_us: f64,
     sys_us: f64,
@@ -603,11 +552,6 @@ struct Sample {
     node_us: Option<f64>,
     server_us: f64,
     wall_us: f64,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn run_scenario(rt: &tokio::runtime::Runtime, scenario: Scenario, n: u32, rounds: u32) {

@@ -32,7 +32,6 @@
 //! thread's `/proc/thread-self/schedstat`, in ns) over many lifecycles, with
 //! the peer's CPU alongside.
 
-use std::collections::HashSet;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -45,8 +44,11 @@ use rmcp::model::{
 use rmcp::service::RunningService;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use serde_json::{Value, json};
+use support::{TICKS_PER_SECOND, children, mcp_tasks_lifecycle, median, process_ticks, thread_ns};
 
 const PEER: &str = env!("CARGO_BIN_EXE_rmcp-peer");
+
+mod support;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -185,7 +187,7 @@ impl Driver {
     /// One lifecycle, to the typed result.
     async fn lifecycle(&self) {
         match self {
-            Driver::McpTasks(client) => mcp_tasks_lifecycle(client).await,
+            Driver::McpTasks(client) => mcp_tasks_lifecycle(client, &json!({})).await,
             Driver::Rmcp { client, .. } => rmcp_lifecycle(client).await,
         }
     }
@@ -234,21 +236,6 @@ impl Driver {
             two.bytes_out.saturating_sub(one.bytes_out),
         )
     }
-}
-
-async fn mcp_tasks_lifecycle(client: &Client) {
-    let done = client
-        .task()
-        .poll_interval(Duration::ZERO)
-        .min_poll_interval(Duration::ZERO)
-        .call_tool("bench", json!({}))
-        .await
-        .expect("tools/call")
-        .await
-        .expect("the task's end");
-    let result = done.outcome().result().expect("completed");
-    assert_eq!(result.structured_content, Some(json!({ "reads": 3 })));
-    black_box(result);
 }
 
 /// rmcp's client, the way its task example drives a task: call, then read
@@ -321,39 +308,6 @@ fn rmcp_initialize(bencher: divan::Bencher<'_, '_>) {
 mod cpu {
     use super::*;
 
-    /// Clock ticks per second of `/proc/*/stat` (`USER_HZ`; 100 on Linux).
-    const TICKS_PER_SECOND: f64 = 100.0;
-
-    /// User and system time of a process, in ticks.
-    fn process_ticks(pid: &str) -> (u64, u64) {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/*/stat");
-        // Fields after the command (which may hold spaces): state is field 3,
-        // utime and stime are fields 14 and 15.
-        let rest = &stat[stat.rfind(')').expect("a stat line") + 2..];
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        (fields[11].parse().unwrap(), fields[12].parse().unwrap())
-    }
-
-    /// Time this thread has run on a CPU, in ns.
-    fn thread_ns() -> u64 {
-        std::fs::read_to_string("/proc/thread-self/schedstat")
-            .ok()
-            .and_then(|s| s.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0)
-    }
-
-    /// This process's children.
-    fn children() -> HashSet<String> {
-        let mut pids = HashSet::new();
-        for task in std::fs::read_dir("/proc/self/task").expect("/proc/self/task") {
-            let path = task.unwrap().path().join("children");
-            if let Ok(list) = std::fs::read_to_string(path) {
-                pids.extend(list.split_whitespace().map(str::to_owned));
-            }
-        }
-        pids
-    }
-
     struct Sample {
         client_user_us: f64,
         client_sys_us: f64,
@@ -363,18 +317,13 @@ mod cpu {
         wall_us: f64,
     }
 
-    fn median(mut v: Vec<f64>) -> f64 {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    }
-
     pub fn run(n: u32, rounds: u32) {
         let rt = runtime();
         let mut drivers = Vec::new();
         for kind in Kind::ALL {
-            let before = children();
+            let before = children("self");
             let driver = rt.block_on(Driver::start(kind));
-            let peer = children()
+            let peer = children("self")
                 .difference(&before)
                 .next()
                 .cloned()

@@ -9,63 +9,26 @@
 )]
 mod time;
 
+mod helpers;
 mod server;
 
 use std::io;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use helpers::{Headless, assert_mentions, connect, start};
+use mcp_tasks::TaskState;
 use mcp_tasks::transport::Http;
 use mcp_tasks::transport::auth::{
-    Authorizer, BoxFuture, Credentials, FileTokenStore, LoopbackRedirect, OAuth, TokenStore,
+    Authorizer, Credentials, FileTokenStore, LoopbackRedirect, OAuth, TokenStore,
 };
-use mcp_tasks::{BoxError, Client, TaskState};
 use server::{AuthServer, Iss, Knobs};
 use time::bounded;
-
-/// A user who approves at once: fetches the authorization URL and returns
-/// its redirect without following it.
-struct Headless;
-
-impl Authorizer for Headless {
-    fn redirect_uri(&self) -> String {
-        "http://127.0.0.1:9/callback".to_owned()
-    }
-
-    fn authorize(&self, url: url::Url) -> BoxFuture<'_, Result<url::Url, BoxError>> {
-        Box::pin(async move {
-            let http = reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()?;
-            let response = http.get(url.clone()).send().await?;
-            let location = response
-                .headers()
-                .get("location")
-                .ok_or("no redirect")?
-                .to_str()?;
-            Ok(url.join(location)?)
-        })
-    }
-}
-
-fn oauth() -> OAuth {
-    OAuth::builder().authorizer(Headless).build()
-}
-
-async fn connect(server: &AuthServer, oauth: OAuth) -> Client {
-    Client::builder()
-        .protocol_version("2026-07-28")
-        .request_timeout(Duration::from_secs(10))
-        .connect(Http::new(server.endpoint()).auth(oauth))
-        .await
-        .expect("connects")
-}
 
 #[tokio::test]
 async fn the_flow_authorizes_once_and_every_request_carries_the_token() {
     bounded(async {
-        let server = AuthServer::start(Knobs::default()).await;
-        let client = connect(&server, oauth()).await;
+        let (server, client) = start(Knobs::default()).await;
         client.list_tools().await.expect("authorized");
         client.list_tools().await.expect("the same token");
         let (authorizations, registrations, mcp, resources) = server.seen(|s| {
@@ -95,12 +58,11 @@ async fn the_flow_authorizes_once_and_every_request_carries_the_token() {
 #[tokio::test]
 async fn a_task_wait_goes_on_while_its_token_is_refreshed() {
     bounded(async {
-        let server = AuthServer::start(Knobs {
+        let (server, client) = start(Knobs {
             expires_in: 1, // refreshed about every second of the wait
             ..Knobs::default()
         })
         .await;
-        let client = connect(&server, oauth()).await;
         let state = client
             .task()
             .call_tool("export", serde_json::json!({}))
@@ -125,12 +87,11 @@ async fn a_task_wait_goes_on_while_its_token_is_refreshed() {
 #[tokio::test]
 async fn a_403_insufficient_scope_steps_up_to_the_union_of_the_scopes() {
     bounded(async {
-        let server = AuthServer::start(Knobs {
+        let (server, client) = start(Knobs {
             call_scope: Some("write"),
             ..Knobs::default()
         })
         .await;
-        let client = connect(&server, oauth()).await;
         client.list_tools().await.expect("authorized");
         let state = client
             .task()
@@ -147,23 +108,18 @@ async fn a_403_insufficient_scope_steps_up_to_the_union_of_the_scopes() {
 #[tokio::test]
 async fn step_up_stops_when_the_token_already_has_the_scope_asked_for() {
     bounded(async {
-        let server = AuthServer::start(Knobs {
+        let (server, client) = start(Knobs {
             call_scope: Some("write"),
             never_enough: true,
             ..Knobs::default()
         })
         .await;
-        let client = connect(&server, oauth()).await;
         let err = client
             .call_tool("export", serde_json::json!({}))
             .await
             .unwrap_err();
         assert_eq!(err.http_status(), Some(403));
-        let text = err.to_string();
-        assert!(
-            text.contains("insufficient_scope") && text.contains("already"),
-            "{text}"
-        );
+        assert_mentions(&err, &["insufficient_scope", "already"]);
         // The first authorization, one step-up, then no more.
         assert_eq!(server.seen(|s| s.authorizations), 2);
     })
@@ -233,19 +189,14 @@ async fn the_loopback_redirect_ignores_other_paths_and_times_out() {
 #[tokio::test]
 async fn a_server_without_s256_is_refused_before_the_user_is_asked() {
     bounded(async {
-        let server = AuthServer::start(Knobs {
+        let (server, client) = start(Knobs {
             s256: false,
             ..Knobs::default()
         })
         .await;
-        let client = connect(&server, oauth()).await;
         let err = client.list_tools().await.unwrap_err();
         assert_eq!(err.http_status(), Some(401));
-        let text = err.to_string();
-        assert!(
-            text.contains("OAuth authorization failed") && text.contains("S256"),
-            "{text}"
-        );
+        assert_mentions(&err, &["OAuth authorization failed", "S256"]);
         assert_eq!(server.seen(|s| s.authorizations), 0);
     })
     .await;
@@ -254,18 +205,13 @@ async fn a_server_without_s256_is_refused_before_the_user_is_asked() {
 #[tokio::test]
 async fn a_resource_that_is_not_this_server_is_refused() {
     bounded(async {
-        let server = AuthServer::start(Knobs {
+        let (server, client) = start(Knobs {
             resource: Some("https://evil.example.com/mcp".into()),
             ..Knobs::default()
         })
         .await;
-        let client = connect(&server, oauth()).await;
         let err = client.list_tools().await.unwrap_err();
-        let text = err.to_string();
-        assert!(
-            text.contains("OAuth discovery failed") && text.contains("evil.example.com"),
-            "{text}"
-        );
+        assert_mentions(&err, &["OAuth discovery failed", "evil.example.com"]);
         assert_eq!(server.seen(|s| (s.registrations, s.authorizations)), (0, 0));
     })
     .await;
@@ -274,18 +220,13 @@ async fn a_resource_that_is_not_this_server_is_refused() {
 #[tokio::test]
 async fn a_redirect_with_the_wrong_iss_is_refused_before_the_code_is_sent() {
     bounded(async {
-        let server = AuthServer::start(Knobs {
+        let (server, client) = start(Knobs {
             iss: Iss::Wrong,
             ..Knobs::default()
         })
         .await;
-        let client = connect(&server, oauth()).await;
         let err = client.list_tools().await.unwrap_err();
-        let text = err.to_string();
-        assert!(
-            text.contains("OAuth authorization failed") && text.contains("iss"),
-            "{text}"
-        );
+        assert_mentions(&err, &["OAuth authorization failed", "iss"]);
         assert_eq!(server.seen(|s| (s.authorizations, s.code_grants)), (1, 0));
     })
     .await;
@@ -294,12 +235,11 @@ async fn a_redirect_with_the_wrong_iss_is_refused_before_the_code_is_sent() {
 #[tokio::test]
 async fn a_token_about_to_expire_is_refreshed_before_it_is_sent() {
     bounded(async {
-        let server = AuthServer::start(Knobs {
+        let (server, client) = start(Knobs {
             expires_in: 1,
             ..Knobs::default()
         })
         .await;
-        let client = connect(&server, oauth()).await;
         client.list_tools().await.expect("authorized");
         tokio::time::sleep(Duration::from_millis(1100)).await;
         client.list_tools().await.expect("refreshed");
@@ -314,8 +254,7 @@ async fn a_token_about_to_expire_is_refreshed_before_it_is_sent() {
 #[tokio::test]
 async fn a_401_is_answered_with_a_refresh_and_the_request_sent_again() {
     bounded(async {
-        let server = AuthServer::start(Knobs::default()).await;
-        let client = connect(&server, oauth()).await;
+        let (server, client) = start(Knobs::default()).await;
         client.list_tools().await.expect("authorized");
         server.revoke_access_tokens();
         client.list_tools().await.expect("refreshed and sent again");
@@ -330,20 +269,20 @@ async fn a_401_is_answered_with_a_refresh_and_the_request_sent_again() {
 #[tokio::test]
 async fn a_refused_refresh_token_fails_clearly_and_the_next_request_authorizes_again() {
     bounded(async {
-        let server = AuthServer::start(Knobs::default()).await;
-        let client = connect(&server, oauth()).await;
+        let (server, client) = start(Knobs::default()).await;
         client.list_tools().await.expect("authorized");
         server.knobs().refresh_ok = false;
         server.revoke_access_tokens();
         let err = client.list_tools().await.unwrap_err();
         assert_eq!(err.http_status(), Some(401));
-        let text = err.to_string();
-        assert!(
-            text.contains("OAuth token failed")
-                && text.contains("the refresh token was refused")
-                && text.contains("invalid_grant")
-                && text.contains("next request starts a new authorization"),
-            "{text}"
+        assert_mentions(
+            &err,
+            &[
+                "OAuth token failed",
+                "the refresh token was refused",
+                "invalid_grant",
+                "next request starts a new authorization",
+            ],
         );
         assert_eq!(server.seen(|s| s.authorizations), 1);
         client.list_tools().await.expect("a new authorization");
@@ -365,8 +304,7 @@ async fn a_token_store_that_cannot_be_written_fails_the_request_naming_the_store
             .build();
         let client = connect(&server, oauth).await;
         let err = client.list_tools().await.unwrap_err();
-        let text = err.to_string();
-        assert!(text.contains("OAuth token store failed"), "{text}");
+        assert_mentions(&err, &["OAuth token store failed"]);
         assert!(!path.exists());
         // The connection keeps the tokens it could not save.
         client.list_tools().await.expect("the token in memory");

@@ -12,10 +12,11 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::headers::PROTOCOL_VERSION_HEADER;
-use super::post::{describe, is_sse, split_batch};
-use super::send::{SendError, Sent, with_token};
+use super::post::{is_sse, split_batch};
+use super::send::{SendError, Sent};
 use super::sse::Events;
 use super::{SESSION_HEADER, Shared, retry_after, session};
+use crate::error::describe_reqwest as describe;
 use crate::protocol::method;
 use crate::protocol::{RequestId, RpcError};
 use crate::transport::Inbound;
@@ -209,22 +210,11 @@ impl Exchange {
         let headers = std::mem::take(&mut self.headers);
         let body = bytes::Bytes::from(std::mem::take(&mut self.body));
         let shared = &self.shared;
-        let Sent { response, refusal } = shared
-            .send(|token| {
-                shared
-                    .client
-                    .post(shared.url.clone())
-                    .headers(with_token(headers.clone(), token))
-                    .body(body.clone())
-            })
-            .await
-            .map_err(|e| match e {
-                SendError::Http(e) if e.is_connect() || e.is_builder() => {
-                    Failure::NotSent(describe(e))
-                }
-                SendError::Http(e) => Failure::Lost(describe(e)),
-                SendError::Auth(why) => Failure::NotSent(why),
-            })?;
+        let Sent { response, refusal } = shared.post(headers, body).await.map_err(|e| match e {
+            SendError::Http(e) if e.is_connect() || e.is_builder() => Failure::NotSent(describe(e)),
+            SendError::Http(e) => Failure::Lost(describe(e)),
+            SendError::Auth(why) => Failure::NotSent(why),
+        })?;
         let status = response.status();
         let www_authenticate = www_authenticate(response.headers());
         // Read on every status that is not `2xx` (`429` and `503` above all).

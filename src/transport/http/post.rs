@@ -2,7 +2,6 @@
 //! carries nothing (a notification, a response to the server), and the
 //! reading of replies (is it SSE, is it a batch, what did reqwest say).
 
-use std::error::Error as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +9,8 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use serde_json::value::RawValue;
 
 use super::Shared;
-use super::send::{SendError, Sent, with_token};
+use super::send::{SendError, Sent};
+use crate::error::describe_reqwest as describe;
 
 /// The messages of one JSON text: the elements of a batch (a non-empty
 /// array, which 2025-03-26 allowed), else the text itself.
@@ -36,13 +36,7 @@ pub(super) fn is_sse(headers: &HeaderMap) -> bool {
 /// Sends a notification: a POST whose answer (`202 Accepted`) carries nothing.
 pub(super) async fn notify(shared: Arc<Shared>, method: String, headers: HeaderMap, body: String) {
     let body = bytes::Bytes::from(body);
-    let send = shared.send(|token| {
-        shared
-            .client
-            .post(shared.url.clone())
-            .headers(with_token(headers.clone(), token))
-            .body(body.clone())
-    });
+    let send = shared.post(headers, body);
     match tokio::time::timeout(Duration::from_secs(30), send).await {
         Ok(Ok(Sent { response, refusal })) if response.status().is_success() => {
             debug_assert!(refusal.is_none());
@@ -62,17 +56,4 @@ pub(super) async fn notify(shared: Arc<Shared>, method: String, headers: HeaderM
         }
         Err(_) => tracing::debug!(%method, "a notification was not answered in time"),
     }
-}
-
-/// A reqwest error with its causes, without the URL (which may hold secrets).
-pub(super) fn describe(e: reqwest::Error) -> String {
-    let e = e.without_url();
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

@@ -36,6 +36,22 @@ pub(super) fn with_token(mut headers: HeaderMap, token: Option<HeaderValue>) -> 
 }
 
 impl Shared {
+    /// POSTs `body` with `headers` (and the token) to the endpoint, as
+    /// [`send`](Self::send) does.
+    pub(super) async fn post(
+        &self,
+        headers: HeaderMap,
+        body: bytes::Bytes,
+    ) -> Result<Sent, SendError> {
+        self.send(|token| {
+            self.client
+                .post(self.url.clone())
+                .headers(with_token(headers.clone(), token))
+                .body(body.clone())
+        })
+        .await
+    }
+
     /// Sends the request `build` makes for a token (`None`: no OAuth, or
     /// no token yet), as often as authorization asks.
     pub(super) async fn send(

@@ -14,10 +14,11 @@ use serde::de::IgnoredAny;
 use tokio::sync::mpsc;
 
 use super::headers::PROTOCOL_VERSION_HEADER;
-use super::post::{self, describe, is_sse, split_batch};
+use super::post::{self, is_sse, split_batch};
 use super::send::{SendError, Sent, with_token};
 use super::sse::Events;
 use super::{SESSION_HEADER, Shared};
+use crate::error::describe_reqwest as describe;
 use crate::protocol::RequestId;
 use crate::protocol::method;
 use crate::transport::{Inbound, Outbound};
@@ -300,19 +301,10 @@ async fn initialize(
     let mut headers = shared.headers_for(&outbound)?;
     headers.remove(SESSION_HEADER); // a new session, not the lost one
     let body = bytes::Bytes::from(outbound.json);
-    let Sent { response, refusal } = shared
-        .send(|token| {
-            shared
-                .client
-                .post(shared.url.clone())
-                .headers(with_token(headers.clone(), token))
-                .body(body.clone())
-        })
-        .await
-        .map_err(|e| match e {
-            SendError::Http(e) => format!("initialize: {}", describe(e)),
-            SendError::Auth(why) => format!("initialize: {why}"),
-        })?;
+    let Sent { response, refusal } = shared.post(headers, body).await.map_err(|e| match e {
+        SendError::Http(e) => format!("initialize: {}", describe(e)),
+        SendError::Auth(why) => format!("initialize: {why}"),
+    })?;
     if let Some(why) = refusal {
         return Err(format!("initialize: {why}"));
     }

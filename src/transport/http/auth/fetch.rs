@@ -8,6 +8,8 @@ use std::time::Duration;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde::de::DeserializeOwned;
 
+use crate::error::describe_reqwest as describe;
+
 /// Bound on each request of authorization (discovery, registration, token).
 pub(super) const TIMEOUT: Duration = Duration::from_secs(30);
 /// The largest document read (metadata, a registration, a token reply).
@@ -79,21 +81,6 @@ async fn send(
     tokio::time::timeout(TIMEOUT, exchange)
         .await
         .unwrap_or_else(|_| Err(format!("no answer within {TIMEOUT:?}")))
-}
-
-/// A reqwest error with its causes, without the URL (whose query may hold
-/// a code or a state).
-fn describe(e: reqwest::Error) -> String {
-    use std::error::Error as _;
-    let e = e.without_url();
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// A URL without its query and fragment, to name it in an error.
