@@ -351,3 +351,59 @@ async fn structured_content_decodes() {
     assert_eq!(done.structured::<Rows>().unwrap(), Rows { rows: 42 });
     assert!(done.structured::<Vec<u8>>().unwrap_err().is_protocol());
 }
+
+/// A task whose first read failed has no read on record, so the next wait
+/// reads at once, in real time as under paused time. (A wait once spun
+/// without reading until its deadline: it took "at once" anew on every
+/// turn, always a little after the moment it compared it with. Paused
+/// time, whose clock does not move, hid it.)
+#[tokio::test]
+async fn a_wait_after_a_failed_first_read_reads_at_once_in_real_time() {
+    let (ours, mut server) = support::hand_peer::peer();
+    let client = mcp_tasks::Client::builder()
+        .request_timeout(ms(2_000))
+        .protocol_version("2026-07-28")
+        .connect(ours)
+        .await
+        .unwrap();
+    let calling = tokio::spawn({
+        let client = client.clone();
+        async move {
+            client
+                .task()
+                .timeout(ms(3_000))
+                .call_tool("t", json!({}))
+                .await
+        }
+    });
+    let call = server.next().await;
+    assert_eq!(call["method"], "tools/call");
+    // Not `working`: the client reads at once, and that read fails.
+    server
+        .answer(
+            &call,
+            json!({"resultType": "task", "taskId": "t-1", "status": "input_required"}),
+        )
+        .await;
+    let first = server.next().await;
+    assert_eq!(first["method"], "tasks/get");
+    server.refuse(&first, -32603, "busy").await;
+    let TaskState::Pending(task) = calling.await.unwrap().unwrap() else {
+        panic!("a failed first read keeps the pending handle");
+    };
+
+    let waiting = tokio::spawn(task.finish());
+    let read = tokio::time::timeout(ms(1_500), server.next())
+        .await
+        .expect("the wait reads the task at once");
+    assert_eq!(read["method"], "tasks/get");
+    server
+        .answer(
+            &read,
+            json!({"resultType": "complete", "taskId": "t-1", "status": "completed",
+                   "result": {"content": [{"type": "text", "text": "done"}]}}),
+        )
+        .await;
+    let done = waiting.await.unwrap().expect("completed");
+    assert!(done.outcome().is_completed());
+}

@@ -68,9 +68,11 @@ impl ServerArgs {
                 let mut http = Http::new(url);
                 for header in &self.headers {
                     let Some((name, value)) = header.split_once(':') else {
-                        bail!(Failure::usage(format!(
-                            "--header {header:?} is not NAME:VALUE"
-                        )));
+                        // The value is not repeated: it may be a token
+                        // typed without its colon.
+                        bail!(Failure::usage(
+                            "a --header is not NAME:VALUE (no colon)".to_owned()
+                        ));
                     };
                     http = http.header(name.trim(), value.trim());
                 }

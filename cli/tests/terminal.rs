@@ -237,6 +237,21 @@ fn exit_statuses_tell_failure_from_usage() {
 
     let bad_args = piped(&["call", "export", "table"], &[]);
     assert_eq!(bad_args.status.code(), Some(2));
+
+    // A header typed without its colon is a usage error that does not
+    // repeat what was typed: it may be a token.
+    let bad_header = Command::new(CLI)
+        .args(["tools", "--url", "http://127.0.0.1:9/mcp", "--header"])
+        .arg("Authorization Bearer s3cr3t-t0ken")
+        .output()
+        .unwrap();
+    assert_eq!(bad_header.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad_header.stderr);
+    assert!(err.contains("NAME:VALUE"), "{err}");
+    assert!(
+        !err.contains("s3cr3t-t0ken"),
+        "the value was repeated: {err}"
+    );
 }
 
 #[test]

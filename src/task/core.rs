@@ -217,14 +217,19 @@ impl Core {
     }
 
     /// When the next read is due by the schedule alone: one interval after
-    /// the last read (at once if there was none). `None` while a confirmed
+    /// the last read (`now` if there was none). `None` while a confirmed
     /// listen stream keeps the task current. `far` stands for a moment too
     /// far to count.
-    pub(crate) fn scheduled_read(&self, listening: bool, far: Instant) -> Option<Instant> {
+    pub(crate) fn scheduled_read(
+        &self,
+        listening: bool,
+        now: Instant,
+        far: Instant,
+    ) -> Option<Instant> {
         match self.last_read {
             _ if listening => None,
             Some(at) => Some(at.checked_add(self.interval()).unwrap_or(far)),
-            None => Some(Instant::now()),
+            None => Some(now),
         }
     }
 

@@ -202,8 +202,9 @@ pub(crate) fn wait<'a>(
             // A timer rounds up to the next millisecond tick: never arm one
             // for a moment that has already come.
             let wake = {
-                let at = pace.wake(core, &client);
-                (at > Instant::now()).then_some(at)
+                let now = Instant::now();
+                let at = pace.wake(core, &client, now);
+                (at > now).then_some(at)
             };
             let woke = match wake {
                 None => Woke::Timer,
@@ -249,7 +250,10 @@ pub(crate) fn wait<'a>(
             // Worked out again rather than kept across the sleep (nothing it
             // depends on changed but a refusal with `Retry-After`, another
             // task's, say, which may have come while this wait slept).
-            let next_read = pace.next_read(core, &client);
+            // `now`, not a fresh moment, for a task never read: "at once"
+            // taken anew would always come a little after `now`, and the
+            // wait would spin without reading.
+            let next_read = pace.next_read(core, &client, now);
             if next_read.is_none_or(|at| at > now) {
                 if now < pace.deadline {
                     // Not the deadline: the read moved later; sleep on.
@@ -320,11 +324,13 @@ impl Pace {
     /// When to read next: a scheduled retry or read-after-ack, else one
     /// interval after the last read (never while pushes keep the task
     /// current), and once soon after a write; never before the end of a
-    /// pause the server asked for.
-    fn next_read(&self, core: &Core, client: &Client) -> Option<Instant> {
+    /// pause the server asked for. A task never read is due `now`.
+    fn next_read(&self, core: &Core, client: &Client, now: Instant) -> Option<Instant> {
         let listening = core.listening();
-        let far = Instant::now() + FAR;
-        let scheduled = self.read_at.or_else(|| core.scheduled_read(listening, far));
+        let far = now + FAR;
+        let scheduled = self
+            .read_at
+            .or_else(|| core.scheduled_read(listening, now, far));
         let next_read = match (scheduled, core.soon_read(listening)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -334,8 +340,8 @@ impl Pace {
 
     /// When the wait wakes: the next read, the `with_ttl` lifetime or the
     /// deadline, whichever comes first.
-    fn wake(&self, core: &Core, client: &Client) -> Instant {
-        [self.next_read(core, client), core.expires_at()]
+    fn wake(&self, core: &Core, client: &Client, now: Instant) -> Instant {
+        [self.next_read(core, client, now), core.expires_at()]
             .into_iter()
             .flatten()
             .fold(self.deadline, Instant::min)

@@ -127,7 +127,7 @@ pub(crate) struct Shared {
     /// every wait. A `Notify` rather than a `watch`: each sleeping task
     /// waits on it, and its future is a third the size.
     pub(super) is_closed: AtomicBool,
-    /// Wakes the waits of [`Connection::closed`](super::Connection::closed).
+    /// Wakes the waits of [`Connection::closing`](super::Connection::closing).
     pub(super) closed_wake: Notify,
     /// Messages skipped as unreadable or unmatched.
     pub(super) discarded: AtomicU64,
