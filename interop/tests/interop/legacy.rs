@@ -8,10 +8,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use mcp_tasks::protocol::{
-    ElicitRequest, ElicitResult, InputRequest, InputResponses, TaskId, TaskStatus,
-};
-use mcp_tasks::{InputMode, Outcome, TaskRef, TaskState};
+use mcp_tasks::protocol::{ElicitRequest, InputRequest, TaskId, TaskStatus};
+use mcp_tasks::{Outcome, TaskRef, TaskState};
 use serde_json::json;
 
 use crate::support::*;
@@ -203,54 +201,18 @@ pub async fn concurrent_input(peer: &Peer) {
 /// client's choice: 2025-11-25 has no `inputRequests` keys), so the form
 /// is told by its message.
 pub async fn input_by_respond(peer: &Peer) {
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let client = peer.client_with(answering(log.clone())).await;
-    let mut state = client
-        .task()
-        .input(InputMode::Manual)
-        .call_tool("confirm", json!({ "rounds": 2 }))
-        .await
-        .unwrap();
-    let mut answered = Vec::new();
-    let finished = loop {
-        state = match state {
-            TaskState::Pending(task) => match task.finish().await {
-                Ok(done) => break done,
-                Err(e) => {
-                    assert!(e.error().is_input_required(), "{e}");
-                    e.into_task()
-                }
-            },
-            TaskState::InputRequired(task) => {
-                let requests = task.requests().clone();
-                assert_eq!(requests.len(), 1, "one question at a time");
-                let (key, request) = requests.into_iter().next().unwrap();
-                let InputRequest::Elicitation(ElicitRequest::Form { message, .. }) = request else {
-                    panic!("expected a form, got {request:?}");
-                };
-                let content = match message.as_str() {
-                    "Export 42 rows?" => json!({ "approved": true }),
-                    "A note for the audit log?" => json!({ "note": "by hand" }),
-                    other => panic!("unexpected question {other:?}"),
-                };
-                answered.push(message);
-                let responses = [(key, ElicitResult::accept(content).into())]
-                    .into_iter()
-                    .collect::<InputResponses>();
-                task.respond(responses).await.expect("answer")
-            }
-            TaskState::Finished(task) => break task,
+    crate::lifecycle::answer_by_hand(peer, |_, request| {
+        let InputRequest::Elicitation(ElicitRequest::Form { message, .. }) = request else {
+            panic!("expected a form, got {request:?}");
         };
-    };
-    assert_eq!(answered, ["Export 42 rows?", "A note for the audit log?"]);
-    assert!(
-        log.lock().unwrap().is_empty(),
-        "manual mode calls no handler"
-    );
-    assert_eq!(
-        finished.outcome().result().unwrap().joined_text(),
-        "exported 42 rows (note: by hand)"
-    );
+        match message.as_str() {
+            "Export 42 rows?" => "confirm",
+            "A note for the audit log?" => "note",
+            other => panic!("unexpected question {other:?}"),
+        }
+        .to_owned()
+    })
+    .await;
 }
 
 /// With `--ttl 300` the SDK's store forgets a task 300 ms after its

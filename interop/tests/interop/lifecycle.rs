@@ -140,6 +140,17 @@ pub async fn input_declined(peer: &Peer) {
 }
 
 pub async fn input_by_respond(peer: &Peer) {
+    // 2026-07-28 keys each question by its `inputRequests` key.
+    answer_by_hand(peer, |key, _| key.to_owned()).await;
+}
+
+/// The `confirm` tool's two forms answered by hand, in manual input mode.
+/// `question` names each request (`confirm` or `note`), from its key or
+/// from the request itself, for eras whose keys say nothing.
+pub async fn answer_by_hand(
+    peer: &Peer,
+    question: impl Fn(&str, &mcp_tasks::protocol::InputRequest) -> String,
+) {
     // The handler only makes the client declare elicitation; Manual mode
     // never calls it.
     let log = Arc::new(Mutex::new(Vec::new()));
@@ -163,20 +174,21 @@ pub async fn input_by_respond(peer: &Peer) {
             TaskState::InputRequired(task) => {
                 let requests = task.requests().clone();
                 assert_eq!(requests.len(), 1, "one question at a time");
-                let (key, _) = requests.into_iter().next().unwrap();
-                let content = match key.as_str() {
+                let (key, request) = requests.into_iter().next().unwrap();
+                let name = question(&key, &request);
+                let content = match name.as_str() {
                     "confirm" => json!({ "approved": true }),
                     "note" => json!({ "note": "by hand" }),
-                    other => panic!("unexpected key {other}"),
+                    other => panic!("unexpected question {other}"),
                 };
-                answered.push(key.clone());
+                answered.push(name);
                 let responses = [(
                     key,
                     mcp_tasks::protocol::ElicitResult::accept(content).into(),
                 )]
                 .into_iter()
                 .collect::<mcp_tasks::protocol::InputResponses>();
-                task.respond(responses).await.expect("tasks/update")
+                task.respond(responses).await.expect("answer")
             }
             TaskState::Finished(task) => break task,
         };
