@@ -58,6 +58,18 @@ fn confirm() -> InputRequest {
     )
 }
 
+/// A task that works, asks `confirm`, then completes with the answers.
+fn approval() -> TestServer {
+    TestServer::new().tool(ScriptedTool::task(
+        "approve",
+        TaskScript::new()
+            .poll_interval(ms(20))
+            .working(ms(10), "checking")
+            .input(ms(30), [("confirm".to_string(), confirm())].into())
+            .complete_with_inputs(ms(30)),
+    ))
+}
+
 fn yes() -> InputHandlers {
     InputHandlers::new()
         .elicitation_form(|_| async { Ok(ElicitResult::accept(json!({"ok": true}))) })

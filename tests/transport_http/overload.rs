@@ -283,17 +283,6 @@ fn opaque(inner: &str) -> String {
     )
 }
 
-fn approval() -> TestServer {
-    TestServer::new().tool(ScriptedTool::task(
-        "approve",
-        TaskScript::new()
-            .poll_interval(ms(20))
-            .working(ms(10), "checking")
-            .input(ms(30), [("confirm".to_string(), confirm())].into())
-            .complete_with_inputs(ms(30)),
-    ))
-}
-
 #[tokio::test]
 async fn a_gateway_s_opaque_task_id_goes_through_a_whole_lifecycle() {
     bounded(async {

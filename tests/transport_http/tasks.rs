@@ -3,17 +3,6 @@
 
 use super::*;
 
-fn approval() -> TestServer {
-    TestServer::new().tool(ScriptedTool::task(
-        "approve",
-        TaskScript::new()
-            .poll_interval(ms(20))
-            .working(ms(10), "checking")
-            .input(ms(30), [("confirm".to_string(), confirm())].into())
-            .complete_with_inputs(ms(30)),
-    ))
-}
-
 fn slow() -> TestServer {
     TestServer::new().tool(ScriptedTool::task(
         "export",
