@@ -443,14 +443,9 @@ async fn relay(st: &State, body: Value) -> Option<String> {
     None
 }
 
-async fn handle(
-    st: Arc<State>,
-    req: Request<Incoming>,
-    reset: Arc<Notify>,
-) -> Result<Response<Channel>, Infallible> {
-    use http_body_util::BodyExt as _;
-    let headers = req
-        .headers()
+/// A request's headers as (name, value) pairs, values read lossily.
+pub fn header_pairs(headers: &hyper::HeaderMap) -> Vec<(String, String)> {
+    headers
         .iter()
         .map(|(n, v)| {
             (
@@ -458,7 +453,16 @@ async fn handle(
                 String::from_utf8_lossy(v.as_bytes()).into_owned(),
             )
         })
-        .collect();
+        .collect()
+}
+
+async fn handle(
+    st: Arc<State>,
+    req: Request<Incoming>,
+    reset: Arc<Notify>,
+) -> Result<Response<Channel>, Infallible> {
+    use http_body_util::BodyExt as _;
+    let headers = header_pairs(req.headers());
     if req.method() != hyper::Method::POST {
         return Ok(reply(405, "text/plain", "POST only".into()));
     }

@@ -214,16 +214,7 @@ fn reply(status: u16, ctype: &str, session: Option<&str>, text: String) -> Respo
 async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
     use http_body_util::BodyExt as _;
     let verb = req.method().as_str().to_owned();
-    let headers: Vec<(String, String)> = req
-        .headers()
-        .iter()
-        .map(|(n, v)| {
-            (
-                n.as_str().to_owned(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
-        })
-        .collect();
+    let headers = super::http_server::header_pairs(req.headers());
     let bytes = req
         .into_body()
         .collect()
