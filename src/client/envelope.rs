@@ -30,11 +30,16 @@ pub(crate) struct Envelope {
     written: Written,
 }
 
-/// The parts of `_meta` that never change, already serialized.
+/// The parts of `_meta` that never change, already serialized; and the
+/// whole `_meta` (its keys too) in the version the client starts with,
+/// which is the one nearly every request is sent in.
 struct Written {
     capabilities: Box<RawValue>,
     capabilities_with_tasks: Box<RawValue>,
     info: Box<RawValue>,
+    version: Box<str>,
+    meta: Box<RawValue>,
+    meta_with_tasks: Box<RawValue>,
 }
 
 impl Written {
@@ -42,11 +47,26 @@ impl Written {
         capabilities: &ClientCapabilities,
         with_tasks: &ClientCapabilities,
         info: &Implementation,
+        version: &str,
     ) -> Written {
+        let capabilities = written(capabilities);
+        let capabilities_with_tasks = written(with_tasks);
+        let info = written(info);
+        let meta = |client_capabilities| {
+            written(&MetaRef {
+                protocol_version: version,
+                client_capabilities,
+                client_info: &info,
+                progress_token: None,
+            })
+        };
         Written {
-            capabilities: written(capabilities),
-            capabilities_with_tasks: written(with_tasks),
-            info: written(info),
+            meta: meta(&capabilities),
+            meta_with_tasks: meta(&capabilities_with_tasks),
+            version: version.into(),
+            capabilities,
+            capabilities_with_tasks,
+            info,
         }
     }
 }
@@ -70,19 +90,35 @@ struct MetaRef<'a> {
     progress_token: Option<&'a RequestId>,
 }
 
+/// A request's `_meta`: written whole when the client wrote it beforehand
+/// (the version it started with, no progress token), else from its parts.
+struct Meta<'a> {
+    parts: MetaRef<'a>,
+    whole: Option<&'a RawValue>,
+}
+
+impl Serialize for Meta<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.whole {
+            Some(whole) if self.parts.progress_token.is_none() => whole.serialize(s),
+            _ => self.parts.serialize(s),
+        }
+    }
+}
+
 /// A request's params with the envelope's `_meta` beside them.
 #[derive(Serialize)]
 pub(crate) struct WithMeta<'a, P: Serialize> {
     #[serde(flatten)]
     params: &'a P,
     #[serde(rename = "_meta")]
-    meta: MetaRef<'a>,
+    meta: Meta<'a>,
 }
 
 impl<'a, P: Serialize> WithMeta<'a, P> {
     /// Asks the server for progress reports under `token`.
     pub(crate) fn with_progress(mut self, token: Option<&'a RequestId>) -> Self {
-        self.meta.progress_token = token;
+        self.meta.parts.progress_token = token;
         self
     }
 }
@@ -119,14 +155,19 @@ impl Envelope {
         protocol_version: Option<String>,
     ) -> Self {
         let capabilities_with_tasks = capabilities.clone().with_tasks();
+        let protocol_version: Arc<str> =
+            protocol_version.map_or_else(|| Arc::from(PROTOCOL_VERSION), Arc::from);
         Envelope {
-            written: Written::new(&capabilities, &capabilities_with_tasks, &info),
+            written: Written::new(
+                &capabilities,
+                &capabilities_with_tasks,
+                &info,
+                &protocol_version,
+            ),
             capabilities,
             info,
             hosted_tasks: None,
-            protocol_version: Mutex::new(
-                protocol_version.map_or_else(|| Arc::from(PROTOCOL_VERSION), Arc::from),
-            ),
+            protocol_version: Mutex::new(protocol_version),
         }
     }
 
@@ -173,13 +214,27 @@ impl Envelope {
         params: &'a P,
         version: &'a str,
     ) -> WithMeta<'a, P> {
+        let with_tasks = Method::of(method).declares_tasks();
+        let written = &self.written;
+        let whole = (version == &*written.version).then_some(if with_tasks {
+            &*written.meta_with_tasks
+        } else {
+            &*written.meta
+        });
         WithMeta {
             params,
-            meta: MetaRef {
-                protocol_version: version,
-                client_capabilities: self.capabilities_for(method),
-                client_info: &self.written.info,
-                progress_token: None,
+            meta: Meta {
+                parts: MetaRef {
+                    protocol_version: version,
+                    client_capabilities: if with_tasks {
+                        &written.capabilities_with_tasks
+                    } else {
+                        &written.capabilities
+                    },
+                    client_info: &written.info,
+                    progress_token: None,
+                },
+                whole,
             },
         }
     }
@@ -264,5 +319,40 @@ mod tests {
         );
         let meta = envelope.meta_object("tools/call");
         assert!(meta[META_CLIENT_CAPABILITIES]["extensions"][TASKS_EXTENSION].is_object());
+    }
+
+    /// The `_meta` written once is byte for byte the one written from its
+    /// parts, and is used only where it is the same: another version or a
+    /// progress token writes it from the parts.
+    #[test]
+    fn the_meta_written_once_is_the_meta_written_from_its_parts() {
+        let envelope = Envelope::new(
+            Implementation::new("c \"quoted\"", "1"),
+            ClientCapabilities::default(),
+            None,
+        );
+        let params = serde_json::json!({"taskId": "t"});
+        let token = RequestId::Number(7);
+        for method in ["tasks/get", "tools/call", "tools/list"] {
+            for version in [PROTOCOL_VERSION, "2099-01-01"] {
+                for progress in [None, Some(&token)] {
+                    let wrapped = envelope
+                        .wrap(method, &params, version)
+                        .with_progress(progress);
+                    let whole = serde_json::to_string(&wrapped).unwrap();
+                    let mut parts = wrapped;
+                    parts.meta.whole = None;
+                    let parts = serde_json::to_string(&parts).unwrap();
+                    assert_eq!(whole, parts, "{method} {version} {progress:?}");
+                    let v: Value = serde_json::from_str(&whole).unwrap();
+                    assert_eq!(v["_meta"][META_PROTOCOL_VERSION], version);
+                    assert_eq!(v["_meta"]["progressToken"], json_token(progress));
+                }
+            }
+        }
+    }
+
+    fn json_token(token: Option<&RequestId>) -> Value {
+        token.map_or(Value::Null, |t| serde_json::to_value(t).unwrap())
     }
 }

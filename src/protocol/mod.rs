@@ -21,6 +21,7 @@ pub(crate) mod method;
 mod progress;
 pub(crate) mod result;
 mod subscriptions;
+pub(crate) mod tagged;
 mod tasks;
 mod timestamp;
 mod tools;

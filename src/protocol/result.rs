@@ -5,6 +5,7 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use super::tagged::{decode_tagged, leading_result_type};
 use super::{CallToolResult, CreateTaskResult, DetailedTask, InputRequiredResult};
 
 /// Why a message or result could not be decoded.
@@ -118,6 +119,18 @@ impl CallToolResponse {
     /// Fails on invalid JSON, an unknown `resultType`, an undeclared task, or
     /// a body that does not fit its `resultType`.
     pub fn decode(json: &str, tasks_declared: bool) -> Result<CallToolResponse, DecodeError> {
+        // A task is what a waiting client reads most, and servers write
+        // `resultType` first: then the body is read once, its tag checked
+        // on the way. Anything else is probed first.
+        if tasks_declared && leading_result_type(json) == Some(ResultType::Task) {
+            return decode_tagged(json, |kind| match kind {
+                ResultType::Task => Ok(()),
+                other => Err(DecodeError::invalid(format!(
+                    "resultType {other:?} where a task was read"
+                ))),
+            })
+            .map(CallToolResponse::Task);
+        }
         match ResultType::of(json)? {
             ResultType::Complete if is_legacy_task(json) => Err(DecodeError::invalid(
                 "the server answered with a 2025-11-25 task creation result ({\"task\": {…}} \
@@ -167,12 +180,12 @@ pub(crate) fn is_legacy_task(json: &str) -> bool {
 /// `resultType` must be `complete` or absent; `task` is accepted too, since
 /// one of the specification's own examples shows it.
 pub(crate) fn decode_task_snapshot(json: &str) -> Result<DetailedTask, DecodeError> {
-    match ResultType::of(json)? {
-        ResultType::Complete | ResultType::Task => decode(json),
+    decode_tagged(json, |kind| match kind {
+        ResultType::Complete | ResultType::Task => Ok(()),
         ResultType::InputRequired => Err(DecodeError::invalid(
             "tasks/get answered with resultType input_required",
         )),
-    }
+    })
 }
 
 /// Decodes the empty acknowledgement of `tasks/update` and `tasks/cancel`.
