@@ -5,8 +5,8 @@ use std::fmt;
 use serde_json::value::RawValue;
 
 use crate::error::{Error, Result};
-use crate::protocol::tagged::decode_tagged;
-use crate::protocol::{DecodeError, ResultType};
+use crate::protocol::ResultType;
+use crate::protocol::tagged::decode_once;
 
 /// Decodes the result of a method that has only one kind of result
 /// (`server/discover`, `tools/list`): `resultType` must be `complete` or
@@ -16,21 +16,21 @@ pub(crate) fn decode<T: serde::de::DeserializeOwned>(
     raw: &RawValue,
     method: &'static str,
 ) -> Result<T> {
+    // Read once when all is well; the probe first names what is not.
+    if let Some((ResultType::Complete, result)) = decode_once(raw.get()) {
+        return Ok(result);
+    }
     let malformed =
         |e: &dyn fmt::Display| Error::protocol(format!("malformed {method} result: {e}"));
-    let mut misplaced = None;
-    decode_tagged(raw.get(), |kind| match kind {
-        ResultType::Complete => Ok(()),
-        other => {
-            misplaced = Some(other);
-            Err(DecodeError::invalid("misplaced resultType"))
+    match ResultType::of(raw.get()) {
+        Ok(ResultType::Complete) => {}
+        Ok(other) => {
+            return Err(Error::protocol(format!(
+                "{method} answered with resultType {other:?}, which it cannot have"
+            ))
+            .with_method(method));
         }
-    })
-    .map_err(|e| match misplaced {
-        Some(other) => Error::protocol(format!(
-            "{method} answered with resultType {other:?}, which it cannot have"
-        ))
-        .with_method(method),
-        None => malformed(&e).with_method(method),
-    })
+        Err(e) => return Err(malformed(&e).with_method(method)),
+    }
+    serde_json::from_str(raw.get()).map_err(|e| malformed(&e).with_method(method))
 }

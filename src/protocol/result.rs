@@ -5,7 +5,7 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::tagged::{decode_tagged, leading_result_type};
+use super::tagged::{decode_once, leading_result_type};
 use super::{CallToolResult, CreateTaskResult, DetailedTask, InputRequiredResult};
 
 /// Why a message or result could not be decoded.
@@ -121,16 +121,19 @@ impl CallToolResponse {
     pub fn decode(json: &str, tasks_declared: bool) -> Result<CallToolResponse, DecodeError> {
         // A task is what a waiting client reads most, and servers write
         // `resultType` first: then the body is read once, its tag checked
-        // on the way. Anything else is probed first.
-        if tasks_declared && leading_result_type(json) == Some(ResultType::Task) {
-            return decode_tagged(json, |kind| match kind {
-                ResultType::Task => Ok(()),
-                other => Err(DecodeError::invalid(format!(
-                    "resultType {other:?} where a task was read"
-                ))),
-            })
-            .map(CallToolResponse::Task);
+        // on the way. Anything else, and any error, is probed first.
+        if tasks_declared
+            && leading_result_type(json) == Some(ResultType::Task)
+            && let Some((ResultType::Task, task)) = decode_once(json)
+        {
+            return Ok(CallToolResponse::Task(task));
         }
+        Self::decode_probed(json, tasks_declared)
+    }
+
+    /// [`decode`](Self::decode) by probing for `resultType` first, then
+    /// decoding the body the probe chose.
+    fn decode_probed(json: &str, tasks_declared: bool) -> Result<CallToolResponse, DecodeError> {
         match ResultType::of(json)? {
             ResultType::Complete if is_legacy_task(json) => Err(DecodeError::invalid(
                 "the server answered with a 2025-11-25 task creation result ({\"task\": {…}} \
@@ -180,12 +183,21 @@ pub(crate) fn is_legacy_task(json: &str) -> bool {
 /// `resultType` must be `complete` or absent; `task` is accepted too, since
 /// one of the specification's own examples shows it.
 pub(crate) fn decode_task_snapshot(json: &str) -> Result<DetailedTask, DecodeError> {
-    decode_tagged(json, |kind| match kind {
-        ResultType::Complete | ResultType::Task => Ok(()),
+    // Read once when all is well; the probe first names what is not.
+    if let Some((ResultType::Complete | ResultType::Task, task)) = decode_once(json) {
+        return Ok(task);
+    }
+    snapshot_probed(json)
+}
+
+/// [`decode_task_snapshot`] by probing for `resultType` first.
+fn snapshot_probed(json: &str) -> Result<DetailedTask, DecodeError> {
+    match ResultType::of(json)? {
+        ResultType::Complete | ResultType::Task => decode(json),
         ResultType::InputRequired => Err(DecodeError::invalid(
             "tasks/get answered with resultType input_required",
         )),
-    })
+    }
 }
 
 /// Decodes the empty acknowledgement of `tasks/update` and `tasks/cancel`.
@@ -201,6 +213,93 @@ pub(crate) fn decode_ack(json: &str, method: &str) -> Result<(), DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Results that are valid, odd or broken, with `resultType` anywhere.
+    fn placements() -> Vec<String> {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let mut cases: Vec<String> = [
+            r#"{"content":[]}"#,
+            r#"{"resultType":"complete","content":[]}"#,
+            r#"{"content":[],"resultType":"complete"}"#,
+            r#"{"resultType":null,"content":[]}"#,
+            r#"{"resultType":null,"content":[],"resultType":"task"}"#,
+            r#"{"content":[{"type":"text","text":"x"}],"resultType":"complete","isError":true}"#,
+            r#"{"re\u0073ultType":"complete","content":[]}"#,
+            r#"{"resultType":"compl\u0065te","content":[]}"#,
+            r#"{"content":[],"structuredContent":{"resultType":"task"}}"#,
+            r#"{"resultType":"task","content":[]}"#,
+            r#"{"content":[],"resultType":"later"}"#,
+            r#"{"content":7,"resultType":"later"}"#,
+            r#"{"resultType":"later","content":7}"#,
+            r#"{"resultType":"complete","content":[],"resultType":"complete"}"#,
+            r#"{"resultType":"complete","content":7,"resultType":"x"}"#,
+            r#"{"resultType":1,"content":[]}"#,
+            r#"{"resultType":"complete","content":7}"#,
+            r#"{"content":[],"structuredContent":1e400,"resultType":"later"}"#,
+            r#"{"content":[{"type":"text","text":"\ud800"}],"resultType":"later"}"#,
+            r#"{"resultType":"complete","content":[]"#,
+            r#"{"resultType":"complete","content":[]} x"#,
+            r#"["complete"]"#,
+            r#"[[],null,false,null,"x"]"#,
+            r#"["t-1","working"]"#,
+            "7",
+            "",
+            // Tasks, for the snapshot and the creation result.
+            r#"{"resultType":"task","taskId":"t","status":"working","ttlMs":null}"#,
+            r#"{"taskId":"t","status":"working","resultType":"task"}"#,
+            r#"{"resultType":"complete","taskId":"t","status":"completed","result":{"content":[]}}"#,
+            r#"{"resultType":"complete","taskId":"t","status":"completed"}"#,
+            r#"{"resultType":"input_required","taskId":"t","status":"working"}"#,
+            r#"{"resultType":"input_required","taskId":"t","status":"completed","result":{"content":[],"structuredContent":1e400}}"#,
+            r#"{"resultType":"task","taskId":"t","status":"working","_meta":{"x":1e400},"resultType":"later"}"#,
+            r#"{"resultType":"task","taskId":"t","status":"working","resultType":"task"}"#,
+            r#"{"resultType":"task","taskId":7,"status":"working"}"#,
+            r#"{"resultType":"task","task":{"taskId":"t"}}"#,
+            r#"{"task":{"taskId":"t","status":"working"}}"#,
+            r#"{"resultType":"input_required","inputRequests":{}}"#,
+            r#"{"resultType":"input_required"}"#,
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        cases.push(format!(
+            r#"{{"content":[],"structuredContent":{deep},"resultType":"later"}}"#
+        ));
+        cases
+    }
+
+    /// Equal results, or the same error in the same words.
+    fn same<T: PartialEq + fmt::Debug>(
+        json: &str,
+        once: Result<T, DecodeError>,
+        probed: Result<T, DecodeError>,
+    ) {
+        match (&once, &probed) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{json}"),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{json}"),
+            _ => panic!("{json}: read once {once:?}, probed first {probed:?}"),
+        }
+    }
+
+    /// Reading `resultType` in the same pass as the body changes nothing a
+    /// caller sees: not the result, not an error, not the order of errors.
+    #[test]
+    fn reading_once_agrees_with_probing_first() {
+        let mut read_once = 0;
+        for json in placements() {
+            let json = json.as_str();
+            same(json, decode_task_snapshot(json), snapshot_probed(json));
+            for declared in [true, false] {
+                same(
+                    json,
+                    CallToolResponse::decode(json, declared),
+                    CallToolResponse::decode_probed(json, declared),
+                );
+            }
+            read_once += usize::from(decode_once::<DetailedTask>(json).is_some());
+        }
+        // The fast path is taken, not only the fallback.
+        assert!(read_once >= 4, "{read_once}");
+    }
 
     #[test]
     fn a_2025_task_creation_result_is_not_an_empty_tool_result() {

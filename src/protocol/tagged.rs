@@ -15,39 +15,37 @@ use std::fmt;
 use serde::de::value::{BorrowedStrDeserializer, StringDeserializer};
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
 
-use super::result::{DecodeError, ResultType};
+use super::result::ResultType;
 
 const KEY: &str = "resultType";
 
-/// Decodes `json` as a `T` and reads its `resultType` on the way.
+/// Decodes `json`, a JSON object, as a `T` and reads its `resultType` on
+/// the way; `None` when anything is wrong with either.
 ///
-/// `allowed` judges the `resultType`. When the body does not decode, the
-/// result is probed again as a whole, so that the errors are those of
-/// probing first and decoding after ([`ResultType::of`], then `allowed`,
-/// then the body): an unknown or repeated `resultType` is reported as
-/// such wherever it stands. Only the error path reads twice.
-pub(crate) fn decode_tagged<T: DeserializeOwned>(
-    json: &str,
-    allowed: impl FnOnce(ResultType) -> Result<(), DecodeError>,
-) -> Result<T, DecodeError> {
-    let mut seen = None;
+/// Callers fall back to probing first and decoding after when this gives
+/// `None`, so that every error (and its order: an unknown `resultType`
+/// before a bad body) is the probe's, and only a valid result is read
+/// once. `T` is a struct read from an object; anything else (an array, a
+/// number) is left to the fallback.
+pub(crate) fn decode_once<T: DeserializeOwned>(json: &str) -> Option<(ResultType, T)> {
+    let mut seen = Seen::default();
     let mut de = serde_json::Deserializer::from_str(json);
     let body = T::deserialize(Tagged {
         inner: &mut de,
         seen: &mut seen,
     })
-    .and_then(|body| de.end().map(|()| body));
-    match body {
-        Ok(body) => {
-            allowed(seen.unwrap_or(ResultType::Complete))?;
-            Ok(body)
-        }
-        Err(e) if e.is_syntax() || e.is_eof() => Err(DecodeError::json(e)),
-        Err(e) => {
-            allowed(ResultType::of(json)?)?;
-            Err(DecodeError::json(e))
-        }
-    }
+    .ok()?;
+    de.end().ok()?;
+    seen.object
+        .then(|| (seen.kind.unwrap_or(ResultType::Complete), body))
+}
+
+/// What the pass saw: an object, and its `resultType` (`null` is
+/// `complete`).
+#[derive(Default)]
+struct Seen {
+    object: bool,
+    kind: Option<ResultType>,
 }
 
 /// The `resultType` when it is the result's first member and written
@@ -72,7 +70,7 @@ pub(crate) fn leading_result_type(json: &str) -> Option<ResultType> {
 /// A deserializer that hands its map's members on, `resultType` excepted.
 struct Tagged<'s, D> {
     inner: D,
-    seen: &'s mut Option<ResultType>,
+    seen: &'s mut Seen,
 }
 
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for Tagged<'_, D> {
@@ -118,7 +116,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Tagged<'_, D> {
 /// The result's visitor, given a map that leaves `resultType` out.
 struct Taking<'s, V> {
     visitor: V,
-    seen: &'s mut Option<ResultType>,
+    seen: &'s mut Seen,
 }
 
 impl<'de, V: Visitor<'de>> Visitor<'de> for Taking<'_, V> {
@@ -129,57 +127,23 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Taking<'_, V> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+        self.seen.object = true;
         self.visitor.visit_map(Members {
             map,
             seen: self.seen,
         })
     }
 
-    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {
-        self.visitor.visit_seq(seq)
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<V::Value, E> {
-        self.visitor.visit_bool(v)
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<V::Value, E> {
-        self.visitor.visit_i64(v)
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<V::Value, E> {
-        self.visitor.visit_u64(v)
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<V::Value, E> {
-        self.visitor.visit_f64(v)
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<V::Value, E> {
-        self.visitor.visit_str(v)
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<V::Value, E> {
-        self.visitor.visit_borrowed_str(v)
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<V::Value, E> {
-        self.visitor.visit_string(v)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<V::Value, E> {
-        self.visitor.visit_unit()
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<V::Value, E> {
-        self.visitor.visit_none()
+    fn visit_seq<A: de::SeqAccess<'de>>(self, _: A) -> Result<V::Value, A::Error> {
+        // A result is an object; the probe says what else is wrong.
+        Err(de::Error::invalid_type(de::Unexpected::Seq, &self))
     }
 }
 
 /// The result's members, `resultType` taken aside.
 struct Members<'s, A> {
     map: A,
-    seen: &'s mut Option<ResultType>,
+    seen: &'s mut Seen,
 }
 
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for Members<'_, A> {
@@ -200,15 +164,15 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Members<'_, A> {
                 }
                 .map(Some);
             }
-            if self.seen.is_some() {
+            if self.seen.kind.is_some() {
                 return Err(de::Error::duplicate_field(KEY));
             }
             let value: Option<Key<'de>> = self.map.next_value()?;
-            *self.seen = Some(match value.as_ref().map(|Key(v)| v.as_ref()) {
+            self.seen.kind = Some(match value.as_ref().map(|Key(v)| v.as_ref()) {
                 None | Some("complete") => ResultType::Complete,
                 Some("input_required") => ResultType::InputRequired,
                 Some("task") => ResultType::Task,
-                // Named by the probe that runs on the error path.
+                // The fallback's probe names it.
                 Some(_) => return Err(de::Error::custom("unknown resultType")),
             });
         }
@@ -247,77 +211,26 @@ impl<'de> de::Deserialize<'de> for Key<'de> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{CallToolResult, DetailedTask};
-
-    fn any(_: ResultType) -> Result<(), DecodeError> {
-        Ok(())
-    }
-
-    fn only_complete(kind: ResultType) -> Result<(), DecodeError> {
-        match kind {
-            ResultType::Complete => Ok(()),
-            other => Err(DecodeError::invalid(format!("not allowed: {other:?}"))),
-        }
-    }
-
-    /// The single pass agrees with probing first, then decoding, on every
-    /// placement and spelling of `resultType`, and on the errors.
-    #[test]
-    fn agrees_with_probing_first() {
-        let cases = [
-            r#"{"content":[]}"#,
-            r#"{"resultType":"complete","content":[]}"#,
-            r#"{"content":[],"resultType":"complete"}"#,
-            r#"{"resultType":null,"content":[]}"#,
-            r#"{"content":[{"type":"text","text":"x"}],"resultType":"complete","isError":true}"#,
-            r#"{"re\u0073ultType":"complete","content":[]}"#,
-            r#"{"resultType":"compl\u0065te","content":[]}"#,
-            r#"{"resultType":"task","content":[]}"#,
-            r#"{"content":[],"resultType":"later"}"#,
-            r#"{"content":7,"resultType":"later"}"#,
-            r#"{"resultType":"complete","content":7,"resultType":"x"}"#,
-            r#"{"content":7,"resultType":"task"}"#,
-            r#"{"resultType":"later","content":7}"#,
-            r#"{"resultType":"complete","content":[],"resultType":"complete"}"#,
-            r#"{"resultType":"complete","content":[],"resultType":"task"}"#,
-            r#"{"resultType":1,"content":[]}"#,
-            r#"{"resultType":"complete","content":7}"#,
-            r#"{"resultType":"task","content":7}"#,
-            r#"{"resultType":"complete","content":[]"#,
-            r#"{"resultType":"complete","content":[]} x"#,
-            r#"["complete"]"#,
-            "7",
-            "",
-        ];
-        for json in cases {
-            let probed = ResultType::of(json).and_then(|kind| {
-                only_complete(kind)?;
-                serde_json::from_str::<CallToolResult>(json).map_err(DecodeError::json)
-            });
-            let single = decode_tagged::<CallToolResult>(json, only_complete);
-            match (&probed, &single) {
-                (Ok(a), Ok(b)) => assert_eq!(a, b, "{json}"),
-                (Err(a), Err(b)) => {
-                    let (a, b) = (a.to_string(), b.to_string());
-                    // The same complaint; serde_json's position may differ.
-                    let head = |s: &str| s.split(" at line").next().unwrap().to_owned();
-                    assert_eq!(head(&a), head(&b), "{json}");
-                }
-                _ => panic!("{json}: probing gave {probed:?}, one pass {single:?}"),
-            }
-        }
-    }
+    use crate::protocol::DetailedTask;
 
     #[test]
     fn the_result_never_sees_its_result_type() {
         let json = r#"{"resultType":"complete","taskId":"t-1","status":"working","ttlMs":null}"#;
-        let task: DetailedTask = decode_tagged(json, any).unwrap();
+        let (kind, task) = decode_once::<DetailedTask>(json).unwrap();
+        assert_eq!(kind, ResultType::Complete);
         assert_eq!(task.task_id.expose(), "t-1");
         // A body that keeps unknown members (a JSON object) does not get it.
-        let value: serde_json::Map<String, serde_json::Value> =
-            decode_tagged(r#"{"a":1,"resultType":"complete","b":2}"#, any).unwrap();
+        let (_, value) = decode_once::<serde_json::Map<String, serde_json::Value>>(
+            r#"{"a":1,"resultType":"task","b":{"resultType":"x"}}"#,
+        )
+        .unwrap();
         assert_eq!(value.len(), 2);
         assert!(!value.contains_key("resultType"));
+        // Nested objects keep theirs.
+        assert_eq!(value["b"]["resultType"], "x");
+        // Not an object: left to the probe.
+        assert!(decode_once::<serde_json::Value>("7").is_none());
+        assert!(decode_once::<DetailedTask>(r#"["t-1","working"]"#).is_none());
     }
 
     #[test]
