@@ -10,6 +10,7 @@
 //! and the task handles build and read them. They are public so that results
 //! can be inspected and so that the low-level verbs can be used by hand.
 
+mod decode_error;
 mod discover;
 mod input;
 pub(crate) mod jsonrpc;
@@ -26,6 +27,7 @@ mod tasks;
 mod timestamp;
 mod tools;
 
+pub use decode_error::DecodeError;
 pub use discover::{DiscoverResult, ServerCapabilities};
 pub use input::{
     CreateMessageRequest, CreateMessageResult, ElicitAction, ElicitRequest, ElicitResult,
@@ -45,8 +47,9 @@ pub use meta::{
 };
 pub use progress::Progress;
 pub(crate) use progress::ProgressParams;
-pub use result::{CallToolResponse, DecodeError, ResultType};
+pub use result::CallToolResponse;
 pub use subscriptions::{ListenParams, SubscriptionAcknowledged, SubscriptionFilter};
+pub use tagged::ResultType;
 pub use tasks::{
     CancelTaskParams, CreateTaskResult, DetailedTask, GetTaskParams, TaskId, TaskPayload,
     TaskStatus, UpdateTaskParams,

@@ -1,96 +1,10 @@
 //! `resultType` dispatch: `complete`, `input_required` or `task`.
 
-use std::fmt;
-
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::tagged::{decode_once, leading_result_type};
+use super::decode_error::DecodeError;
+use super::tagged::{ResultType, decode_once, leading_result_type};
 use super::{CallToolResult, CreateTaskResult, DetailedTask, InputRequiredResult};
-
-/// Why a message or result could not be decoded.
-#[derive(Debug)]
-pub struct DecodeError {
-    inner: DecodeInner,
-}
-
-#[derive(Debug)]
-enum DecodeInner {
-    Json(serde_json::Error),
-    Invalid(String),
-}
-
-impl DecodeError {
-    pub(crate) fn json(e: serde_json::Error) -> Self {
-        DecodeError {
-            inner: DecodeInner::Json(e),
-        }
-    }
-
-    pub(crate) fn invalid(msg: impl Into<String>) -> Self {
-        DecodeError {
-            inner: DecodeInner::Invalid(msg.into()),
-        }
-    }
-}
-
-impl fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.inner {
-            // serde_json's text names what was wrong: the field, what was
-            // expected and what came.
-            DecodeInner::Json(e) if e.is_syntax() || e.is_eof() => write!(f, "invalid JSON: {e}"),
-            DecodeInner::Json(e) => write!(f, "unexpected content: {e}"),
-            DecodeInner::Invalid(m) => f.write_str(m),
-        }
-    }
-}
-
-impl std::error::Error for DecodeError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.inner {
-            DecodeInner::Json(e) => Some(e),
-            DecodeInner::Invalid(_) => None,
-        }
-    }
-}
-
-/// The kind of a result, from its `resultType` member.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ResultType {
-    /// A final result (also when `resultType` is absent, as legacy servers send).
-    Complete,
-    /// The server needs input first (MRTR).
-    InputRequired,
-    /// The call became a task (Tasks extension).
-    Task,
-}
-
-impl ResultType {
-    /// Reads the `resultType` of a JSON result object.
-    ///
-    /// # Errors
-    ///
-    /// Fails on invalid JSON and on a `resultType` this crate does not know.
-    pub fn of(json: &str) -> Result<ResultType, DecodeError> {
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Probe<'a> {
-            #[serde(default, borrow)]
-            result_type: Option<std::borrow::Cow<'a, str>>,
-        }
-        let probe: Probe<'_> = serde_json::from_str(json).map_err(DecodeError::json)?;
-        match probe.result_type.as_deref() {
-            None | Some("complete") => Ok(ResultType::Complete),
-            Some("input_required") => Ok(ResultType::InputRequired),
-            Some("task") => Ok(ResultType::Task),
-            Some(other) => Err(DecodeError::invalid(format!(
-                "unknown resultType {other:?}"
-            ))),
-        }
-    }
-}
 
 /// What a `tools/call` can answer, discriminated by `resultType`.
 #[derive(Debug, Clone, PartialEq)]
@@ -212,6 +126,8 @@ pub(crate) fn decode_ack(json: &str, method: &str) -> Result<(), DecodeError> {
 
 #[cfg(test)]
 mod tests {
+    use std::fmt;
+
     use super::*;
 
     /// Results that are valid, odd or broken, with `resultType` anywhere.

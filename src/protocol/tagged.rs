@@ -1,21 +1,58 @@
-//! Reading a result's `resultType` in the same pass as the result itself.
+//! `resultType`, which tags a result `complete`, `input_required` or
+//! `task`, and reading it in the same pass as the result itself.
 //!
-//! A result is tagged by its `resultType` member, which may come anywhere
-//! in the object. Probing for it first and then decoding the result read
-//! every reply twice; here the decoder of the result sees every member but
-//! `resultType`, which is taken aside as it goes by. The rules are those of
-//! [`ResultType::of`]: absent or `null` is `complete`, an unknown value
-//! and a second `resultType` are errors.
-//!
-//! [`ResultType::of`]: super::ResultType::of
+//! The tag may come anywhere in the object. Probing for it first
+//! ([`ResultType::of`]) and then decoding the result read every reply
+//! twice; [`decode_once`] hands the result's decoder every member but
+//! `resultType`, which it takes aside as it goes by. The rules are the
+//! probe's: absent or `null` is `complete`, an unknown value and a second
+//! `resultType` are errors.
 
 use std::borrow::Cow;
 use std::fmt;
 
+use serde::Deserialize;
 use serde::de::value::{BorrowedStrDeserializer, StringDeserializer};
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
 
-use super::result::ResultType;
+use super::decode_error::DecodeError;
+
+/// The kind of a result, from its `resultType` member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ResultType {
+    /// A final result (also when `resultType` is absent, as legacy servers send).
+    Complete,
+    /// The server needs input first (MRTR).
+    InputRequired,
+    /// The call became a task (Tasks extension).
+    Task,
+}
+
+impl ResultType {
+    /// Reads the `resultType` of a JSON result object.
+    ///
+    /// # Errors
+    ///
+    /// Fails on invalid JSON and on a `resultType` this crate does not know.
+    pub fn of(json: &str) -> Result<ResultType, DecodeError> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Probe<'a> {
+            #[serde(default, borrow)]
+            result_type: Option<std::borrow::Cow<'a, str>>,
+        }
+        let probe: Probe<'_> = serde_json::from_str(json).map_err(DecodeError::json)?;
+        match probe.result_type.as_deref() {
+            None | Some("complete") => Ok(ResultType::Complete),
+            Some("input_required") => Ok(ResultType::InputRequired),
+            Some("task") => Ok(ResultType::Task),
+            Some(other) => Err(DecodeError::invalid(format!(
+                "unknown resultType {other:?}"
+            ))),
+        }
+    }
+}
 
 const KEY: &str = "resultType";
 

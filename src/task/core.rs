@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::kept::Kept;
 use super::machine::{Machine, Transition};
 use super::observed::Observed;
 use super::outcome::Outcome;
@@ -23,9 +24,9 @@ use crate::protocol::{
 
 /// What every handle holds, whatever its state.
 pub(crate) struct Core {
-    /// Inline: a task's settings are its own (one `Box<Core>` per task,
-    /// not a second allocation).
-    settings: Settings,
+    /// Inline and packed: a task's settings are its own (one `Box<Core>`
+    /// per task, not a second allocation).
+    settings: Kept,
     /// `None` only for an immediate (non-task) result.
     id: Option<TaskId>,
     machine: Machine,
@@ -65,7 +66,7 @@ impl Core {
             t.created(&settings.client, None, status);
         }
         Box::new(Core {
-            settings,
+            settings: Kept::from(settings),
             id: None,
             machine: Machine::finished(status),
             snapshot: Snapshot::of_status(status),
@@ -147,7 +148,7 @@ impl Core {
             expires_at: settings.ttl.and_then(|d| now.checked_add(d)),
             _follow: follow,
             progress: None,
-            settings,
+            settings: Kept::from(settings),
             id: Some(id),
             machine,
             snapshot,
@@ -162,7 +163,7 @@ impl Core {
         })
     }
 
-    pub(crate) fn settings(&self) -> &Settings {
+    pub(crate) fn settings(&self) -> &Kept {
         &self.settings
     }
 
@@ -447,7 +448,7 @@ impl Core {
     /// its effect is seen without waiting a whole interval: at the floor
     /// (`min_poll_interval`) from now.
     fn wrote(&mut self) {
-        self.read_soon = Instant::now().checked_add(self.settings.min_poll_interval);
+        self.read_soon = Instant::now().checked_add(self.settings.min_poll_interval());
     }
 }
 

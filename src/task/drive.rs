@@ -206,43 +206,50 @@ pub(crate) fn wait<'a>(
                 let at = pace.wake(core, &client, now);
                 (at > now).then_some(at)
             };
-            let woke = match wake {
-                None => Woke::Timer,
-                Some(at) => Nap::new(at, &client, core.watch_mut()).await,
-            };
-            match woke {
-                Woke::Timer => {}
-                Woke::Closed => {
-                    let reason = client
-                        .closed_reason()
-                        .unwrap_or_else(|| "the connection closed".to_owned());
-                    return Err(Error::transport(reason).with_task(core.task_id()));
-                }
-                Woke::Push(push) => {
-                    match push {
-                        Push::Accepted => {
-                            if let Some(w) = core.watch_mut() {
-                                w.confirm();
-                            }
-                            // Read once after the ack, so a change made
-                            // before the stream opened is not missed.
-                            pace.read_at = Some(Instant::now());
-                        }
-                        Push::Refused => core.listen_refused(),
-                        Push::Ended => core.listen_ended(),
-                        Push::Lagged => pace.read_at = Some(Instant::now()),
-                        Push::Snapshot(task) => {
-                            if let Some(next) = core.apply_push(*task) {
-                                *observed = next;
-                            }
-                        }
+            // In a block of its own: `woke` ends here, so it is not kept
+            // across the awaits below, where it would take room in the
+            // state of every sleeping wait.
+            {
+                let woke = match wake {
+                    None => Woke::Timer,
+                    Some(at) => Nap::new(at, &client, core.watch_mut()).await,
+                };
+                match woke {
+                    Woke::Timer => {}
+                    Woke::Closed => {
+                        let reason = client
+                            .closed_reason()
+                            .unwrap_or_else(|| "the connection closed".to_owned());
+                        return Err(Error::transport(reason).with_task(core.task_id()));
                     }
-                    continue;
+                    Woke::Push(push) => {
+                        match push {
+                            Push::Accepted => {
+                                if let Some(w) = core.watch_mut() {
+                                    w.confirm();
+                                }
+                                // Read once after the ack, so a change made
+                                // before the stream opened is not missed.
+                                pace.read_at = Some(Instant::now());
+                            }
+                            Push::Refused => core.listen_refused(),
+                            Push::Ended => core.listen_ended(),
+                            Push::Lagged => pace.read_at = Some(Instant::now()),
+                            Push::Snapshot(task) => {
+                                if let Some(next) = core.apply_push(*task) {
+                                    *observed = next;
+                                }
+                            }
+                        }
+                        continue;
+                    }
                 }
             }
 
             let now = Instant::now();
-            if core.expires_at().is_some_and(|at| at <= now) {
+            // `move` closures here: a borrowed `now` would be kept across
+            // the awaits below, in the state of every sleeping wait.
+            if core.expires_at().is_some_and(move |at| at <= now) {
                 Box::pin(core.send_cancel()).await?;
                 *observed = Observed::Finished(Box::new(Outcome::Expired));
                 return Ok(());
@@ -254,7 +261,7 @@ pub(crate) fn wait<'a>(
             // taken anew would always come a little after `now`, and the
             // wait would spin without reading.
             let next_read = pace.next_read(core, &client, now);
-            if next_read.is_none_or(|at| at > now) {
+            if next_read.is_none_or(move |at| at > now) {
                 if now < pace.deadline {
                     // Not the deadline: the read moved later; sleep on.
                     continue;
@@ -445,7 +452,7 @@ pub(crate) async fn drive(
     observed: Observed,
     goal: Goal,
 ) -> (Box<Core>, Observed, Result<()>) {
-    let bound = core.settings().timeout;
+    let bound = core.settings().timeout();
     drive_within(core, observed, goal, bound).await
 }
 

@@ -275,7 +275,7 @@ impl<S: Cancellable> Task<S> {
     pub async fn finish(self) -> Finish {
         // Not `self.finish_within(bound)`: one layer of future fewer in
         // every pending task.
-        let bound = self.core.settings().timeout;
+        let bound = self.core.settings().timeout();
         let observed = self.state.into_observed();
         let (core, observed, r) = drive_within(self.core, observed, Goal::Finish, bound).await;
         settle(core, observed, r)

@@ -206,15 +206,6 @@ impl<S: task_builder::State> TaskBuilder<S> {
 }
 
 impl Settings {
-    /// The spacing of reads for a server's suggestion: the suggestion (or
-    /// the default), never above the ceiling nor under the floor.
-    pub(crate) fn interval(&self, suggested_ms: Option<u64>) -> Duration {
-        suggested_ms
-            .map_or(self.poll_interval, Duration::from_millis)
-            .min(self.max_poll_interval)
-            .max(self.min_poll_interval)
-    }
-
     pub(crate) fn request_timeout(&self) -> Duration {
         self.request_timeout
             .unwrap_or_else(|| self.client.request_timeout())

@@ -85,7 +85,7 @@ impl fmt::Debug for Updates {
 /// and whether the stream ends after it.
 async fn step(held: &mut Held) -> (Result<Snapshot, Error>, bool) {
     let Held { core, observed } = held;
-    let bound = core.settings().timeout;
+    let bound = core.settings().timeout();
     match traced!(core.span(), wait(core, observed, Goal::Updates, bound)) {
         Ok(()) => {
             // A question the wait answers itself is shown, then the stream
