@@ -82,7 +82,9 @@ fn profile(what: &str, n: usize) {
     let rt = runtime();
     match what {
         #[cfg(feature = "http")]
-        "http_floor" | "http_lifecycle" => http::profile(what, n),
+        "http_floor" | "http_lifecycle" | "http_floor_paced" | "http_lifecycle_paced" => {
+            http::profile(what, n)
+        }
         "floor" => {
             let requests = captured_requests();
             let (mut sink, mut stream) = rt.block_on(async {
