@@ -53,17 +53,20 @@ pub struct Posted {
 
 type Log = Arc<Mutex<Vec<Posted>>>;
 
-/// The child process: serves until its stdin closes, then says on stderr
-/// how many POSTs it answered.
+/// The child process: serves until its stdin closes, then (with
+/// `--report`) says on stderr how many POSTs it answered.
 pub fn replay_server() {
     let served = Arc::new(AtomicUsize::new(0));
     let counted = served.clone();
+    let report = std::env::args().any(|a| a == "--report");
     std::thread::spawn(move || {
         let _ = std::io::stdin().read_to_end(&mut Vec::new());
-        eprintln!(
-            "replay-http: {} POSTs answered",
-            counted.load(Ordering::SeqCst)
-        );
+        if report {
+            eprintln!(
+                "replay-http: {} POSTs answered",
+                counted.load(Ordering::SeqCst)
+            );
+        }
         std::process::exit(0);
     });
     let rt = runtime();
@@ -134,8 +137,19 @@ pub struct Child {
 
 impl Child {
     pub fn spawn() -> Child {
+        Child::start(false)
+    }
+
+    /// A server that reports its count of POSTs when it ends (not under
+    /// divan, whose table it would cut).
+    pub fn reporting() -> Child {
+        Child::start(true)
+    }
+
+    fn start(report: bool) -> Child {
         let mut process = Command::new(std::env::current_exe().unwrap())
             .arg("--replay-http")
+            .args(report.then_some("--report"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -262,7 +276,7 @@ pub fn captured_posts() -> Vec<Posted> {
 /// `_paced` sleeps 10 ms before each read (for `strace`, `perf`).
 pub fn profile(what: &str, n: usize) {
     let posted = captured_posts();
-    let server = Child::spawn();
+    let server = Child::reporting();
     let rt = runtime();
     let pace = if what.ends_with("_paced") {
         PACE
@@ -326,7 +340,7 @@ struct Variant<'a> {
 /// alternating within each round; medians and ranges over the rounds.
 pub fn cpu(n: usize, rounds: usize) {
     let posted = captured_posts();
-    let (floor_server, client_server) = (Child::spawn(), Child::spawn());
+    let (floor_server, client_server) = (Child::reporting(), Child::reporting());
     let floor_rt = runtime();
     let client_rt = runtime();
     let wake_rt = runtime();
