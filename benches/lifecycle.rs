@@ -33,11 +33,28 @@ use mcp_tasks::transport::{
 };
 use serde_json::{Value, json};
 
+#[cfg(feature = "http")]
+#[path = "lifecycle/http.rs"]
+mod http;
+
 const CREATED: &str = r#"{"resultType":"task","taskId":"bench-task-7f3a9c","status":"working","createdAt":"2026-08-01T09:00:00Z","lastUpdatedAt":"2026-08-01T09:00:00Z","ttlMs":60000}"#;
 const WORKING: &str = r#"{"resultType":"complete","taskId":"bench-task-7f3a9c","status":"working","statusMessage":"exporting","createdAt":"2026-08-01T09:00:00Z","lastUpdatedAt":"2026-08-01T09:00:01Z","ttlMs":60000}"#;
 const COMPLETED: &str = r#"{"resultType":"complete","taskId":"bench-task-7f3a9c","status":"completed","createdAt":"2026-08-01T09:00:00Z","lastUpdatedAt":"2026-08-01T09:00:02Z","ttlMs":60000,"result":{"content":[{"type":"text","text":"42 rows exported"}],"structuredContent":{"rows":42}}}"#;
 
 fn main() {
+    #[cfg(feature = "http")]
+    if std::env::args().any(|a| a == "--replay-http") {
+        http::replay_server();
+        return;
+    }
+    #[cfg(feature = "http")]
+    if let Some(at) = std::env::args().position(|a| a == "--cpu-http") {
+        let args: Vec<String> = std::env::args().skip(at + 1).collect();
+        let n = args.first().and_then(|a| a.parse().ok()).unwrap_or(300);
+        let rounds = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(5);
+        http::cpu(n, rounds);
+        return;
+    }
     if std::env::args().any(|a| a == "--replay") {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -64,6 +81,10 @@ fn main() {
 fn profile(what: &str, n: usize) {
     let rt = runtime();
     match what {
+        #[cfg(feature = "http")]
+        "http_floor" | "http_lifecycle" | "http_floor_paced" | "http_lifecycle_paced" => {
+            http::profile(what, n)
+        }
         "floor" => {
             let requests = captured_requests();
             let (mut sink, mut stream) = rt.block_on(async {
@@ -98,24 +119,32 @@ async fn replay<T: Transport>(transport: T) -> io::Result<()> {
             continue;
         };
         let request: Value = serde_json::from_str(&text).unwrap();
-        let Some(id) = request.get("id") else {
+        let Some(reply) = answer(&request, &mut gets) else {
             continue;
         };
-        let result = match request["method"].as_str().unwrap() {
-            "tools/call" => {
-                gets = 0;
-                CREATED
-            }
-            "tasks/get" => {
-                gets += 1;
-                if gets < 3 { WORKING } else { COMPLETED }
-            }
-            _ => r#"{"resultType":"complete"}"#,
-        };
-        let reply = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
         sink.send(Outbound::new(reply, "reply")).await?;
     }
     Ok(())
+}
+
+/// The replay's answer to one message (`None` for a notification):
+/// `gets` counts the reads since the last `tools/call`.
+fn answer(request: &Value, gets: &mut usize) -> Option<String> {
+    let id = request.get("id")?;
+    let result = match request["method"].as_str().unwrap() {
+        "tools/call" => {
+            *gets = 0;
+            CREATED
+        }
+        "tasks/get" => {
+            *gets += 1;
+            if *gets < 3 { WORKING } else { COMPLETED }
+        }
+        _ => r#"{"resultType":"complete"}"#,
+    };
+    Some(format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#
+    ))
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -126,9 +155,15 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 async fn lifecycle(client: &Client) {
+    lifecycle_every(client, Duration::ZERO).await;
+}
+
+/// One lifecycle whose reads are `interval` apart (the replay gives no
+/// `pollIntervalMs`, so the builder's interval is the schedule).
+async fn lifecycle_every(client: &Client, interval: Duration) {
     let done = client
         .task()
-        .poll_interval(Duration::ZERO)
+        .poll_interval(interval)
         .min_poll_interval(Duration::ZERO)
         .call_tool("export", json!({ "table": "orders" }))
         .await

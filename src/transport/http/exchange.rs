@@ -12,7 +12,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::headers::PROTOCOL_VERSION_HEADER;
-use super::post::{is_sse, split_batch};
+use super::post::{batch_items, is_sse};
 use super::send::{SendError, Sent};
 use super::sse::Events;
 use super::{SESSION_HEADER, Shared, retry_after, session};
@@ -179,7 +179,8 @@ impl Exchange {
                 reason,
             }))
         };
-        if let Err(why) = session::renew(&self.shared, &lost, &self.tx).await {
+        // Boxed, as rare as it is large.
+        if let Err(why) = Box::pin(session::renew(&self.shared, &lost, &self.tx)).await {
             return Err(refusal(format!(
                 "{lost_reason}, and a new one could not be started: {why}"
             )));
@@ -237,10 +238,12 @@ impl Exchange {
             return Err(refused(None, why));
         }
         if is_sse(response.headers()) {
-            self.read_sse(response, status, refused).await
+            // Boxed: a stream's reader (resumption included) would make
+            // every exchange's future, JSON ones too, as large as itself.
+            Box::pin(self.read_sse(response, status, refused)).await
         } else {
             let body = read_limited(response, self.shared.max_message_size).await?;
-            self.read_json(status, &body, refused).await
+            self.read_json(status, text_of(body), refused).await
         }
     }
 
@@ -252,21 +255,23 @@ impl Exchange {
     async fn read_json(
         &self,
         status: StatusCode,
-        body: &[u8],
+        text: String,
         refused: impl Fn(Option<String>, String) -> Failure,
     ) -> Result<(), Failure> {
-        let text = String::from_utf8_lossy(body);
-        let text = text.trim();
         let ok = status.is_success();
         let mut answered = false;
         let mut lost = None;
-        let items = if text.is_empty() {
-            Vec::new()
-        } else {
-            self.messages(text)
+        let batch = self.batch(&text);
+        // The whole text, kept for the errors that quote it (a reply with
+        // an error status, a batch); a single message moves on as it is.
+        let whole = (batch.is_some() || !ok).then(|| text.clone());
+        let items = match batch {
+            Some(items) => items,
+            None if text.is_empty() => Vec::new(),
+            None => vec![text],
         };
         for item in items {
-            match self.route(&item) {
+            match self.route(item) {
                 Routed::Final(message) => {
                     self.send(message).await;
                     answered = true;
@@ -284,11 +289,11 @@ impl Exchange {
                         format!("HTTP {status}: the reply holds no response to this request")
                     });
                 }
-                Routed::NotRpc => {
+                Routed::NotRpc(item) => {
                     lost.get_or_insert_with(|| {
                         format!(
                             "HTTP {status}: the reply is not a JSON-RPC message: {}",
-                            quote(text)
+                            quote(whole.as_deref().unwrap_or(&item))
                         )
                     });
                 }
@@ -299,12 +304,13 @@ impl Exchange {
         }
         let lost =
             lost.unwrap_or_else(|| format!("the server answered HTTP {status} with no response"));
+        let whole = whole.unwrap_or_default();
         Err(if ok {
             Failure::Lost(lost)
-        } else if text.is_empty() {
+        } else if whole.is_empty() {
             refused(None, format!("HTTP {status} with no body"))
         } else {
-            refused(None, format!("HTTP {status}: {}", quote(text)))
+            refused(None, format!("HTTP {status}: {}", quote(&whole)))
         })
     }
 
@@ -387,8 +393,9 @@ impl Exchange {
                 Err(reason) => return Ok(Some(Some(reason))),
             };
             let mut answered = false;
-            for item in self.messages(&text) {
-                match self.route(&item) {
+            let items = self.batch(&text).unwrap_or_else(|| vec![text]);
+            for item in items {
+                match self.route(item) {
                     Routed::Final(message) => {
                         self.send(message).await;
                         answered = true;
@@ -405,7 +412,7 @@ impl Exchange {
                             return Ok(None); // the client is gone: stop reading
                         }
                     }
-                    Routed::NotRpc => {
+                    Routed::NotRpc(item) => {
                         let _ = self
                             .tx
                             .send(Inbound::Invalid(format!(
@@ -437,59 +444,60 @@ impl Exchange {
         self.tx.send(Inbound::Message(message)).await.is_ok()
     }
 
-    /// The messages of one JSON text: a batch is split on an
-    /// initialize-era connection, where it may come (a batch is no reply in
-    /// 2026-07-28).
-    fn messages(&self, text: &str) -> Vec<String> {
+    /// The messages of a JSON text that is a batch, on an initialize-era
+    /// connection, where one may come (a batch is no reply in 2026-07-28);
+    /// `None` when the text is one message.
+    fn batch(&self, text: &str) -> Option<Vec<String>> {
         if self.method == method::INITIALIZE || self.shared.accepts_batches() {
-            split_batch(text)
+            batch_items(text)
         } else {
-            vec![text.to_owned()]
+            None
         }
     }
 
-    /// What one message of the reply is to this exchange.
-    fn route(&self, text: &str) -> Routed {
+    /// What one message of the reply is to this exchange (the message
+    /// moves on as it came, unless its id must be set).
+    fn route(&self, text: String) -> Routed {
         // An object only: serde would read a JSON array as a struct, field
         // by field (batches are split before they get here).
         if !text.trim_start().starts_with('{') {
-            return Routed::NotRpc;
+            return Routed::NotRpc(text);
         }
-        let Ok(peek) = serde_json::from_str::<Peek>(text) else {
-            return Routed::NotRpc;
+        let Ok(peek) = serde_json::from_str::<Peek>(&text) else {
+            return Routed::NotRpc(text);
         };
         if peek.method.is_some() {
-            return Routed::More(text.to_owned());
+            return Routed::More(text);
         }
         if peek.error.is_some() {
             return match &peek.id {
-                Some(id) if *id == self.id => Routed::Error(text.to_owned()),
+                Some(id) if *id == self.id => Routed::Error(text),
                 Some(id) if self.shared.in_flight.lock().unwrap().contains_key(id) => {
                     tracing::debug!(id = %self.id, "a reply names another request; passing it on");
-                    Routed::More(text.to_owned())
+                    Routed::More(text)
                 }
                 // No id, `null`, or one the client never sent ("server-error"):
                 // the server could not tie its error to a request, and this
                 // POST is the request it answers.
-                _ => match with_id(text, &self.id) {
+                _ => match with_id(&text, &self.id) {
                     Some(message) => Routed::Error(message),
-                    None => Routed::NotRpc,
+                    None => Routed::NotRpc(text),
                 },
             };
         }
         if peek.result.is_none() {
-            return Routed::NotRpc;
+            return Routed::NotRpc(text);
         }
         match &peek.id {
             Some(id) if *id == self.id => {
                 let learned = (self.method == "tools/list")
-                    .then(|| self.shared.tools.learn(text))
+                    .then(|| self.shared.tools.learn(&text))
                     .flatten();
-                Routed::Final(learned.unwrap_or_else(|| text.to_owned()))
+                Routed::Final(learned.unwrap_or(text))
             }
             _ => {
                 tracing::debug!(id = %self.id, "a reply names another request; passing it on");
-                Routed::More(text.to_owned())
+                Routed::More(text)
             }
         }
     }
@@ -504,8 +512,8 @@ enum Routed {
     Error(String),
     /// A notification (or someone else's message): pass it on, keep reading.
     More(String),
-    /// Not a JSON-RPC message the client could read.
-    NotRpc,
+    /// Not a JSON-RPC message the client could read (the text, to quote).
+    NotRpc(String),
 }
 
 /// Enough of a message to route it. `error` is read in full: a body such as
@@ -541,8 +549,32 @@ fn with_id(text: &str, id: &RequestId) -> Option<String> {
     Some(value.to_string())
 }
 
+/// A reply's text without the whitespace around it, invalid UTF-8
+/// replaced; the bytes become the text without a copy when they can.
+fn text_of(body: Vec<u8>) -> String {
+    let text = String::from_utf8(body)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let trimmed = text.trim();
+    if trimmed.len() == text.len() {
+        text
+    } else {
+        trimmed.to_owned()
+    }
+}
+
+/// Most of a reply's announced length reserved before it arrives.
+const RESERVE: usize = 64 * 1024;
+
 async fn read_limited(mut response: reqwest::Response, max: usize) -> Result<Vec<u8>, Failure> {
-    let mut body = Vec::new();
+    // Sized from `Content-Length` (within bounds: it is only announced) so
+    // that the chunks are copied once, with no regrowing.
+    let announced = response.content_length().unwrap_or(0);
+    let mut body = Vec::with_capacity(
+        usize::try_from(announced)
+            .unwrap_or(0)
+            .min(max)
+            .min(RESERVE),
+    );
     while let Some(chunk) = response
         .chunk()
         .await

@@ -21,6 +21,12 @@ pub(super) const METHOD_HEADER: &str = "mcp-method";
 /// `Mcp-Name`: the routing name of the methods that have one.
 pub(super) const NAME_HEADER: &str = "mcp-name";
 
+/// The standard headers' names, parsed once: naming a header by a `&str`
+/// parses the name again on every insertion.
+static PROTOCOL_VERSION_NAME: HeaderName = HeaderName::from_static(PROTOCOL_VERSION_HEADER);
+static METHOD_NAME: HeaderName = HeaderName::from_static(METHOD_HEADER);
+static NAME_NAME: HeaderName = HeaderName::from_static(NAME_HEADER);
+
 /// Headers the transport sets itself; a user header may not replace them.
 const RESERVED: &[&str] = &[
     "accept",
@@ -115,27 +121,40 @@ pub(super) fn for_message(
     facts: &Facts<'_>,
     mirrored: &[(HeaderName, HeaderValue)],
 ) -> Result<HeaderMap, String> {
-    let mut headers = base.clone();
+    // Sized for all of them at once: growing the map rehashes it.
+    let mut headers = HeaderMap::with_capacity(base.len() + 5 + mirrored.len());
+    for (name, value) in base {
+        headers.append(name.clone(), value.clone());
+    }
     headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     let version = HeaderValue::from_str(version)
         .map_err(|_| format!("the protocol version {version:?} is not a valid header value"))?;
-    headers.insert(PROTOCOL_VERSION_HEADER, version);
+    headers.insert(PROTOCOL_VERSION_NAME.clone(), version);
     let method_value = HeaderValue::from_str(method)
         .map_err(|_| format!("the method {method:?} is not a valid header value"))?;
-    headers.insert(METHOD_HEADER, method_value);
+    headers.insert(METHOD_NAME.clone(), method_value);
     if let Some(raw) = facts.routing_name(method) {
-        let value = serde_json::from_str::<Value>(raw.get())
-            .ok()
-            .as_ref()
-            .and_then(scalar_text)
+        let value = routing_text(raw)
             .ok_or_else(|| format!("{method}: the routing name is not a string or number"))?;
-        headers.insert(NAME_HEADER, encode_value(&value));
+        headers.insert(NAME_NAME.clone(), encode_value(&value));
     }
     for (name, value) in mirrored {
         headers.insert(name.clone(), value.clone());
     }
     Ok(headers)
+}
+
+/// The text of a routing name (a task id, a tool name: nearly always a
+/// string, read as one without building a `Value`).
+fn routing_text(raw: &RawValue) -> Option<String> {
+    if raw.get().starts_with('"') {
+        return serde_json::from_str(raw.get()).ok();
+    }
+    serde_json::from_str::<Value>(raw.get())
+        .ok()
+        .as_ref()
+        .and_then(scalar_text)
 }
 
 /// The headers mirrored from a `tools/call`'s annotated arguments. An

@@ -385,13 +385,12 @@ impl Shared {
             }
             last.clone()
         };
-        let mirrored = match (message.method.as_str(), facts.tool_name()) {
-            ("tools/call", Some(tool)) => match (self.tools.params(&tool), facts.arguments()) {
-                (Some(params), Some(args)) => headers::mirrored(&params, &args),
-                _ => Vec::new(),
-            },
-            _ => Vec::new(),
-        };
+        // The arguments are parsed only for a tool with annotations.
+        let mirrored = (message.method == method::TOOLS_CALL)
+            .then(|| self.tools.params(&facts.tool_name()?))
+            .flatten()
+            .and_then(|params| Some(headers::mirrored(&params, &facts.arguments()?)))
+            .unwrap_or_default();
         let mut headers = headers::for_message(
             &self.base_headers,
             &message.method,
@@ -460,8 +459,8 @@ impl Shared {
     /// Whether a reply may be a JSON-RPC batch: on the initialize era only
     /// (2025-03-26 allowed them; later versions are read as leniently).
     fn accepts_batches(&self) -> bool {
-        let version = self.version();
-        version == "2024-11-05" || session::SESSION_VERSIONS.contains(&version.as_str())
+        let version = self.version.lock().unwrap();
+        *version == "2024-11-05" || session::SESSION_VERSIONS.contains(&version.as_str())
     }
 
     /// Opens the server's own stream (replacing one already open), once the

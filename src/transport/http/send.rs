@@ -43,13 +43,32 @@ impl Shared {
         headers: HeaderMap,
         body: bytes::Bytes,
     ) -> Result<Sent, SendError> {
-        self.send(|token| {
-            self.client
-                .post(self.url.clone())
-                .headers(with_token(headers.clone(), token))
-                .body(body.clone())
+        #[cfg(feature = "oauth")]
+        if self.auth.is_some() {
+            return self
+                .send(|token| {
+                    self.client
+                        .post(self.url.clone())
+                        .headers(with_token(headers.clone(), token))
+                        .body(body.clone())
+                })
+                .await;
+        }
+        // Sent once: the request is made with the headers as they are,
+        // neither copied nor merged into an empty map one by one, as the
+        // builder's `headers` would.
+        let mut request = reqwest::Request::new(reqwest::Method::POST, self.url.clone());
+        *request.headers_mut() = headers;
+        *request.body_mut() = Some(body.into());
+        let response = self
+            .client
+            .execute(request)
+            .await
+            .map_err(SendError::Http)?;
+        Ok(Sent {
+            response,
+            refusal: None,
         })
-        .await
     }
 
     /// Sends the request `build` makes for a token (`None`: no OAuth, or
