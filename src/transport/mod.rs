@@ -16,6 +16,7 @@
 use std::fmt;
 use std::future::Future;
 use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::protocol::RequestId;
@@ -93,6 +94,12 @@ pub struct Outbound {
     pub name: Option<String>,
     /// The request id a `notifications/cancelled` refers to.
     pub cancels: Option<RequestId>,
+    /// The protocol version the message's `_meta` carries, set by the
+    /// client on the requests it writes with one. With it, a transport that
+    /// mirrors the version and the routing name in headers (Streamable
+    /// HTTP) takes them from here and [`name`](Outbound::name) instead of
+    /// reading the message again; without it, it reads the message.
+    pub protocol_version: Option<Arc<str>>,
 }
 
 impl fmt::Debug for Outbound {
@@ -104,6 +111,7 @@ impl fmt::Debug for Outbound {
             .field("json_bytes", &self.json.len())
             .field("name", &self.name.as_ref().map(|_| "…"))
             .field("cancels", &self.cancels)
+            .field("protocol_version", &self.protocol_version)
             .finish()
     }
 }
@@ -119,6 +127,7 @@ impl Outbound {
             id: None,
             name: None,
             cancels: None,
+            protocol_version: None,
         }
     }
 

@@ -218,11 +218,11 @@ impl Connection {
     pub(crate) async fn request<P: Serialize>(
         &self,
         method: &str,
-        name: Option<String>,
+        route: impl Into<Route>,
         params: P,
         timeout: Duration,
     ) -> Result<Box<RawValue>, Error> {
-        self.request_tracked(method, name, params, timeout, None)
+        self.request_tracked(method, route, params, timeout, None)
             .await
     }
 
@@ -235,22 +235,23 @@ impl Connection {
     pub(crate) async fn request_tracked<P: Serialize>(
         &self,
         method: &str,
-        name: Option<String>,
+        route: impl Into<Route>,
         params: P,
         timeout: Duration,
         tracking: Option<&mut Tracking>,
     ) -> Result<Box<RawValue>, Error> {
         let (id, json) = self.encode(method, params)?;
+        let route = route.into();
         let span = trace::request_span(method);
         if span.is_disabled() {
             // Nothing to record: no span is held while the request waits.
             drop(span);
-            self.exchange(method, name, id, json, timeout, tracking)
+            self.exchange(method, route, id, json, timeout, tracking)
                 .await
         } else {
             span.record("request_id", tracing::field::display(&id));
             // Boxed: only traced requests pay for the larger future.
-            let exchange = self.exchange(method, name, id, json, timeout, tracking);
+            let exchange = self.exchange(method, route, id, json, timeout, tracking);
             trace::timed(span, exchange).await
         }
     }
@@ -259,7 +260,7 @@ impl Connection {
     async fn exchange(
         &self,
         method: &str,
-        name: Option<String>,
+        route: Route,
         id: RequestId,
         json: String,
         timeout: Duration,
@@ -278,7 +279,8 @@ impl Connection {
             id: Some(id.clone()),
         };
         let mut msg = Outbound::request(json, method, id);
-        msg.name = name;
+        msg.name = route.name;
+        msg.protocol_version = route.version;
         let lost_outcome = Method::of(method).loses_outcome_with_its_reply();
         let discarded_before = self.discarded();
         if self.out.send(msg).await.is_err() {
@@ -393,6 +395,25 @@ impl Connection {
     /// Requests waiting for a reply.
     pub(crate) fn pending_len(&self) -> usize {
         self.shared.pending_len()
+    }
+}
+
+/// What a transport may route a request by, besides its method: the name
+/// `Mcp-Name` mirrors (the tool name of a `tools/call`, the task id of a
+/// `tasks/*`) and, when the request's `_meta` states one, the protocol
+/// version (so that the HTTP transport need not read the message again).
+#[derive(Debug, Default)]
+pub(crate) struct Route {
+    pub(crate) name: Option<String>,
+    pub(crate) version: Option<Arc<str>>,
+}
+
+impl From<Option<String>> for Route {
+    fn from(name: Option<String>) -> Route {
+        Route {
+            name,
+            version: None,
+        }
     }
 }
 

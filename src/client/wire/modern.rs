@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use super::start::{Call, Started};
 use crate::client::envelope::Envelope;
 use crate::client::listen::{Watch, Watcher};
-use crate::client::rpc::{Connection, Tracking};
+use crate::client::rpc::{Connection, Route, Tracking};
 use crate::error::{Error, Hint, Kind, Result};
 use crate::protocol::method;
 use crate::protocol::result::{decode_ack, decode_task_snapshot};
@@ -85,7 +85,10 @@ impl Modern {
                 .conn
                 .request_tracked(
                     method,
-                    name.map(str::to_owned),
+                    Route {
+                        name: name.map(str::to_owned),
+                        version: Some(version.clone()),
+                    },
                     &body,
                     timeout,
                     tracking.as_deref_mut(),

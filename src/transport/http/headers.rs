@@ -84,6 +84,18 @@ impl<'a> Facts<'a> {
             .as_deref()
     }
 
+    /// The text `Mcp-Name` mirrors for `method`: `Ok(None)` when the method
+    /// has none (or the message lacks it), an error when it is neither a
+    /// string nor a number.
+    pub(super) fn routing_text(&self, method: &str) -> Result<Option<String>, String> {
+        match self.routing_name(method) {
+            None => Ok(None),
+            Some(raw) => routing_text(raw)
+                .map(Some)
+                .ok_or_else(|| format!("{method}: the routing name is not a string or number")),
+        }
+    }
+
     /// The value `Mcp-Name` mirrors for `method`, if the method has one.
     fn routing_name(&self, method: &str) -> Option<&'a RawValue> {
         let params = self.params.as_ref()?;
@@ -108,6 +120,19 @@ impl<'a> Facts<'a> {
     }
 }
 
+/// Whether `method` is routed by a name its params carry (`Mcp-Name`).
+pub(super) fn is_routed(method: &str) -> bool {
+    matches!(
+        method,
+        "tools/call"
+            | "prompts/get"
+            | "resources/read"
+            | "tasks/get"
+            | "tasks/update"
+            | "tasks/cancel"
+    )
+}
+
 /// Builds the headers of one POST.
 ///
 /// Starts from `base` (the user's headers and `Authorization`) and
@@ -118,7 +143,7 @@ pub(super) fn for_message(
     base: &HeaderMap,
     method: &str,
     version: &str,
-    facts: &Facts<'_>,
+    routing: Option<&str>,
     mirrored: &[(HeaderName, HeaderValue)],
 ) -> Result<HeaderMap, String> {
     // Sized for all of them at once: growing the map rehashes it.
@@ -134,10 +159,8 @@ pub(super) fn for_message(
     let method_value = HeaderValue::from_str(method)
         .map_err(|_| format!("the method {method:?} is not a valid header value"))?;
     headers.insert(METHOD_NAME.clone(), method_value);
-    if let Some(raw) = facts.routing_name(method) {
-        let value = routing_text(raw)
-            .ok_or_else(|| format!("{method}: the routing name is not a string or number"))?;
-        headers.insert(NAME_NAME.clone(), encode_value(&value));
+    if let Some(value) = routing {
+        headers.insert(NAME_NAME.clone(), encode_value(value));
     }
     for (name, value) in mirrored {
         headers.insert(name.clone(), value.clone());
@@ -317,7 +340,16 @@ mod tests {
         let json = r#"{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"t-1","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
         let facts = Facts::read(json);
         assert_eq!(facts.protocol_version(), Some("2026-07-28"));
-        let h = for_message(&HeaderMap::new(), "tasks/get", "2026-07-28", &facts, &[]).unwrap();
+        let name = facts.routing_text("tasks/get").unwrap();
+        assert_eq!(name.as_deref(), Some("t-1"));
+        let h = for_message(
+            &HeaderMap::new(),
+            "tasks/get",
+            "2026-07-28",
+            name.as_deref(),
+            &[],
+        )
+        .unwrap();
         assert_eq!(h[ACCEPT], ACCEPT_BOTH);
         assert_eq!(h[CONTENT_TYPE], "application/json");
         assert_eq!(h[PROTOCOL_VERSION_HEADER], "2026-07-28");
@@ -329,15 +361,33 @@ mod tests {
     #[test]
     fn methods_without_a_routing_name_send_no_mcp_name() {
         let json = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"x"}}"#;
-        let h = for_message(
-            &HeaderMap::new(),
-            "tools/list",
-            "v",
-            &Facts::read(json),
-            &[],
-        )
-        .unwrap();
+        assert!(!is_routed("tools/list"));
+        assert_eq!(Facts::read(json).routing_text("tools/list"), Ok(None));
+        // The routed methods are exactly those the body is read for.
+        for method in [
+            "tools/call",
+            "prompts/get",
+            "resources/read",
+            "tasks/get",
+            "tasks/update",
+            "tasks/cancel",
+        ] {
+            assert!(is_routed(method), "{method}");
+        }
+        let h = for_message(&HeaderMap::new(), "tools/list", "v", None, &[]).unwrap();
         assert!(h.get(NAME_HEADER).is_none());
+    }
+
+    #[test]
+    fn a_routing_name_that_is_no_string_or_number_is_refused() {
+        let json = r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":{"a":1}}}"#;
+        let err = Facts::read(json).routing_text("tasks/get").unwrap_err();
+        assert!(err.contains("not a string or number"), "{err}");
+        let json = r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":7}}"#;
+        assert_eq!(
+            Facts::read(json).routing_text("tasks/get"),
+            Ok(Some("7".into()))
+        );
     }
 
     #[test]

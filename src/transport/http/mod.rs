@@ -373,29 +373,54 @@ impl Shared {
         }
     }
 
-    /// The headers of one message's POST, read from the message itself.
+    /// The headers of one message's POST: the version and the routing
+    /// name as the client states them for the requests it writes
+    /// ([`Outbound::protocol_version`], [`Outbound::name`]), else read from
+    /// the message itself.
     fn headers_for(&self, message: &Outbound) -> Result<HeaderMap, String> {
-        let facts = Facts::read(&message.json);
+        let method = message.method.as_str();
+        let stated = message
+            .protocol_version
+            .as_deref()
+            .filter(|_| !headers::is_routed(method) || message.name.is_some());
+        let read = stated.is_none().then(|| Facts::read(&message.json));
+        let (stated_version, routing, tool) = match &read {
+            None => {
+                let name = message.name.clone().filter(|_| headers::is_routed(method));
+                (stated, name.clone(), name)
+            }
+            Some(facts) => (
+                facts.protocol_version(),
+                facts.routing_text(method)?,
+                facts.tool_name(),
+            ),
+        };
         let version = {
             let mut last = self.version.lock().unwrap();
-            if let Some(v) = facts.protocol_version()
+            if let Some(v) = stated_version
                 && *last != v
             {
                 *last = v.to_owned();
             }
             last.clone()
         };
-        // The arguments are parsed only for a tool with annotations.
-        let mirrored = (message.method == method::TOOLS_CALL)
-            .then(|| self.tools.params(&facts.tool_name()?))
+        // The arguments are read only for a tool with annotations.
+        let mirrored = (method == method::TOOLS_CALL)
+            .then(|| {
+                let params = self.tools.params(tool.as_deref()?)?;
+                let arguments = match &read {
+                    Some(facts) => facts.arguments(),
+                    None => Facts::read(&message.json).arguments(),
+                }?;
+                Some(headers::mirrored(&params, &arguments))
+            })
             .flatten()
-            .and_then(|params| Some(headers::mirrored(&params, &facts.arguments()?)))
             .unwrap_or_default();
         let mut headers = headers::for_message(
             &self.base_headers,
-            &message.method,
+            method,
             &version,
-            &facts,
+            routing.as_deref(),
             &mirrored,
         )?;
         if message.kind == OutboundKind::Response {
@@ -764,5 +789,34 @@ mod tests {
             let err = http.connect().await.unwrap_err();
             assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
         }
+    }
+
+    /// The version and routing name a request states are what its headers
+    /// carry, without reading the body; a request that states none, or a
+    /// routed one without its name, has them read from the body.
+    #[tokio::test]
+    async fn headers_come_from_what_a_request_states_else_from_its_body() {
+        let (sink, _stream) = Http::new("http://127.0.0.1:9/mcp").connect().await.unwrap();
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"from-body","_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}}"#;
+        let mut m = Outbound::request(body.into(), "tasks/get", RequestId::Number(1));
+        m.name = Some("stated".into());
+        m.protocol_version = Some("2026-07-28".into());
+        let h = sink.shared.headers_for(&m).unwrap();
+        assert_eq!(h[headers::NAME_HEADER], "stated");
+        assert_eq!(h[headers::PROTOCOL_VERSION_HEADER], "2026-07-28");
+        m.name = None;
+        let h = sink.shared.headers_for(&m).unwrap();
+        assert_eq!(h[headers::NAME_HEADER], "from-body");
+        assert_eq!(h[headers::PROTOCOL_VERSION_HEADER], "2099-01-01");
+        m.name = Some("stated".into());
+        m.protocol_version = None;
+        let h = sink.shared.headers_for(&m).unwrap();
+        assert_eq!(h[headers::NAME_HEADER], "from-body");
+        // A method that routes by nothing sends no name, stated or not.
+        let mut m = Outbound::request(body.into(), "tools/list", RequestId::Number(2));
+        m.name = Some("stated".into());
+        m.protocol_version = Some("2026-07-28".into());
+        let h = sink.shared.headers_for(&m).unwrap();
+        assert!(h.get(headers::NAME_HEADER).is_none());
     }
 }
