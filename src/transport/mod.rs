@@ -91,14 +91,23 @@ pub struct Outbound {
     /// The request id (for requests, and the id a response answers).
     pub id: Option<RequestId>,
     /// The routing name: the tool name on `tools/call`, the task id on `tasks/*`.
+    ///
+    /// When [`protocol_version`](Outbound::protocol_version) is set, a
+    /// transport may trust this over the message: one that changes the
+    /// message's params must change this too.
     pub name: Option<String>,
     /// The request id a `notifications/cancelled` refers to.
     pub cancels: Option<RequestId>,
-    /// The protocol version the message's `_meta` carries, set by the
-    /// client on the requests it writes with one. With it, a transport that
-    /// mirrors the version and the routing name in headers (Streamable
-    /// HTTP) takes them from here and [`name`](Outbound::name) instead of
-    /// reading the message again; without it, it reads the message.
+    /// The protocol version the message's `_meta` carries, when the client
+    /// states it: on the 2026-07-28 requests it writes through its typed
+    /// API (not on `subscriptions/listen`, the raw
+    /// [`Client::request`](crate::Client::request), the initialize era,
+    /// notifications or responses, where it is `None` and a transport
+    /// reads the message). With it, a transport that mirrors the version
+    /// and the routing name in headers (Streamable HTTP) takes them from
+    /// here and [`name`](Outbound::name) instead of reading the message
+    /// again. A wrapper that rewrites the message's `_meta` or routing
+    /// params must update or clear these.
     pub protocol_version: Option<Arc<str>>,
 }
 

@@ -1,5 +1,6 @@
-//! The headers of one POST: the standard MCP headers read from the body,
-//! the value encoding they share, and the checks on the user's own headers.
+//! The headers of one POST: the standard MCP headers (read from the body
+//! when the client does not state them), the value encoding they share,
+//! and the checks on the user's own headers.
 
 use std::borrow::Cow;
 
@@ -99,11 +100,10 @@ impl<'a> Facts<'a> {
     /// The value `Mcp-Name` mirrors for `method`, if the method has one.
     fn routing_name(&self, method: &str) -> Option<&'a RawValue> {
         let params = self.params.as_ref()?;
-        match method {
-            "tools/call" | "prompts/get" => params.name,
-            "resources/read" => params.uri,
-            "tasks/get" | "tasks/update" | "tasks/cancel" => params.task_id,
-            _ => None,
+        match routing_param(method)? {
+            RoutingParam::Name => params.name,
+            RoutingParam::Uri => params.uri,
+            RoutingParam::TaskId => params.task_id,
         }
     }
 
@@ -120,17 +120,27 @@ impl<'a> Facts<'a> {
     }
 }
 
+/// The param `Mcp-Name` mirrors.
+enum RoutingParam {
+    Name,
+    Uri,
+    TaskId,
+}
+
+/// The param a method is routed by, if any: the one table of routed
+/// methods.
+fn routing_param(method: &str) -> Option<RoutingParam> {
+    match method {
+        "tools/call" | "prompts/get" => Some(RoutingParam::Name),
+        "resources/read" => Some(RoutingParam::Uri),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some(RoutingParam::TaskId),
+        _ => None,
+    }
+}
+
 /// Whether `method` is routed by a name its params carry (`Mcp-Name`).
 pub(super) fn is_routed(method: &str) -> bool {
-    matches!(
-        method,
-        "tools/call"
-            | "prompts/get"
-            | "resources/read"
-            | "tasks/get"
-            | "tasks/update"
-            | "tasks/cancel"
-    )
+    routing_param(method).is_some()
 }
 
 /// Builds the headers of one POST.
@@ -363,7 +373,8 @@ mod tests {
         let json = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"x"}}"#;
         assert!(!is_routed("tools/list"));
         assert_eq!(Facts::read(json).routing_text("tools/list"), Ok(None));
-        // The routed methods are exactly those the body is read for.
+        // The routed methods (a name each, read from the body when not
+        // stated).
         for method in [
             "tools/call",
             "prompts/get",

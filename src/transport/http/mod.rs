@@ -110,8 +110,11 @@ const MAX_REDIRECTS: usize = 5;
 /// # Headers
 ///
 /// Each POST carries `Accept: application/json, text/event-stream`,
-/// `Content-Type: application/json` and the standard MCP headers, all read
-/// from the message itself so they always agree with it:
+/// `Content-Type: application/json` and the standard MCP headers, which
+/// always agree with the message: the version and the routing name as the
+/// client states them on the [`Outbound`] it wrote
+/// ([`Outbound::protocol_version`], [`Outbound::name`]), else read from the
+/// message itself:
 ///
 /// | header | value |
 /// |---|---|
