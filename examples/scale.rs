@@ -5,6 +5,7 @@
 //! cargo run --release --example scale -- 10000
 //! cargo run --release --example scale --features http -- 10000 --http
 //! cargo run --release --example scale --features http -- 10000 --http --burst
+//! cargo run --release --example scale --features http -- 10000 --http --burst --max-in-flight 64
 //! ```
 //!
 //! The server runs in a child process (this example started with
@@ -30,7 +31,8 @@
 //! client prints them. Tasks are created one after the other, as over
 //! stdio; with `--burst` they are all created at once (each call on a
 //! spawned task), so that their reads fall due together: what the
-//! connection pool does with `N` concurrent requests.
+//! connection pool does with `N` concurrent requests. `--max-in-flight K`
+//! sets [`Http::max_in_flight`](mcp_tasks::transport::Http::max_in_flight).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io;
@@ -41,7 +43,7 @@ use std::time::{Duration, Instant};
 use mcp_tasks::protocol::CallToolResult;
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 use mcp_tasks::transport::{MessageSink, Outbound, Stdio, Transport};
-use mcp_tasks::{Client, TaskState};
+use mcp_tasks::{Client, Pending, Task, TaskState};
 use serde_json::json;
 
 const GETS_PER_TASK: usize = 3;
@@ -192,7 +194,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         #[cfg(feature = "http")]
         {
             let mut child = front::spawn(n).await?;
-            let transport = mcp_tasks::transport::Http::new(child.url.clone());
+            let mut transport = mcp_tasks::transport::Http::new(child.url.clone());
+            let most = std::env::args()
+                .skip_while(|a| a != "--max-in-flight")
+                .nth(1)
+                .map(|k| k.parse::<usize>())
+                .transpose()?;
+            if let Some(most) = most {
+                transport = transport.max_in_flight(most);
+                println!("max in flight:         {most}");
+            }
             let client = Client::connect(Counting(transport, gets.clone())).await?;
             run(n, client, gets, burst, true).await?;
             let stats = child.stats().await?;
@@ -214,6 +225,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .arg("--serve");
     let client = Client::connect(Counting(child, gets.clone())).await?;
     run(n, client, gets, burst, false).await
+}
+
+/// Waits for a task to end: whether it completed.
+async fn wait(task: Task<Pending>) -> Result<bool, String> {
+    task.finish()
+        .await
+        .map(|t| t.into_outcome().is_completed())
+        .map_err(|e| e.to_string())
 }
 
 /// Creates `n` tasks on `client`, waits for them all, prints the figures.
@@ -241,40 +260,28 @@ async fn run(
 
     let mut failed = 0;
     if burst {
-        // Every call on its own task; each reports once it has its answer.
-        let (created_tx, mut created_rx) = tokio::sync::mpsc::unbounded_channel();
-        for _ in 0..n {
-            let client = client.clone();
-            let created = created_tx.clone();
-            waiters.push(tokio::spawn(async move {
-                let state = settings(&client).call_tool("job", json!({})).await;
-                drop(client);
-                let task = match state {
-                    Ok(TaskState::Pending(task)) => {
-                        let _ = created.send(Ok(()));
-                        task
+        // Every call on a task of its own, which hands its wait to another
+        // task and ends: the pending tasks are then the same as below.
+        let calls: Vec<_> = (0..n)
+            .map(|_| {
+                let client = client.clone();
+                tokio::spawn(async move {
+                    match settings(&client).call_tool("job", json!({})).await {
+                        Ok(TaskState::Pending(task)) => Ok(tokio::spawn(wait(task))),
+                        Ok(_) => Err("expected a pending task".to_owned()),
+                        Err(e) => Err(e.to_string()),
                     }
-                    Ok(_) => {
-                        let _ = created.send(Err("expected a pending task".to_owned()));
-                        return Ok(false);
-                    }
-                    Err(e) => {
-                        let _ = created.send(Err(e.to_string()));
-                        return Err(e.to_string());
-                    }
-                };
-                task.finish()
-                    .await
-                    .map(|t| t.into_outcome().is_completed())
-                    .map_err(|e| e.to_string())
-            }));
-        }
-        drop(created_tx);
+                })
+            })
+            .collect();
         let mut first_error = None;
-        while let Some(created) = created_rx.recv().await {
-            if let Err(e) = created {
-                failed += 1;
-                first_error.get_or_insert(e);
+        for call in calls {
+            match call.await? {
+                Ok(waiter) => waiters.push(waiter),
+                Err(e) => {
+                    failed += 1;
+                    first_error.get_or_insert(e);
+                }
             }
         }
         if let Some(e) = first_error {
@@ -286,12 +293,7 @@ async fn run(
             let TaskState::Pending(task) = state else {
                 return Err("expected a pending task".into());
             };
-            waiters.push(tokio::spawn(async move {
-                task.finish()
-                    .await
-                    .map(|t| t.into_outcome().is_completed())
-                    .map_err(|e| e.to_string())
-            }));
+            waiters.push(tokio::spawn(wait(task)));
         }
     }
     let created_in = started.elapsed();
