@@ -314,7 +314,8 @@ async fn run(
             }
         }
     }
-    let cpu = cpu_time() - cpu_before;
+    // Zero when /proc cannot be opened (no file descriptor left).
+    let cpu = cpu_time().saturating_sub(cpu_before);
     let sent = gets.load(Ordering::Relaxed);
     let per_task = (rss_pending.saturating_sub(rss_before) * 1024) as f64 / n as f64;
     let scheduled = (n - failed) * GETS_PER_TASK;
