@@ -320,7 +320,9 @@ impl Http {
     /// Most POSTs in flight at once (default: no limit), and so most
     /// connections in use: HTTP/1.1 carries one exchange at a time per
     /// connection, and the pool opens a new one for every request that
-    /// finds none idle. The pool keeps at most as many idle connections.
+    /// finds none idle. The pool keeps at most as many idle connections
+    /// (one it opened for a request that then took another coming back
+    /// to the pool is kept or closed), so at most twice as many are open.
     ///
     /// Without a limit, `N` requests at once open up to `N` connections:
     /// 10,000 tasks whose reads fall due together can run out of file
