@@ -23,6 +23,7 @@ use time::{bounded, ms};
 
 mod errors;
 mod overload;
+mod pool;
 mod session;
 mod status;
 mod tasks;

@@ -107,6 +107,12 @@ impl Exchange {
             id: self.id.clone(),
         };
         let listen = self.method == "subscriptions/listen";
+        // A listen stream stays open on purpose: it takes no slot.
+        let _slot = if listen {
+            None
+        } else {
+            self.shared.slot().await
+        };
         let outcome = match self.shared.timeout {
             Some(limit) if !listen => tokio::time::timeout(limit, self.converse())
                 .await

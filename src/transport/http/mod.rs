@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use reqwest::Url;
 use reqwest::header::HeaderMap;
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::AbortHandle;
 
 use super::{
@@ -214,6 +214,7 @@ pub struct Http {
     timeout: Option<Duration>,
     connect_timeout: Duration,
     max_message_size: usize,
+    max_in_flight: Option<usize>,
     #[cfg(feature = "oauth")]
     auth: Option<auth::OAuth>,
 }
@@ -230,7 +231,8 @@ impl fmt::Debug for Http {
             .field("bearer_token", &self.bearer.as_ref().map(|_| "<redacted>"))
             .field("timeout", &self.timeout)
             .field("connect_timeout", &self.connect_timeout)
-            .field("max_message_size", &self.max_message_size);
+            .field("max_message_size", &self.max_message_size)
+            .field("max_in_flight", &self.max_in_flight);
         #[cfg(feature = "oauth")]
         f.field("auth", &self.auth);
         f.finish()
@@ -251,6 +253,7 @@ impl Http {
             timeout: None,
             connect_timeout: Duration::from_secs(10),
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            max_in_flight: None,
             #[cfg(feature = "oauth")]
             auth: None,
         }
@@ -316,6 +319,46 @@ impl Http {
         self.max_message_size = bytes;
         self
     }
+
+    /// Most POSTs in flight at once (default: no limit), and so most
+    /// connections in use: HTTP/1.1 carries one exchange at a time per
+    /// connection, and the pool opens a new one for every request that
+    /// finds none idle. The pool keeps at most as many idle connections
+    /// (one it opened for a request that then took another coming back
+    /// to the pool is kept or closed), so at most twice as many are open.
+    ///
+    /// Without a limit, `N` requests at once open up to `N` connections,
+    /// kept in the pool up to 90 s once idle (about 27 KB of memory each):
+    /// thousands of tasks whose reads fall due together can run out of
+    /// file descriptors (the requests that cannot connect fail at once as
+    /// transport errors; task reads are sent again by their waits, beyond
+    /// their schedule). With a limit, a request waits for a slot
+    /// before it is sent; the wait counts toward the client's request
+    /// timeout ([`ClientBuilder::request_timeout`](crate::ClientBuilder::request_timeout)),
+    /// not toward [`Http::timeout`].
+    ///
+    /// Each request holds its slot until its reply is read to its end, so
+    /// a `tools/call` whose SSE reply streams for minutes holds one for
+    /// minutes: leave room for those. `subscriptions/listen` streams and
+    /// an initialize-era session's `GET` stream take no slot. A limit of
+    /// 0 is taken as 1.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn f() -> mcp_tasks::Result<()> {
+    /// use mcp_tasks::{Client, transport::Http};
+    ///
+    /// // Thousands of pending tasks, read over at most 64 connections.
+    /// let client = Client::builder()
+    ///     .connect(Http::new("https://mcp.example.com/mcp").max_in_flight(64))
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn max_in_flight(mut self, requests: usize) -> Self {
+        self.max_in_flight = Some(requests.max(1));
+        self
+    }
 }
 
 /// What every exchange of one connection shares.
@@ -342,6 +385,8 @@ struct Shared {
     closed: AtomicBool,
     /// Numbers the requests the transport sends on its own.
     internal: AtomicU64,
+    /// The slots of [`Http::max_in_flight`], when it is set.
+    slots: Option<Arc<Semaphore>>,
     /// OAuth, when configured: the token every request carries.
     #[cfg(feature = "oauth")]
     auth: Option<auth::Authorization>,
@@ -351,6 +396,13 @@ struct Shared {
 const SESSION_HEADER: &str = "mcp-session-id";
 
 impl Shared {
+    /// Waits for a slot of [`Http::max_in_flight`] (at once without one).
+    async fn slot(&self) -> Option<OwnedSemaphorePermit> {
+        let slots = self.slots.clone()?;
+        // Never closed: acquiring fails only on a closed semaphore.
+        slots.acquire_owned().await.ok()
+    }
+
     /// What an `initialize` reply settled: the session id the server gave
     /// (sent on every later request) and the version it chose (sent as
     /// `MCP-Protocol-Version` on requests without `_meta` from then on).
@@ -577,7 +629,11 @@ impl Transport for Http {
         }
         #[cfg(not(feature = "native-tls"))]
         install_crypto_provider();
-        let client = reqwest::Client::builder()
+        let mut client = reqwest::Client::builder();
+        if let Some(most) = self.max_in_flight {
+            client = client.pool_max_idle_per_host(most);
+        }
+        let client = client
             .connect_timeout(self.connect_timeout)
             .tcp_keepalive(Duration::from_secs(30))
             .pool_idle_timeout(Duration::from_secs(90))
@@ -614,6 +670,9 @@ impl Transport for Http {
             listener: Mutex::new(None),
             closed: AtomicBool::new(false),
             internal: AtomicU64::new(1),
+            slots: self
+                .max_in_flight
+                .map(|most| Arc::new(Semaphore::new(most))),
             #[cfg(feature = "oauth")]
             auth,
         });
@@ -715,7 +774,11 @@ impl MessageSink for HttpSink {
             // reach the server before the session's first request).
             (_, _, Ok(headers)) => {
                 let initialized = method == method::NOTIFICATIONS_INITIALIZED;
+                // Taken here, not in `notify`: a session renewal notifies
+                // from inside an exchange that already holds one.
+                let slot = self.shared.slot().await;
                 post::notify(self.shared.clone(), method, headers, json).await;
+                drop(slot);
                 if initialized {
                     self.shared.start_listening(tx);
                 }
