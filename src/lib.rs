@@ -77,7 +77,14 @@
 //!
 //! - `stdio` *(enabled by default)*: the [`Stdio`] child
 //!   process transport and [`LineTransport`].
-//! - `http`: the [`Http`] Streamable HTTP transport for
+#![cfg_attr(
+    feature = "http",
+    doc = "- `http`: the [`Http`] Streamable HTTP transport for"
+)]
+#![cfg_attr(
+    not(feature = "http"),
+    doc = "- `http`: the `Http` Streamable HTTP transport for"
+)]
 //!   remote servers (reqwest; TLS by rustls with the `ring` provider and
 //!   the platform's trust store, so no system library is needed to build).
 //! - `native-tls`: `http` with the platform's TLS instead of rustls
@@ -85,7 +92,14 @@
 //! - `oauth`: `http` with OAuth 2.1 authorization as MCP specifies it
 //!   (`transport::auth`: discovery, client registration, the authorization
 //!   code flow with PKCE, refresh, step-up; oauth2 and url).
-//! - `test-util`: [`testing`], a scripted in-process 2026-07-28 Tasks server
+#![cfg_attr(
+    feature = "test-util",
+    doc = "- `test-util`: [`testing`], a scripted in-process 2026-07-28 Tasks server"
+)]
+#![cfg_attr(
+    not(feature = "test-util"),
+    doc = "- `test-util`: `testing`, a scripted in-process 2026-07-28 Tasks server"
+)]
 //!   to test task code against.
 //!
 //! # Cancel safety

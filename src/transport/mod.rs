@@ -9,7 +9,14 @@
 //! | transport | use | feature |
 //! |---|---|---|
 //! | [`Stdio`] | spawn the server as a child process | `stdio` (default) |
-//! | [`Http`] | a remote server over Streamable HTTP | `http` |
+#![cfg_attr(
+    feature = "http",
+    doc = "| [`Http`] | a remote server over Streamable HTTP | `http` |"
+)]
+#![cfg_attr(
+    not(feature = "http"),
+    doc = "| `Http` | a remote server over Streamable HTTP | `http` |"
+)]
 //! | [`LineTransport`] | newline-framed JSON over any `AsyncRead + AsyncWrite` (TCP, Unix sockets) | `stdio` |
 //! | [`memory::pair`] | an in-process pair, for tests and embedded servers | always |
 
