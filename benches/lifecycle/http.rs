@@ -411,26 +411,15 @@ pub fn cpu(n: usize, rounds: usize) {
         println!("| {} | {m:.1} | {lo:.1}–{hi:.1} | {w:.0} |", v.name);
     }
     let per_round = |f: &dyn Fn(usize) -> f64| stats(&(0..rounds).map(f).collect::<Vec<_>>());
-    let ratio = per_round(&|r| cpu[1][r] / cpu[0][r]);
-    println!(
-        "lifecycle / floor: {:.2} ({:.2}–{:.2})",
-        ratio.0, ratio.1, ratio.2
-    );
-    let ratio = per_round(&|r| cpu[3][r] / cpu[2][r]);
-    println!(
-        "paced lifecycle / paced floor: {:.2} ({:.2}–{:.2})",
-        ratio.0, ratio.1, ratio.2
-    );
-    let ratio = per_round(&|r| cpu[3][r] / cpu[1][r]);
-    println!(
-        "paced lifecycle / lifecycle: {:.2} ({:.2}–{:.2})",
-        ratio.0, ratio.1, ratio.2
-    );
-    let ratio = per_round(&|r| cpu[2][r] / cpu[0][r]);
-    println!(
-        "paced floor / floor: {:.2} ({:.2}–{:.2})",
-        ratio.0, ratio.1, ratio.2
-    );
+    for (label, over, under) in [
+        ("lifecycle / floor", 1, 0),
+        ("paced lifecycle / paced floor", 3, 2),
+        ("paced lifecycle / lifecycle", 3, 1),
+        ("paced floor / floor", 2, 0),
+    ] {
+        let (m, lo, hi) = per_round(&|r| cpu[over][r] / cpu[under][r]);
+        println!("{label}: {m:.2} ({lo:.2}–{hi:.2})");
+    }
     for (name, paced, unpaced) in [("lifecycle", 3, 1), ("floor", 2, 0)] {
         let extra = per_round(&|r| (cpu[paced][r] - cpu[unpaced][r]) / 3.0);
         println!(
