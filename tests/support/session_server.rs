@@ -82,6 +82,12 @@ struct State {
     forget_at: AtomicUsize,
     /// Whether the server declares tasks and lists the `job` tool.
     tasks: AtomicBool,
+    /// Whether a `tools/call` first asks the client a question (an
+    /// `elicitation/create` with id `srv-ask`) on its own response stream,
+    /// and answers only once the client's answer is posted.
+    ask_in_calls: AtomicBool,
+    /// The stream of the call waiting for that answer, and its response.
+    asking: Mutex<Option<(mpsc::UnboundedSender<String>, Value)>>,
 }
 
 /// A running server. Dropping it stops the listener.
@@ -114,6 +120,8 @@ impl SessionServer {
             task_reads: AtomicUsize::new(0),
             forget_at: AtomicUsize::new(0),
             tasks: AtomicBool::new(false),
+            ask_in_calls: AtomicBool::new(false),
+            asking: Mutex::new(None),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -139,6 +147,13 @@ impl SessionServer {
     /// Answers the coming `GET`s with these streams, in order (then `405`).
     pub fn gets(&self, streams: impl IntoIterator<Item = GetStream>) {
         *self.state.gets.lock().unwrap() = Some(streams.into_iter().collect());
+    }
+
+    /// Has each `tools/call` ask the client a question on its response
+    /// stream first (`elicitation/create`, id `srv-ask`), held open until
+    /// the answer is posted, as initialize-era servers do.
+    pub fn ask_in_calls(&self) {
+        self.state.ask_in_calls.store(true, Ordering::SeqCst);
     }
 
     /// Answers with JSON-RPC batches: `[notifications/message, response]`.
@@ -285,6 +300,12 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>
     }
     if body.get("id").is_none() || body.get("method").is_none() {
         // A notification, or the client's answer to a request of ours.
+        if body["id"] == "srv-ask"
+            && let Some((stream, response)) = st.asking.lock().unwrap().take()
+        {
+            // The question is answered: the call's response ends its stream.
+            let _ = stream.send(format!("data: {response}\n\n"));
+        }
         return Ok(reply(202, "text/plain", None, String::new()));
     }
     let task = |status: &str| json!({"taskId": "job-1", "status": status, "ttl": 60000, "pollInterval": 50});
@@ -310,6 +331,19 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>
         _ => json!({}),
     };
     let response = json!({"jsonrpc":"2.0","id":body["id"],"result":result});
+    if hit.method == "tools/call" && st.ask_in_calls.load(Ordering::SeqCst) {
+        let ask = json!({"jsonrpc":"2.0","id":"srv-ask","method":"elicitation/create","params":{
+            "message":"Go ahead?",
+            "requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}});
+        let (tx, rx) = mpsc::unbounded_channel();
+        let _ = tx.send(format!("data: {ask}\n\n"));
+        *st.asking.lock().unwrap() = Some((tx, response));
+        return Ok(Response::builder()
+            .status(200)
+            .header("content-type", "text/event-stream")
+            .body(Body { rx })
+            .unwrap());
+    }
     if hit.method == "tools/call" && st.resume_calls.load(Ordering::SeqCst) {
         *st.pending.lock().unwrap() = Some(response);
         let priming = "id: call-1\nretry: 2000\ndata: \n\n".to_owned();

@@ -309,3 +309,31 @@ async fn a_session_lost_mid_wait_is_renewed_and_the_wait_finishes() {
     })
     .await;
 }
+
+/// The answer to a question the server asks on a call's own response
+/// stream is posted even when the call holds the only slot of
+/// `max_in_flight`: waiting for a slot there would wait on the call, which
+/// waits on the answer.
+#[tokio::test]
+async fn an_answer_to_a_question_asked_inside_a_call_needs_no_slot() {
+    bounded(async {
+        let server = SessionServer::start().await;
+        server.ask_in_calls();
+        let client = Client::builder()
+            .client_info("http-tests", "1.0")
+            .protocol_version(VERSION)
+            .input_handlers(yes())
+            .connect(Http::new(&server.url).max_in_flight(1))
+            .await
+            .expect("connect");
+        let r = client.call_tool("echo", json!({})).await.unwrap();
+        assert_eq!(r.joined_text(), "echoed");
+        let answer = server
+            .hits()
+            .into_iter()
+            .find(|h| h.body["id"] == "srv-ask")
+            .expect("the question was answered");
+        assert_eq!(answer.body["result"]["action"], "accept");
+    })
+    .await;
+}

@@ -339,9 +339,9 @@ impl Http {
     ///
     /// Each request holds its slot until its reply is read to its end, so
     /// a `tools/call` whose SSE reply streams for minutes holds one for
-    /// minutes: leave room for those. `subscriptions/listen` streams and
-    /// an initialize-era session's `GET` stream take no slot. A limit of
-    /// 0 is taken as 1.
+    /// minutes: leave room for those. `subscriptions/listen` streams, an
+    /// initialize-era session's `GET` stream and the answers to the
+    /// server's own requests take no slot. A limit of 0 is taken as 1.
     ///
     /// # Examples
     ///
@@ -775,8 +775,14 @@ impl MessageSink for HttpSink {
             (_, _, Ok(headers)) => {
                 let initialized = method == method::NOTIFICATIONS_INITIALIZED;
                 // Taken here, not in `notify`: a session renewal notifies
-                // from inside an exchange that already holds one.
-                let slot = self.shared.slot().await;
+                // from inside an exchange that already holds one. A
+                // response takes none: it answers a question the server
+                // may have asked on a call's own stream, and that call,
+                // holding its slot, waits for the answer.
+                let slot = match kind {
+                    OutboundKind::Response => None,
+                    _ => self.shared.slot().await,
+                };
                 post::notify(self.shared.clone(), method, headers, json).await;
                 drop(slot);
                 if initialized {
