@@ -1,5 +1,6 @@
 //! Streamable HTTP: one POST per message, replies as JSON or SSE.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::io;
@@ -439,25 +440,33 @@ impl Shared {
             .as_deref()
             .filter(|_| !headers::is_routed(method) || message.name.is_some());
         let read = stated.is_none().then(|| Facts::read(&message.json));
-        let (stated_version, routing, tool) = match &read {
-            None => {
-                let name = message.name.clone().filter(|_| headers::is_routed(method));
-                (stated, name.clone(), name)
-            }
-            Some(facts) => (
-                facts.protocol_version(),
-                facts.routing_text(method)?,
-                facts.tool_name(),
-            ),
-        };
-        let version = {
+        // Borrowed from the message when it states them: no copy per POST.
+        let (stated_version, routing, tool): (_, Option<Cow<'_, str>>, Option<Cow<'_, str>>) =
+            match &read {
+                None => {
+                    let name = message
+                        .name
+                        .as_deref()
+                        .filter(|_| headers::is_routed(method));
+                    (stated, name.map(Cow::Borrowed), name.map(Cow::Borrowed))
+                }
+                Some(facts) => (
+                    facts.protocol_version(),
+                    facts.routing_text(method)?.map(Cow::Owned),
+                    facts.tool_name().map(Cow::Owned),
+                ),
+            };
+        let version: Cow<'_, str> = {
             let mut last = self.version.lock().unwrap();
-            if let Some(v) = stated_version
-                && *last != v
-            {
-                *last = v.to_owned();
+            match stated_version {
+                Some(v) => {
+                    if *last != v {
+                        *last = v.to_owned();
+                    }
+                    Cow::Borrowed(v)
+                }
+                None => Cow::Owned(last.clone()),
             }
-            last.clone()
         };
         // The arguments are read only for a tool with annotations.
         let mirrored = (method == method::TOOLS_CALL)
