@@ -40,16 +40,25 @@ impl ResultType {
         #[serde(rename_all = "camelCase")]
         struct Probe<'a> {
             #[serde(default, borrow)]
-            result_type: Option<std::borrow::Cow<'a, str>>,
+            result_type: Option<Cow<'a, str>>,
         }
         let probe: Probe<'_> = serde_json::from_str(json).map_err(DecodeError::json)?;
-        match probe.result_type.as_deref() {
-            None | Some("complete") => Ok(ResultType::Complete),
-            Some("input_required") => Ok(ResultType::InputRequired),
-            Some("task") => Ok(ResultType::Task),
-            Some(other) => Err(DecodeError::invalid(format!(
-                "unknown resultType {other:?}"
-            ))),
+        ResultType::of_member(probe.result_type.as_deref()).ok_or_else(|| {
+            DecodeError::invalid(format!(
+                "unknown resultType {:?}",
+                probe.result_type.unwrap_or_default()
+            ))
+        })
+    }
+
+    /// The kind a `resultType` member names (`None`: absent or `null`,
+    /// which is `complete`); `None` for a value this crate does not know.
+    fn of_member(value: Option<&str>) -> Option<ResultType> {
+        match value {
+            None | Some("complete") => Some(ResultType::Complete),
+            Some("input_required") => Some(ResultType::InputRequired),
+            Some("task") => Some(ResultType::Task),
+            Some(_) => None,
         }
     }
 }
@@ -92,15 +101,11 @@ pub(crate) fn leading_result_type(json: &str) -> Option<ResultType> {
     let rest = json.trim_start().strip_prefix('{')?.trim_start();
     let rest = rest.strip_prefix("\"resultType\"")?.trim_start();
     let rest = rest.strip_prefix(':')?.trim_start();
-    let (kind, rest) = if let Some(rest) = rest.strip_prefix("\"task\"") {
-        (ResultType::Task, rest)
-    } else if let Some(rest) = rest.strip_prefix("\"complete\"") {
-        (ResultType::Complete, rest)
-    } else if let Some(rest) = rest.strip_prefix("\"input_required\"") {
-        (ResultType::InputRequired, rest)
-    } else {
+    let (value, rest) = rest.strip_prefix('"')?.split_once('"')?;
+    if value.contains('\\') {
         return None;
-    };
+    }
+    let kind = ResultType::of_member(Some(value))?;
     matches!(rest.trim_start().chars().next(), Some(',' | '}')).then_some(kind)
 }
 
@@ -205,13 +210,10 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Members<'_, A> {
                 return Err(de::Error::duplicate_field(KEY));
             }
             let value: Option<Key<'de>> = self.map.next_value()?;
-            self.seen.kind = Some(match value.as_ref().map(|Key(v)| v.as_ref()) {
-                None | Some("complete") => ResultType::Complete,
-                Some("input_required") => ResultType::InputRequired,
-                Some("task") => ResultType::Task,
-                // The fallback's probe names it.
-                Some(_) => return Err(de::Error::custom("unknown resultType")),
-            });
+            // An unknown value: the fallback's probe names it.
+            let kind = ResultType::of_member(value.as_ref().map(|Key(v)| v.as_ref()))
+                .ok_or_else(|| de::Error::custom("unknown resultType"))?;
+            self.seen.kind = Some(kind);
         }
     }
 
