@@ -30,16 +30,21 @@ pub(crate) struct Envelope {
     written: Written,
 }
 
-/// The parts of `_meta` that never change, already serialized; and the
+/// The parts of `_meta` that never change, already serialized, for the
+/// methods that declare the Tasks extension and for the others; and the
 /// whole `_meta` (its keys too) in the version the client starts with,
 /// which is the one nearly every request is sent in.
 struct Written {
-    capabilities: Box<RawValue>,
-    capabilities_with_tasks: Box<RawValue>,
+    plain: Forms,
+    with_tasks: Forms,
     info: Box<RawValue>,
     version: Box<str>,
+}
+
+/// One set of capabilities, alone and in the whole starting `_meta`.
+struct Forms {
+    capabilities: Box<RawValue>,
     meta: Box<RawValue>,
-    meta_with_tasks: Box<RawValue>,
 }
 
 impl Written {
@@ -49,23 +54,21 @@ impl Written {
         info: &Implementation,
         version: &str,
     ) -> Written {
-        let capabilities = written(capabilities);
-        let capabilities_with_tasks = written(with_tasks);
         let info = written(info);
-        let meta = |client_capabilities| {
-            written(&MetaRef {
+        let forms = |capabilities: &ClientCapabilities| {
+            let capabilities = written(capabilities);
+            let meta = written(&MetaRef {
                 protocol_version: version,
-                client_capabilities,
+                client_capabilities: &capabilities,
                 client_info: &info,
                 progress_token: None,
-            })
+            });
+            Forms { capabilities, meta }
         };
         Written {
-            meta: meta(&capabilities),
-            meta_with_tasks: meta(&capabilities_with_tasks),
+            plain: forms(capabilities),
+            with_tasks: forms(with_tasks),
             version: version.into(),
-            capabilities,
-            capabilities_with_tasks,
             info,
         }
     }
@@ -198,12 +201,12 @@ impl Envelope {
         self.protocol_version.lock().unwrap().clone()
     }
 
-    /// The capabilities `_meta` declares for `method`, as JSON.
-    fn capabilities_for(&self, method: &str) -> &RawValue {
+    /// What `_meta` declares for `method`, written.
+    fn forms_for(&self, method: &str) -> &Forms {
         if Method::of(method).declares_tasks() {
-            &self.written.capabilities_with_tasks
+            &self.written.with_tasks
         } else {
-            &self.written.capabilities
+            &self.written.plain
         }
     }
 
@@ -214,27 +217,17 @@ impl Envelope {
         params: &'a P,
         version: &'a str,
     ) -> WithMeta<'a, P> {
-        let with_tasks = Method::of(method).declares_tasks();
-        let written = &self.written;
-        let whole = (version == &*written.version).then_some(if with_tasks {
-            &*written.meta_with_tasks
-        } else {
-            &*written.meta
-        });
+        let forms = self.forms_for(method);
         WithMeta {
             params,
             meta: Meta {
                 parts: MetaRef {
                     protocol_version: version,
-                    client_capabilities: if with_tasks {
-                        &written.capabilities_with_tasks
-                    } else {
-                        &written.capabilities
-                    },
-                    client_info: &written.info,
+                    client_capabilities: &forms.capabilities,
+                    client_info: &self.written.info,
                     progress_token: None,
                 },
-                whole,
+                whole: (version == &*self.written.version).then_some(&*forms.meta),
             },
         }
     }
@@ -245,7 +238,7 @@ impl Envelope {
         let version = self.protocol_version();
         let meta = MetaRef {
             protocol_version: &version,
-            client_capabilities: self.capabilities_for(method),
+            client_capabilities: &self.forms_for(method).capabilities,
             client_info: &self.written.info,
             progress_token: None,
         };
