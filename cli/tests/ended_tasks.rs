@@ -1,0 +1,89 @@
+//! The exit status of `mcp-tasks call` for every way a task can end:
+//! each terminal status × each payload shape servers send with it × both
+//! eras, over stdio (this binary, started with `--serve-ending`, is the
+//! server) and over HTTP (the same server on a loopback port in this
+//! process). A failed or cancelled task never exits 0, whatever its
+//! payload; the library's own matrix is `tests/ended_tasks.rs`.
+
+#[path = "../../tests/support/ending_server.rs"]
+mod ending_server;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ending_server::{Ending, Payload};
+
+const CLI: &str = env!("CARGO_BIN_EXE_mcp-tasks");
+
+/// The bound on one run of the command.
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// The documented exit status (`mcp-tasks --help`) for an ending.
+fn expected(ending: Ending) -> i32 {
+    match (ending.status, ending.payload) {
+        ("completed", Payload::Content | Payload::BareMeta) => 0,
+        // A completed task with no result at all is a malformed answer:
+        // no outcome, reported as a connection problem.
+        ("completed", Payload::Nothing) => 2,
+        _ => 1,
+    }
+}
+
+/// Runs `mcp-tasks call work` against `ending` and gives its exit status;
+/// `-1` when it did not end within [`LIMIT`] (it is killed).
+fn exit_status(ending: Ending, http: bool) -> i32 {
+    let mut cmd = Command::new(CLI);
+    cmd.args(["call", "work"]);
+    if http {
+        cmd.args(["--url", &ending_server::serve_http(ending)]);
+    } else {
+        cmd.arg("--")
+            .arg(std::env::current_exe().unwrap())
+            .args(ending.args());
+    }
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start mcp-tasks");
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("its status") {
+            return status.code().expect("an exit code");
+        }
+        if start.elapsed() > LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            return -1;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--serve-ending") {
+        ending_server::serve_stdio(Ending::parse(&args[i + 1..]));
+        return;
+    }
+    let (mut passed, mut wrong) = (0, Vec::new());
+    for http in [false, true] {
+        for ending in Ending::all() {
+            let (want, got) = (expected(ending), exit_status(ending, http));
+            let over = if http { "HTTP" } else { "stdio" };
+            if want == got {
+                passed += 1;
+            } else {
+                wrong.push(format!("{ending:?} over {over}: exit {got}, want {want}"));
+            }
+        }
+    }
+    for line in &wrong {
+        println!("{line}");
+    }
+    println!("{passed} passed, {} failed", wrong.len());
+    if !wrong.is_empty() {
+        std::process::exit(1);
+    }
+}
