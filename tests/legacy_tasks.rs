@@ -183,11 +183,12 @@ async fn start(client: &Client, tool: &str) -> mcp_tasks::Task<mcp_tasks::Pendin
     }
 }
 
-/// The era reports a tool error (`isError: true`) as `failed`; the client
-/// shows it as on 2026-07-28: `Outcome::Completed` with `is_error` kept.
-/// A JSON-RPC error is `Outcome::Failed`.
+/// The era reports a tool error (`isError: true`) as `failed`, and the
+/// stated status decides: `Outcome::Failed`, with the task's status
+/// message (or the tool's text) as the message and the tool's result as
+/// the error's data. A JSON-RPC error is `Outcome::Failed` with that error.
 #[tokio::test(start_paused = true)]
-async fn a_tool_error_completes_and_a_json_rpc_error_fails_as_on_2026() {
+async fn a_failed_task_fails_with_its_tool_error_or_its_json_rpc_error() {
     let server = server_with(
         vec![
             LegacyTool::new(
@@ -207,11 +208,20 @@ async fn a_tool_error_completes_and_a_json_rpc_error_fails_as_on_2026() {
     );
     let client = legacy_client(&server, InputHandlers::new()).await;
     let finished = start(&client, "broken").await.finish().await.unwrap();
-    let Outcome::Completed(result) = finished.outcome() else {
+    let Outcome::Failed(error) = finished.outcome() else {
         panic!("{:?}", finished.outcome());
     };
-    assert!(result.is_error);
-    assert_eq!(result.joined_text(), "disk full");
+    assert_eq!(error.message, "disk full");
+    let data: CallToolResult = serde_json::from_value(error.data.clone().unwrap()).unwrap();
+    assert!(data.is_error);
+    assert_eq!(data.joined_text(), "disk full");
+    assert!(
+        client
+            .call_tool("broken", json!({}))
+            .await
+            .unwrap_err()
+            .is_task_failed()
+    );
     let finished = start(&client, "down").await.finish().await.unwrap();
     let Outcome::Failed(error) = finished.outcome() else {
         panic!("{:?}", finished.outcome());
@@ -708,7 +718,7 @@ async fn random_tasks_end_right_with_every_question_answered_once() {
             .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         match (&end, finished.outcome()) {
             (End::Text(t), Outcome::Completed(r)) => assert_eq!(r.joined_text(), *t, "seed {seed}"),
-            (End::ToolError(_), Outcome::Completed(r)) => assert!(r.is_error, "seed {seed}"),
+            (End::ToolError(t), Outcome::Failed(e)) => assert_eq!(e.message, *t, "seed {seed}"),
             (End::Error(code, _), Outcome::Failed(e)) => assert_eq!(e.code, *code, "seed {seed}"),
             (end, outcome) => panic!("seed {seed}: {end:?} ended {outcome:?}"),
         }

@@ -149,10 +149,24 @@ struct Envelope {
     method: Option<String>,
     #[serde(default)]
     params: Option<Box<RawValue>>,
-    #[serde(default)]
+    /// Present even when `null`: a response whose result is `null` is
+    /// still a response (JSON-RPC 2.0 allows any value).
+    #[serde(default, deserialize_with = "present")]
     result: Option<Box<RawValue>>,
     #[serde(default)]
     error: Option<RpcError>,
+}
+
+/// Reads a member that is there as `Some`, whatever its value, `null`
+/// included (with `#[serde(default, deserialize_with = "present")]`; a
+/// plain `Option` reads `null` as absent). For the members whose presence
+/// says what a JSON-RPC message is: `"result": null` is a response.
+pub(crate) fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
 }
 
 impl Message {
@@ -209,6 +223,11 @@ mod tests {
 
     #[test]
     fn classifies_envelopes() {
+        let m = Message::from_json(r#"{"jsonrpc":"2.0","id":4,"result":null}"#).unwrap();
+        assert!(
+            matches!(&m, Message::Response { result, .. } if result.get() == "null"),
+            "a null result is still a response: {m:?}"
+        );
         let m = Message::from_json(r#"{"jsonrpc":"2.0","id":3,"result":{"a":1}}"#).unwrap();
         assert!(matches!(
             m,
@@ -236,5 +255,38 @@ mod tests {
         assert!(Message::from_json(r#"{"jsonrpc":"2.0","id":1}"#).is_err());
         assert!(Message::from_json("[1,2]").is_err());
         assert!(Message::from_json("not json").is_err());
+    }
+
+    proptest::proptest! {
+        /// Whatever value `result` holds, `null` included, the message is
+        /// the response to its request (never dropped as malformed, which
+        /// would leave the request waiting for its timeout).
+        #[test]
+        fn any_result_value_is_a_response(value in json_value()) {
+            let text = serde_json::json!({"jsonrpc": "2.0", "id": 9, "result": value}).to_string();
+            let m = Message::from_json(&text).unwrap();
+            proptest::prop_assert!(
+                matches!(&m, Message::Response { id: RequestId::Number(9), result }
+                    if serde_json::from_str::<serde_json::Value>(result.get()).unwrap() == value),
+                "{text} read as {m:?}"
+            );
+        }
+    }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            "[a-z]{0,8}".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
+                prop::collection::btree_map("[a-z]{1,4}", inner, 0..4)
+                    .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+            ]
+        })
     }
 }

@@ -34,6 +34,7 @@ pub use input::{
     InputRequest, InputRequests, InputRequiredResult, InputResponse, InputResponses,
     ListRootsRequest, ListRootsResult, Root, SamplingMessage,
 };
+pub(crate) use jsonrpc::present;
 pub use jsonrpc::{Message, RequestId, RpcError, error_codes};
 pub(crate) use legacy_tasks::{
     LegacyCreateResult, declares_task_calls, related_task, with_related_task,

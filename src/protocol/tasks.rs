@@ -231,6 +231,70 @@ impl TaskPayload {
     }
 }
 
+impl TaskPayload {
+    /// The payload of a task that ended with `status`, from what the server
+    /// sent with it (the same rule for both eras, PROTOCOL.md §5.4, §7.2).
+    ///
+    /// The status decides; the payload only fills it in:
+    /// - `cancelled` is cancelled, whatever came with it;
+    /// - `failed` is a failure: the server's JSON-RPC error when it sent
+    ///   one, otherwise one made from the task's status message (see
+    ///   [`failure_without_error`]);
+    /// - `completed` is a completion when it carries a result. One that
+    ///   carries only an error is a failure: success is never reported
+    ///   without a result. One with neither is `None` (malformed).
+    ///
+    /// Any other status is `None`: it has not ended.
+    pub(crate) fn ended(
+        status: TaskStatus,
+        status_message: Option<&str>,
+        result: Option<CallToolResult>,
+        error: Option<RpcError>,
+    ) -> Option<TaskPayload> {
+        match status {
+            TaskStatus::Cancelled => Some(TaskPayload::Cancelled),
+            TaskStatus::Failed => {
+                Some(TaskPayload::Failed(error.unwrap_or_else(|| {
+                    failure_without_error(status_message, result.as_ref())
+                })))
+            }
+            TaskStatus::Completed => match (result, error) {
+                (Some(result), _) => Some(TaskPayload::Completed(result)),
+                (None, Some(error)) => Some(TaskPayload::Failed(error)),
+                (None, None) => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// The error of a task the server stated `failed` without a JSON-RPC
+/// error, as initialize-era servers do: the Python SDK's task handlers
+/// answer `tasks/result` with a bare `_meta`, others with an `isError`
+/// tool result. Code `-32603`. The message is the result's text when it has
+/// some (the failure in its own words), else the task's status message
+/// (which may be the last progress note, but is all the server said), else
+/// a fixed sentence. The tool result, when it says more than its `_meta`,
+/// is the error's `data`.
+fn failure_without_error(
+    status_message: Option<&str>,
+    result: Option<&CallToolResult>,
+) -> RpcError {
+    let result =
+        result.filter(|r| !r.content.is_empty() || r.structured_content.is_some() || r.is_error);
+    let text = result.map(CallToolResult::joined_text).unwrap_or_default();
+    let message = match status_message {
+        _ if !text.trim().is_empty() => text,
+        Some(m) if !m.trim().is_empty() => m.to_owned(),
+        _ => "the task failed (the server gave no reason)".to_owned(),
+    };
+    let error = RpcError::new(super::error_codes::INTERNAL_ERROR, message);
+    match result.and_then(|r| serde_json::to_value(r).ok()) {
+        Some(data) => error.with_data(data),
+        None => error,
+    }
+}
+
 /// A full snapshot of a task, as `tasks/get` and `notifications/tasks` carry it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DetailedTask {
@@ -289,21 +353,17 @@ struct RawTask {
 impl<'de> Deserialize<'de> for DetailedTask {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = RawTask::deserialize(d)?;
-        let payload = match TaskStatus::from_wire(&raw.status) {
+        let status = TaskStatus::from_wire(&raw.status);
+        let payload = match status {
             TaskStatus::Working => TaskPayload::Working,
             TaskStatus::InputRequired => {
                 TaskPayload::InputRequired(raw.input_requests.unwrap_or_default())
             }
-            TaskStatus::Completed => TaskPayload::Completed(
-                raw.result
-                    .ok_or_else(|| D::Error::custom("a completed task must carry `result`"))?,
-            ),
-            TaskStatus::Failed => TaskPayload::Failed(
-                raw.error
-                    .ok_or_else(|| D::Error::custom("a failed task must carry `error`"))?,
-            ),
-            TaskStatus::Cancelled => TaskPayload::Cancelled,
             TaskStatus::Unknown => TaskPayload::Unknown(raw.status),
+            ended => {
+                TaskPayload::ended(ended, raw.status_message.as_deref(), raw.result, raw.error)
+                    .ok_or_else(|| D::Error::custom("a completed task must carry `result`"))?
+            }
         };
         Ok(DetailedTask {
             task_id: raw.task_id,

@@ -34,7 +34,7 @@ use crate::error::{Error, Kind, Result};
 use crate::protocol::method;
 use crate::protocol::{
     CallToolResult, InputRequest, InputRequests, InputResponses, LegacyTask, RequestId, RpcError,
-    TaskId, TaskPayload, error_codes, with_related_task,
+    TaskId, TaskPayload, TaskStatus, error_codes, with_related_task,
 };
 
 /// The longest a fetch stays open when the task names no lifetime.
@@ -378,23 +378,34 @@ fn not_waiting(id: &TaskId, what: &str) -> Error {
     .with_task(id)
 }
 
-/// The payload a fetch's answer gives an ended task, the same for both
-/// eras: a tool result is `completed` (its `isError` kept, although this
-/// era reports such a task `failed`); a JSON-RPC error is `failed`.
-fn ended(id: &TaskId, outcome: Result<Box<RawValue>>) -> Result<TaskPayload> {
-    match outcome {
-        Ok(raw) => serde_json::from_str::<CallToolResult>(raw.get())
-            .map(TaskPayload::Completed)
-            .map_err(|e| {
-                Error::protocol(format!("malformed tasks/result: {e}"))
-                    .with_method(method::TASKS_RESULT)
-                    .with_task(id)
-            }),
-        Err(e) => match e.rpc_error() {
-            Some(rpc) => Ok(TaskPayload::Failed(rpc.clone())),
-            None => Err(e),
+/// The payload of a task the server stated ended (`task.status`), from
+/// the fetch's answer. The status decides ([`TaskPayload::ended`]): a
+/// `failed` task is a failure whatever `tasks/result` returned (a tool
+/// result, a bare `_meta`, a JSON-RPC error), and only a `completed` one
+/// turns a result into a completion.
+///
+/// A transport error is no answer about the task: it is returned, and the
+/// wait reads again.
+fn ended(id: &TaskId, task: &LegacyTask, outcome: Result<Box<RawValue>>) -> Result<TaskPayload> {
+    let malformed = |e: &dyn std::fmt::Display| {
+        Error::protocol(format!("malformed tasks/result: {e}"))
+            .with_method(method::TASKS_RESULT)
+            .with_task(id)
+    };
+    let (result, error) = match outcome {
+        Ok(raw) => match serde_json::from_str::<CallToolResult>(raw.get()) {
+            Ok(result) => (Some(result), None),
+            // A failed task's payload only fills in its error.
+            Err(_) if task.status != TaskStatus::Completed => (None, None),
+            Err(e) => return Err(malformed(&e)),
         },
-    }
+        Err(e) => match e.rpc_error() {
+            Some(rpc) => (None, Some(rpc.clone())),
+            None => return Err(e),
+        },
+    };
+    TaskPayload::ended(task.status, task.status_message.as_deref(), result, error)
+        .ok_or_else(|| malformed(&"a completed task gave no result"))
 }
 
 /// The reads, answers and cancels of one session's tasks.
@@ -418,19 +429,8 @@ impl LegacyTasks {
         id: &TaskId,
         timeout: Duration,
     ) -> Result<crate::protocol::DetailedTask> {
-        use crate::protocol::TaskStatus;
         let until = later(Instant::now(), timeout);
-        let raw = request(conn, method::TASKS_GET, id, timeout).await?;
-        let task: LegacyTask = serde_json::from_str(raw.get()).map_err(|e| {
-            Error::protocol(format!("malformed task: {e}"))
-                .with_method(method::TASKS_GET)
-                .with_task(id)
-        })?;
-        if &task.task_id != id {
-            return Err(Error::protocol("tasks/get answered for another task")
-                .with_method(method::TASKS_GET)
-                .with_task(id));
-        }
+        let task = status(conn, id, timeout).await?;
         let payload = match task.status {
             TaskStatus::InputRequired => {
                 // A fetch sent just now gives the server time to send its
@@ -448,7 +448,17 @@ impl LegacyTasks {
                 };
                 match self.registry.gather(id, true, until).await {
                     Gathered::Asked(requests) => TaskPayload::InputRequired(requests),
-                    Gathered::Ended(Ok(raw)) => ended(id, Ok(raw))?,
+                    // The fetch answered, so the task has ended since the
+                    // status was read: only the status it states now says
+                    // what the answer means. The answer is kept for that read.
+                    Gathered::Ended(Ok(_)) => {
+                        let now = status(conn, id, timeout).await?;
+                        if !now.status.is_terminal() {
+                            return Ok(task
+                                .into_detailed(TaskPayload::InputRequired(InputRequests::new())));
+                        }
+                        return self.read_ended(conn, id, now, timeout, until).await;
+                    }
                     // The task still asks, so an error is no outcome: the
                     // fetch is sent again on a later read.
                     Gathered::Ended(Err(e)) => {
@@ -460,26 +470,41 @@ impl LegacyTasks {
                 }
             }
             TaskStatus::Completed | TaskStatus::Failed => {
-                if self.registry.ensure_fetch(conn, id, task.ttl_ms) == Fetching::NotFollowed {
-                    // A bare read of an ended task: its result, inline.
-                    let outcome = request(conn, method::TASKS_RESULT, id, timeout).await;
-                    let payload = ended(id, outcome)?;
-                    return Ok(task.into_detailed(payload));
-                }
-                match self.registry.gather(id, false, until).await {
-                    Gathered::Ended(outcome) => ended(id, outcome)?,
-                    Gathered::Asked(_) | Gathered::Nothing => {
-                        return Err(Error::new(Kind::Timeout {
-                            after: timeout,
-                            discarded: 0,
-                        })
-                        .with_method(method::TASKS_RESULT)
-                        .with_task(id));
-                    }
-                }
+                return self.read_ended(conn, id, task, timeout, until).await;
             }
             _ => task.bare_payload(),
         };
+        Ok(task.into_detailed(payload))
+    }
+
+    /// The rest of a read of a task whose status says it ended: the
+    /// fetch's answer (sent now unless a handle's fetch has it already).
+    async fn read_ended(
+        &self,
+        conn: &Connection,
+        id: &TaskId,
+        task: LegacyTask,
+        timeout: Duration,
+        until: Instant,
+    ) -> Result<crate::protocol::DetailedTask> {
+        let outcome = if self.registry.ensure_fetch(conn, id, task.ttl_ms) == Fetching::NotFollowed
+        {
+            // A bare read of an ended task: its result, inline.
+            request(conn, method::TASKS_RESULT, id, timeout).await
+        } else {
+            match self.registry.gather(id, false, until).await {
+                Gathered::Ended(outcome) => outcome,
+                Gathered::Asked(_) | Gathered::Nothing => {
+                    return Err(Error::new(Kind::Timeout {
+                        after: timeout,
+                        discarded: 0,
+                    })
+                    .with_method(method::TASKS_RESULT)
+                    .with_task(id));
+                }
+            }
+        };
+        let payload = ended(id, &task, outcome)?;
         Ok(task.into_detailed(payload))
     }
 
@@ -511,6 +536,22 @@ impl LegacyTasks {
             Err(e) => Err(e),
         }
     }
+}
+
+/// `tasks/get`: the task's status, without payload.
+async fn status(conn: &Connection, id: &TaskId, timeout: Duration) -> Result<LegacyTask> {
+    let raw = request(conn, method::TASKS_GET, id, timeout).await?;
+    let task: LegacyTask = serde_json::from_str(raw.get()).map_err(|e| {
+        Error::protocol(format!("malformed task: {e}"))
+            .with_method(method::TASKS_GET)
+            .with_task(id)
+    })?;
+    if &task.task_id != id {
+        return Err(Error::protocol("tasks/get answered for another task")
+            .with_method(method::TASKS_GET)
+            .with_task(id));
+    }
+    Ok(task)
 }
 
 /// One `tasks/*` request naming `id`, as this era sends it (no `_meta`).

@@ -530,7 +530,8 @@ struct Peek {
     id: Option<RequestId>,
     #[serde(default)]
     method: Option<IgnoredAny>,
-    #[serde(default)]
+    /// `null` too: `"result": null` is a response.
+    #[serde(default, deserialize_with = "crate::protocol::present")]
     result: Option<IgnoredAny>,
     #[serde(default)]
     error: Option<RpcError>,
