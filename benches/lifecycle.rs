@@ -191,8 +191,8 @@ impl<S: MessageSink> MessageSink for RecordingSink<S> {
         self.1.lock().unwrap().push(m.clone());
         self.0.send(m).await
     }
-    async fn close(&mut self) {
-        self.0.close().await;
+    async fn close(&mut self) -> io::Result<()> {
+        self.0.close().await
     }
 }
 

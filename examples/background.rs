@@ -39,8 +39,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let TaskState::Pending(task) = client.task().call_tool("reindex", json!({})).await? else {
             return Err("expected a running task".into());
         };
-        serde_json::to_string(&task.reference())?
-        // the client and the handle are dropped here; the task runs on
+        let saved = serde_json::to_string(&task.reference())?;
+        // The connection ends here (the handle's with it); the task runs on.
+        client.close().await?;
+        saved
     };
 
     // …and resume it later from a fresh client.
@@ -52,5 +54,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     let done = client.task().resume(&reference).await?.await?;
     println!("resumed result: {}", done.into_result()?.joined_text());
+    // Ends the connection and waits until it is ended; dropping the
+    // client would do it in the background, unawaited.
+    client.close().await?;
     Ok(())
 }

@@ -112,6 +112,9 @@ async fn run(scenario: &str, url: &str) -> Result<(), BoxError> {
         // and anything new: call every tool the server lists.
         _ => call_every_tool(&client).await?,
     }
+    // Ends the connection and waits until it is ended; dropping the
+    // client would do it in the background, unawaited.
+    client.close().await?;
     Ok(())
 }
 

@@ -61,5 +61,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .connect(transport)
         .await?;
 
-    drive::run(&client, tool, arguments).await
+    let outcome = drive::run(&client, tool, arguments).await;
+    // Ends the session (its DELETE) and waits for the answer: dropping the
+    // client would send it in the background, and the program would exit
+    // before it went out.
+    client.close().await?;
+    outcome
 }

@@ -43,6 +43,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     let done = client.task().call_tool("delete", json!({})).await?.await?;
     println!("with a handler: {}", done.into_result()?.joined_text());
+    client.close().await?;
 
     // 2. By hand: the wait stops at Task<InputRequired>.
     let client = Client::connect(server.connect()).await?;
@@ -62,5 +63,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let answers: InputResponses = [("confirm".to_string(), ElicitResult::decline().into())].into();
     let done = task.respond(answers).await?.await?;
     println!("by hand: {}", done.into_result()?.joined_text());
+    // Ends the connection and waits until it is ended; dropping the
+    // client would do it in the background, unawaited.
+    client.close().await?;
     Ok(())
 }

@@ -57,5 +57,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         server.count("tasks/get"),
         server.pushes()
     );
+    // Ends the connection and waits until it is ended; dropping the
+    // client would do it in the background, unawaited.
+    client.close().await?;
     Ok(())
 }

@@ -59,6 +59,9 @@ async fn main() -> Result<(), BoxError> {
             tool.description.as_deref().unwrap_or("")
         );
     }
+    // Ends the connection and waits until it is ended; dropping the
+    // client would do it in the background, unawaited.
+    client.close().await?;
     Ok(())
 }
 

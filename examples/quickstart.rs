@@ -94,5 +94,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(data) = &result.structured_content {
         println!("structured: {data}");
     }
+    // Ends the connection and waits until it is ended; dropping the
+    // client would do it in the background, unawaited.
+    client.close().await?;
     Ok(())
 }

@@ -124,8 +124,8 @@ impl<S: MessageSink> MessageSink for CountingSink<S> {
         }
         self.0.send(m).await
     }
-    async fn close(&mut self) {
-        self.0.close().await;
+    async fn close(&mut self) -> io::Result<()> {
+        self.0.close().await
     }
 }
 
@@ -346,6 +346,9 @@ async fn run(
         "tasks/get sent:        {sent} (schedule {scheduled}; {} beyond it)",
         sent.saturating_sub(scheduled)
     );
+    // Ends the connection and waits until it is ended; dropping the
+    // client would do it in the background, unawaited.
+    client.close().await?;
     Ok(())
 }
 

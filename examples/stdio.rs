@@ -57,5 +57,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .input_handlers(drive::terminal())
         .connect(transport)
         .await?;
-    drive::run(&client, tool, arguments).await
+    let outcome = drive::run(&client, tool, arguments).await;
+    // Closes the server's stdin and waits for it to exit (killing it after
+    // a bound): dropping the client would do it in the background.
+    client.close().await?;
+    outcome
 }

@@ -74,5 +74,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?
         .await?;
     println!("result: {}", done.into_result()?.joined_text());
+    // Ends the connection and waits until it is ended; dropping the
+    // client would do it in the background, unawaited.
+    client.close().await?;
     Ok(())
 }

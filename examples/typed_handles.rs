@@ -64,5 +64,8 @@ async fn main() -> mcp_tasks::Result<()> {
             Outcome::Expired => println!("  expired"),
         }
     }
+    // Ends the connection and waits until it is ended; dropping the
+    // client would do it in the background, unawaited.
+    client.close().await?;
     Ok(())
 }

@@ -270,6 +270,89 @@ async fn a_child_dies_with_the_runtime_even_if_the_client_is_never_dropped() {
     ends_within(pid, Duration::from_secs(5)).await;
 }
 
+async fn close_kills_a_child_that_ignores_its_stdin_closing_and_says_so() {
+    let file = pidfile("close-stubborn");
+    let client = Client::builder()
+        .protocol_version("2026-07-28")
+        .connect(stubborn_child(&file).shutdown_timeout(ms(200)))
+        .await
+        .unwrap();
+    let pid = child_pid(&file).await;
+    assert!(running(pid));
+    let e = client.close().await.unwrap_err();
+    assert!(e.is_transport(), "{e}");
+    assert!(e.to_string().contains("was killed"), "{e}");
+    // Killed and reaped before `close` returned.
+    assert!(!running(pid), "the child {pid} outlived close");
+}
+
+/// Connects to `sh -c script` the way a user would, without pinning a
+/// version; fails the test when connecting takes longer than 15 s.
+async fn connect_sh(script: &str, stderr: Stderr) -> mcp_tasks::Result<Client> {
+    let connect = Client::builder()
+        .probe_timeout(ms(500))
+        .request_timeout(Duration::from_secs(30))
+        .connect(Stdio::command("sh").args(["-c", script]).stderr(stderr));
+    tokio::time::timeout(Duration::from_secs(15), connect)
+        .await
+        .expect("the connect failed fast")
+}
+
+async fn a_program_that_prints_only_lines_that_are_not_json_rpc_fails_quoting_them() {
+    let e = connect_sh(
+        "echo hello; echo 'Listening on port 80'; sleep 60",
+        Stderr::Null,
+    )
+    .await
+    .unwrap_err();
+    let text = e.to_string();
+    assert!(e.is_transport(), "{text}");
+    assert!(text.contains(r#""hello""#), "{text}");
+    assert!(text.contains(r#""Listening on port 80""#), "{text}");
+    assert!(text.contains("not JSON-RPC"), "{text}");
+}
+
+async fn a_program_that_exits_during_the_handshake_fails_at_once_with_its_status_and_stderr() {
+    let e = connect_sh(
+        "echo oops >&2; echo 'usage: server [--port N]' >&2; exit 3",
+        Stderr::Null,
+    )
+    .await
+    .unwrap_err();
+    let text = e.to_string();
+    assert!(e.is_transport(), "{text}");
+    assert!(text.contains("exit status: 3"), "{text}");
+    assert!(text.contains(r#""oops""#), "{text}");
+    assert!(text.contains(r#""usage: server [--port N]""#), "{text}");
+    // The same when the stderr is logged rather than discarded.
+    let e = connect_sh("echo printed; echo broken >&2; exit 7", Stderr::Log)
+        .await
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("exit status: 7"), "{text}");
+    assert!(text.contains(r#""broken""#), "{text}");
+    assert!(text.contains(r#""printed""#), "{text}");
+}
+
+async fn a_banner_before_json_rpc_is_tolerated() {
+    let exe = std::env::current_exe().unwrap();
+    let client = Client::builder()
+        .connect(
+            Stdio::command("sh")
+                .args([
+                    "-c",
+                    "echo 'my-server 1.0 starting'; exec \"$0\" --serve scripted",
+                ])
+                .arg(exe)
+                .stderr(Stderr::Null),
+        )
+        .await
+        .expect("a banner line does not stop the handshake");
+    let tools = client.list_tools().await.unwrap();
+    assert_eq!(tools[0].name, "ping");
+    client.close().await.unwrap();
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--serve") {
@@ -283,11 +366,42 @@ fn main() {
                 args.get(i + 4).map(|a| a.parse().unwrap()),
             ),
             "stubborn" => stubborn(),
+            "scripted" => {
+                let server = TestServer::new().tool(ScriptedTool::immediate(
+                    "ping",
+                    CallToolResult::text("pong"),
+                ));
+                let rt = tokio::runtime::Runtime::new().unwrap();
+                rt.block_on(server.serve_stdio()).unwrap();
+            }
             other => panic!("unknown mode {other}"),
         }
         return;
     }
-    let cases: [(&str, runner::Case); 4] = [
+    let cases: [(&str, runner::Case); 8] = [
+        (
+            "close_kills_a_child_that_ignores_its_stdin_closing_and_says_so",
+            || Box::pin(close_kills_a_child_that_ignores_its_stdin_closing_and_says_so()),
+        ),
+        (
+            "a_program_that_prints_only_lines_that_are_not_json_rpc_fails_quoting_them",
+            || {
+                Box::pin(
+                    a_program_that_prints_only_lines_that_are_not_json_rpc_fails_quoting_them(),
+                )
+            },
+        ),
+        (
+            "a_program_that_exits_during_the_handshake_fails_at_once_with_its_status_and_stderr",
+            || {
+                Box::pin(
+                    a_program_that_exits_during_the_handshake_fails_at_once_with_its_status_and_stderr(),
+                )
+            },
+        ),
+        ("a_banner_before_json_rpc_is_tolerated", || {
+            Box::pin(a_banner_before_json_rpc_is_tolerated())
+        }),
         (
             "a_child_that_exits_between_reads_fails_the_wait_at_once",
             || Box::pin(a_child_that_exits_between_reads_fails_the_wait_at_once()),

@@ -260,8 +260,8 @@ impl MessageSink for GatewaySink {
         m.name = m.name.map(|n| to_server(&n));
         self.0.send(m).await
     }
-    async fn close(&mut self) {
-        self.0.close().await;
+    async fn close(&mut self) -> io::Result<()> {
+        self.0.close().await
     }
 }
 

@@ -53,6 +53,39 @@ fn scripted() -> TestServer {
     server
 }
 
+/// A 2025-03-26 server that answers every request with a JSON-RPC batch
+/// on one line: `[response]` to `initialize`, `[log, response]` to the
+/// rest, as that version allowed.
+fn serve_batches() {
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout();
+    for line in stdin.lock().lines() {
+        let Ok(request) = serde_json::from_str::<serde_json::Value>(&line.unwrap()) else {
+            continue;
+        };
+        let (Some(id), Some(method)) = (request.get("id"), request["method"].as_str()) else {
+            continue; // a notification
+        };
+        let result = match method {
+            "initialize" => json!({"protocolVersion": "2025-03-26", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "batcher", "version": "1.0"}}),
+            "tools/list" => json!({"tools": [{"name": "ping", "inputSchema": {"type": "object"}}]}),
+            "tools/call" => json!({"content": [{"type": "text", "text": "pong"}]}),
+            _ => json!({}),
+        };
+        let response = json!({"jsonrpc": "2.0", "id": id, "result": result});
+        let batch = if method == "initialize" {
+            json!([response])
+        } else {
+            let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "data": "batched"}});
+            json!([log, response])
+        };
+        writeln!(stdout, "{batch}").unwrap();
+        stdout.flush().unwrap();
+    }
+}
+
 /// Misbehaving peers, written by hand on std I/O.
 fn serve_raw(mode: &str) {
     let stdin = std::io::stdin();
@@ -188,6 +221,56 @@ async fn an_oversized_message_fails_cleanly() {
     assert!(client.closed_reason().unwrap().contains("larger than"));
 }
 
+async fn batched_replies_are_read_one_message_at_a_time() {
+    let logs = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = logs.clone();
+    let client = Client::builder()
+        .protocol_version("2025-03-26")
+        .request_timeout(Duration::from_secs(10))
+        .on_log(move |log| {
+            seen.lock().unwrap().push(log.data);
+            std::future::ready(())
+        })
+        .connect(child("batches"))
+        .await
+        .expect("the batched initialize reply is read");
+    let tools = client.list_tools().await.expect("a batched reply");
+    assert_eq!(tools.len(), 1);
+    let r = client.call_tool("ping", json!({})).await.unwrap();
+    assert_eq!(r.joined_text(), "pong");
+    assert_eq!(client.discarded_messages(), 0, "nothing skipped");
+    // The log messages of both batches reach the callback too.
+    for _ in 0..200 {
+        if logs.lock().unwrap().len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(ms(25)).await;
+    }
+    assert_eq!(*logs.lock().unwrap(), [json!("batched"), json!("batched")]);
+    client.close().await.unwrap();
+}
+
+async fn close_waits_for_the_child_to_exit() {
+    let pidfile =
+        std::env::temp_dir().join(format!("mcp-tasks-stdio-close-{}.pid", std::process::id()));
+    let client = Client::connect(child("scripted").env("MCP_TASKS_PIDFILE", &pidfile))
+        .await
+        .unwrap();
+    let other = client.clone();
+    client.discover().await.unwrap();
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    let _ = std::fs::remove_file(&pidfile);
+    client
+        .close()
+        .await
+        .expect("the child exits once its stdin closes");
+    // Exited and reaped before `close` returned: no polling.
+    let proc = std::path::PathBuf::from(format!("/proc/{}", pid.trim()));
+    assert!(!proc.exists(), "the child {pid} outlived close");
+    let e = other.list_tools().await.unwrap_err();
+    assert!(e.to_string().contains("the client was closed"), "{e}");
+}
+
 async fn dropping_the_client_ends_the_child() {
     let pidfile = std::env::temp_dir().join(format!("mcp-tasks-stdio-{}.pid", std::process::id()));
     let client = Client::connect(child("scripted").env("MCP_TASKS_PIDFILE", &pidfile))
@@ -214,7 +297,9 @@ fn main() {
         if let Some(path) = std::env::var_os("MCP_TASKS_PIDFILE") {
             std::fs::write(path, std::process::id().to_string()).unwrap();
         }
-        if mode == "scripted" {
+        if mode == "batches" {
+            serve_batches();
+        } else if mode == "scripted" {
             let rt = tokio::runtime::Runtime::new().unwrap();
             rt.block_on(scripted().serve_stdio()).unwrap();
         } else {
@@ -222,7 +307,13 @@ fn main() {
         }
         return;
     }
-    let cases: [(&str, runner::Case); 7] = [
+    let cases: [(&str, runner::Case); 9] = [
+        ("batched_replies_are_read_one_message_at_a_time", || {
+            Box::pin(batched_replies_are_read_one_message_at_a_time())
+        }),
+        ("close_waits_for_the_child_to_exit", || {
+            Box::pin(close_waits_for_the_child_to_exit())
+        }),
         ("discover_list_and_plain_calls", || {
             Box::pin(discover_list_and_plain_calls())
         }),

@@ -242,29 +242,44 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Tools { json, server } => tools(&server, json).await,
         Command::Call(args) => {
             let (watch, client) = Watch::start(&args.server, args.output.json).await?;
-            watch
+            let outcome = watch
                 .call(&client, &args.tool, &args.arguments, args.detach)
-                .await
+                .await;
+            close(client, outcome).await
         }
         Command::Status(args) => {
             let r =
                 reference::decode(&args.reference).map_err(|e| Failure::usage(e.to_string()))?;
             let (watch, client) = Watch::start(&args.server, args.output.json).await?;
-            watch.status(&client, &r).await
+            let outcome = watch.status(&client, &r).await;
+            close(client, outcome).await
         }
         Command::Wait(args) => {
             let r =
                 reference::decode(&args.reference).map_err(|e| Failure::usage(e.to_string()))?;
             let (watch, client) = Watch::start(&args.server, args.output.json).await?;
-            watch.wait(&client, &r).await
+            let outcome = watch.wait(&client, &r).await;
+            close(client, outcome).await
         }
         Command::Cancel(args) => {
             let r =
                 reference::decode(&args.reference).map_err(|e| Failure::usage(e.to_string()))?;
             let (watch, client) = Watch::start(&args.server, args.output.json).await?;
-            watch.cancel_by_reference(&client, &r).await
+            let outcome = watch.cancel_by_reference(&client, &r).await;
+            close(client, outcome).await
         }
     }
+}
+
+/// Ends the connection and waits until it is ended (an HTTP session's
+/// `DELETE` answered, a stdio server exited) before the process exits,
+/// which would otherwise cut both short. The command's own outcome stands:
+/// a close that was not graceful is logged, not an error of the command.
+async fn close(client: Client, outcome: anyhow::Result<u8>) -> anyhow::Result<u8> {
+    if let Err(e) = client.close().await {
+        tracing::debug!("the connection did not close gracefully: {e}");
+    }
+    outcome
 }
 
 /// `mcp-tasks tools`.
@@ -288,6 +303,11 @@ async fn tools(server: &ServerArgs, json: bool) -> anyhow::Result<u8> {
     };
     report.activity("listing tools");
     let listed = listing(&client).await;
+    // Ended before the output: nothing waits on the server after it.
+    report.activity("closing");
+    if let Err(e) = client.close().await {
+        tracing::debug!("the connection did not close gracefully: {e}");
+    }
     report.clear();
     let (info, tools) = listed?;
     if json {

@@ -73,11 +73,19 @@ const DEFAULT_MAX_INPUT_ROUNDS: usize = 10;
 /// # Ok(()) }
 /// ```
 ///
-/// # Drop behavior
+/// # Closing, and drop behavior
 ///
-/// When the last clone (and the last task handle) is dropped, the
-/// connection closes: a stdio child gets its stdin closed and is killed if
-/// it does not exit in time. Tasks on the server run on.
+/// [`Client::close`] ends the connection and waits until it is ended: an
+/// HTTP session's `DELETE` answered, a stdio child exited. Call it before
+/// the program exits: nothing else waits for it.
+///
+/// Dropping the last clone (and the last task handle) without `close`
+/// closes the connection too, but in the background, awaited by nobody: a
+/// stdio child gets its stdin closed and is killed if it does not exit in
+/// time, and an HTTP session's `DELETE` is sent, both on a task that dies
+/// with the runtime. When the program exits right after the drop, the
+/// `DELETE` is usually never sent, and the child is killed at once (it
+/// never outlives the client). Either way, tasks on the server run on.
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,
@@ -321,6 +329,59 @@ impl Client {
     /// ends. Always 0 on other sessions.
     pub fn hosted_tasks(&self) -> usize {
         self.inner.host.as_ref().map_or(0, |h| h.len())
+    }
+
+    /// Ends the connection gracefully and waits until it is ended, within
+    /// the transport's own bound:
+    ///
+    /// | transport | what closing does | bound |
+    /// |---|---|---|
+    /// | [`Stdio`](crate::transport::Stdio) | closes the child's stdin, waits for it to exit, kills it after the bound | [`Stdio::shutdown_timeout`](crate::transport::Stdio::shutdown_timeout), 5 s by default |
+    /// | `Http` | ends an initialize-era session with its `DELETE` and waits for the answer (nothing to send on 2026-07-28) | `Http::close_timeout`, 2 s by default |
+    /// | [`memory`](crate::transport::memory) | closes the sending end, so the peer reads the end | none needed |
+    ///
+    /// Closing ends the connection for every clone of this client and
+    /// every task handle: the requests still waiting, and every later
+    /// one, fail at once with a transport error whose message says the
+    /// client was closed ([`Error::is_transport`];
+    /// [`Client::closed_reason`] says the same). A `tools/call` still
+    /// waiting reports [`Error::is_outcome_unknown`]: it was sent. Tasks
+    /// on the server run on; a [`TaskRef`](crate::TaskRef) resumes them
+    /// on a new connection.
+    ///
+    /// Calling it again, or after the connection closed on its own (the
+    /// server exited, say), returns `Ok(())` at once.
+    ///
+    /// See the type's documentation for what dropping does instead.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_transport`] when the end was not graceful: the child
+    /// did not exit in time and was killed, the session's `DELETE` got no
+    /// answer in time or could not be sent. The connection is closed
+    /// either way.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> mcp_tasks::Result<()> {
+    /// use mcp_tasks::Client;
+    /// use mcp_tasks::testing::TestServer;
+    ///
+    /// let client = Client::connect(TestServer::new().connect()).await?;
+    /// let other = client.clone();
+    /// client.close().await?;
+    /// let e = other.list_tools().await.unwrap_err();
+    /// assert!(e.is_transport() && e.to_string().contains("the client was closed"));
+    /// # Ok(()) }
+    /// ```
+    pub async fn close(self) -> Result<()> {
+        self.inner
+            .wire
+            .connection()
+            .close()
+            .await
+            .map_err(|e| Error::transport(format!("closing: {e}")).with_source(e))
     }
 
     /// Why the connection closed, if it has.

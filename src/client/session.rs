@@ -44,8 +44,40 @@ pub(crate) struct Session {
     pub(crate) discovered: Option<DiscoverResult>,
 }
 
-/// Negotiates the era over an open connection.
+/// Negotiates the era over an open connection. A failure while the server
+/// has sent nothing but unreadable input quotes it (see [`explain`]).
 pub(crate) async fn negotiate(
+    conn: Connection,
+    envelope: Arc<Envelope>,
+    pin: Pin,
+    probe_timeout: Duration,
+    request_timeout: Duration,
+) -> Result<Session> {
+    let held = conn.clone();
+    handshake(conn, envelope, pin, probe_timeout, request_timeout)
+        .await
+        .map_err(|e| explain(e, &held))
+}
+
+/// `e`, with what the server printed instead of JSON-RPC, when that is
+/// all it sent (a wrong command, say): a transport error then, since the
+/// server does not speak the protocol at all. When the connection closed
+/// (the program exited), its reason leads.
+fn explain(e: Error, conn: &Connection) -> Error {
+    let Some(unread) = conn.unread_preamble() else {
+        return e;
+    };
+    let what = match conn.closed_reason() {
+        Some(reason) => reason,
+        None => e.to_string(),
+    };
+    Error::transport(format!(
+        "{what}; before any JSON-RPC the server sent: {unread} (is it an MCP server?)"
+    ))
+    .with_source(e)
+}
+
+async fn handshake(
     conn: Connection,
     envelope: Arc<Envelope>,
     pin: Pin,
@@ -89,6 +121,10 @@ pub(crate) async fn negotiate(
                     });
                 }
                 Err(e) if conn.closed_reason().is_some() => return Err(e),
+                // Nothing but unreadable lines (a usage text, a banner of a
+                // program that is not an MCP server) and no answer: the
+                // `initialize` would go the same way, only later.
+                Err(e) if e.is_timeout() && conn.unread_preamble().is_some() => return Err(e),
                 Err(e) => {
                     tracing::debug!("server/discover failed ({e}); trying initialize");
                     LEGACY_VERSIONS[0].to_owned()

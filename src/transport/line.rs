@@ -1,12 +1,18 @@
 //! Newline-framed JSON over any byte stream.
 
+use std::collections::VecDeque;
 use std::io;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
+use super::batch::batch_items;
 use super::{DEFAULT_MAX_MESSAGE_SIZE, Inbound, MessageSink, MessageStream, Outbound, Transport};
 
 /// MCP over any reader and writer, one JSON message per line.
+///
+/// A line holding a JSON array is a JSON-RPC batch (as a 2025-03-26
+/// server may send): its messages are handed to the client one by one,
+/// in order, as over HTTP.
 ///
 /// The framing of stdio, usable for TCP or Unix sockets:
 ///
@@ -55,6 +61,8 @@ pub struct LineStream<R> {
     reader: BufReader<R>,
     buf: Vec<u8>,
     max: usize,
+    /// The rest of a batch line, to hand out before reading another line.
+    batch: VecDeque<String>,
 }
 
 impl<R, W> Transport for LineTransport<R, W>
@@ -84,9 +92,10 @@ impl<W: AsyncWrite + Unpin + Send + 'static> MessageSink for LineSink<W> {
         write_line(w, message.json).await
     }
 
-    async fn close(&mut self) {
-        if let Some(mut w) = self.writer.take() {
-            let _ = w.shutdown().await;
+    async fn close(&mut self) -> io::Result<()> {
+        match self.writer.take() {
+            Some(mut w) => w.shutdown().await,
+            None => Ok(()),
         }
     }
 }
@@ -110,12 +119,16 @@ impl<R: AsyncRead + Unpin> LineStream<R> {
             reader: BufReader::new(reader),
             buf: Vec::new(),
             max,
+            batch: VecDeque::new(),
         }
     }
 }
 
 impl<R: AsyncRead + Unpin + Send + 'static> MessageStream for LineStream<R> {
     async fn recv(&mut self) -> io::Result<Option<Inbound>> {
+        if let Some(next) = self.batch.pop_front() {
+            return Ok(Some(Inbound::Message(next)));
+        }
         loop {
             match read_line_limited(&mut self.reader, &mut self.buf, self.max).await? {
                 None => return Ok(None),
@@ -125,10 +138,20 @@ impl<R: AsyncRead + Unpin + Send + 'static> MessageStream for LineStream<R> {
                     if trimmed.is_empty() {
                         continue;
                     }
-                    return Ok(Some(match std::str::from_utf8(trimmed) {
-                        Ok(s) => Inbound::Message(s.to_owned()),
-                        Err(e) => Inbound::Invalid(format!("a line that is not UTF-8: {e}")),
-                    }));
+                    let text = match std::str::from_utf8(trimmed) {
+                        Ok(text) => text,
+                        Err(e) => {
+                            let why = format!("a line that is not UTF-8: {e}");
+                            return Ok(Some(Inbound::Invalid(why)));
+                        }
+                    };
+                    if let Some(items) = batch_items(text) {
+                        self.batch = items.into();
+                        if let Some(first) = self.batch.pop_front() {
+                            return Ok(Some(Inbound::Message(first)));
+                        }
+                    }
+                    return Ok(Some(Inbound::Message(text.to_owned())));
                 }
             }
         }
@@ -211,6 +234,55 @@ mod tests {
         let err = out.last().unwrap().as_ref().unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidData);
         assert!(err.to_string().contains("larger than 16 bytes"));
+    }
+
+    fn messages(out: &[io::Result<Option<Inbound>>]) -> Vec<String> {
+        out.iter()
+            .filter_map(|r| match r {
+                Ok(Some(Inbound::Message(m))) => Some(m.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_batch_line_is_handed_out_one_message_at_a_time() {
+        let input = b"[{\"a\":1}, {\"b\":2}]\n{\"c\":3}\n[]\n";
+        let out = lines(input, 100).await;
+        assert_eq!(
+            messages(&out),
+            ["{\"a\":1}", "{\"b\":2}", "{\"c\":3}", "[]"]
+        );
+    }
+
+    proptest::proptest! {
+        /// However messages are grouped into lines (alone, or batched with
+        /// their neighbours), the stream hands out the same messages in
+        /// the same order.
+        #[test]
+        fn batching_never_changes_the_messages_or_their_order(
+            groups in proptest::collection::vec(1usize..4, 0..12),
+        ) {
+            let mut input = String::new();
+            let mut expected = Vec::new();
+            for (g, size) in groups.iter().enumerate() {
+                let items: Vec<String> = (0..*size)
+                    .map(|i| format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":[{i}]}}", g * 10 + i))
+                    .collect();
+                expected.extend(items.iter().cloned());
+                if *size == 1 && g % 2 == 0 {
+                    input.push_str(&items[0]);
+                } else {
+                    input.push('[');
+                    input.push_str(&items.join(","));
+                    input.push(']');
+                }
+                input.push_str(if g % 3 == 0 { "\r\n" } else { "\n" });
+            }
+            let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let out = rt.block_on(lines(input.as_bytes(), 1 << 16));
+            proptest::prop_assert_eq!(messages(&out), expected);
+        }
     }
 
     #[tokio::test]

@@ -58,8 +58,9 @@ impl MessageSink for MemorySink {
         tx.send(message).await.map_err(|_| closed())
     }
 
-    async fn close(&mut self) {
+    async fn close(&mut self) -> io::Result<()> {
         self.0 = None;
+        Ok(())
     }
 }
 

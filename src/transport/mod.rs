@@ -28,6 +28,7 @@ use std::time::Duration;
 
 use crate::protocol::RequestId;
 
+mod batch;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "stdio")]
@@ -270,9 +271,26 @@ pub trait MessageSink: Send + 'static {
     /// Sends one message.
     fn send(&mut self, message: Outbound) -> impl Future<Output = io::Result<()>> + Send;
 
-    /// Closes the connection gracefully (for a child process: close its
-    /// stdin, wait, then kill it). Called once, when the client is dropped.
-    fn close(&mut self) -> impl Future<Output = ()> + Send;
+    /// Ends the connection gracefully: for a child process, closes its
+    /// stdin, waits for it to exit, and kills it after a bound; for an
+    /// HTTP session, sends its `DELETE`; for an in-memory pair, drops the
+    /// sending end.
+    ///
+    /// Called once, by the client's writer, after the last message: either
+    /// when [`Client::close`](crate::Client::close) asks for it (which
+    /// awaits this future and returns its outcome), or when the last
+    /// clone of the client is dropped (then nobody awaits it, and it may
+    /// be cut short when the runtime stops). No [`send`](MessageSink::send)
+    /// follows it.
+    ///
+    /// # Contract
+    ///
+    /// The future must end within a bound of its own (a transport that
+    /// waits for its peer documents how long, and makes it settable), so
+    /// that `Client::close` is bounded too. An `Err` says the end was not
+    /// graceful (the child had to be killed, the `DELETE` went
+    /// unanswered); the connection is closed either way.
+    fn close(&mut self) -> impl Future<Output = io::Result<()>> + Send;
 }
 
 /// The receiving half of a transport.

@@ -129,8 +129,8 @@ impl MessageSink for ChaosSink {
             Fate::Swallow => Ok(()),
         }
     }
-    async fn close(&mut self) {
-        self.inner.close().await;
+    async fn close(&mut self) -> io::Result<()> {
+        self.inner.close().await
     }
 }
 

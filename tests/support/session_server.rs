@@ -32,6 +32,9 @@ pub enum GetStream {
     End(&'static str),
     /// Sends this SSE text, then stays open, sending what [`SessionServer::push`] gives.
     Hold(&'static str),
+    /// Sends this SSE text, then ends the stream, for this `GET` and every
+    /// later one (it stays at the head of the script).
+    Forever(&'static str),
 }
 
 /// One HTTP request as received.
@@ -71,6 +74,12 @@ struct State {
     /// Whether `tools/call` streams end before the response, which then
     /// waits for a `GET` with `Last-Event-ID: call-1`.
     resume_calls: AtomicBool,
+    /// Whether `tools/call` streams, and every `GET` that resumes one,
+    /// send a priming event only (`id: call-1`, `retry: 0`) and end: a
+    /// response that never comes.
+    prime_calls_forever: AtomicBool,
+    /// Whether a `DELETE` is never answered.
+    hang_deletes: AtomicBool,
     /// The response such a `GET` gets.
     pending: Mutex<Option<Value>>,
     /// Keeps the streams of those `GET`s open.
@@ -115,6 +124,8 @@ impl SessionServer {
             batch: AtomicBool::new(false),
             amnesiac: AtomicBool::new(false),
             resume_calls: AtomicBool::new(false),
+            prime_calls_forever: AtomicBool::new(false),
+            hang_deletes: AtomicBool::new(false),
             pending: Mutex::new(None),
             held: Mutex::new(Vec::new()),
             task_reads: AtomicUsize::new(0),
@@ -165,6 +176,18 @@ impl SessionServer {
     /// `retry: 2000`) and sends the response on the `GET` that resumes it.
     pub fn resume_calls(&self) {
         self.state.resume_calls.store(true, Ordering::SeqCst);
+    }
+
+    /// Ends each `tools/call` stream, and every `GET` that resumes it, after
+    /// a priming event alone (`id: call-1`, `retry: 0`): the response
+    /// never comes.
+    pub fn prime_calls_forever(&self) {
+        self.state.prime_calls_forever.store(true, Ordering::SeqCst);
+    }
+
+    /// Never answers a `DELETE` (the connection stays open, silent).
+    pub fn hang_deletes(&self) {
+        self.state.hang_deletes.store(true, Ordering::SeqCst);
     }
 
     /// Forgets every session as soon as it is handed out, from now on.
@@ -277,9 +300,19 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>
         (None, _) => return Ok(reply(400, "text/plain", None, "no session id".into())),
     }
     match verb.as_str() {
+        "DELETE" if st.hang_deletes.load(Ordering::SeqCst) => {
+            std::future::pending::<()>().await;
+        }
         "DELETE" => {
             *st.current.lock().unwrap() = None;
             return Ok(reply(200, "text/plain", None, String::new()));
+        }
+        "GET"
+            if hit.header("last-event-id") == Some("call-1")
+                && st.prime_calls_forever.load(Ordering::SeqCst) =>
+        {
+            let priming = "id: call-1\nretry: 0\ndata: \n\n".to_owned();
+            return Ok(reply(200, "text/event-stream", None, priming));
         }
         "GET" if hit.header("last-event-id") == Some("call-1") => {
             let pending = st.pending.lock().unwrap().take();
@@ -344,6 +377,10 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>
             .body(Body { rx })
             .unwrap());
     }
+    if hit.method == "tools/call" && st.prime_calls_forever.load(Ordering::SeqCst) {
+        let priming = "id: call-1\nretry: 0\ndata: \n\n".to_owned();
+        return Ok(reply(200, "text/event-stream", None, priming));
+    }
     if hit.method == "tools/call" && st.resume_calls.load(Ordering::SeqCst) {
         *st.pending.lock().unwrap() = Some(response);
         let priming = "id: call-1\nretry: 2000\ndata: \n\n".to_owned();
@@ -360,7 +397,10 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>
 
 fn get_stream(st: &State) -> Response<Body> {
     let next = match &mut *st.gets.lock().unwrap() {
-        Some(streams) => streams.pop_front(),
+        Some(streams) => match streams.front() {
+            Some(GetStream::Forever(text)) => Some(GetStream::End(text)),
+            _ => streams.pop_front(),
+        },
         None => None,
     };
     let Some(stream) = next else {
@@ -368,7 +408,7 @@ fn get_stream(st: &State) -> Response<Body> {
     };
     let (tx, rx) = mpsc::unbounded_channel();
     match stream {
-        GetStream::End(text) => {
+        GetStream::End(text) | GetStream::Forever(text) => {
             let _ = tx.send(text.to_owned());
         }
         GetStream::Hold(text) => {

@@ -273,7 +273,7 @@ async fn a_batch_reply_delivers_each_message_in_order() {
         assert_eq!(got[0]["method"], "notifications/message", "{got:?}");
         assert_eq!(got[1]["id"], 2, "{got:?}");
         assert_eq!(got[1]["result"]["tools"][0]["name"], "echo", "{got:?}");
-        sink.close().await;
+        sink.close().await.unwrap();
 
         // And through a client: the batch answers its request.
         let client = legacy(&server).await;
@@ -334,6 +334,139 @@ async fn an_answer_to_a_question_asked_inside_a_call_needs_no_slot() {
             .find(|h| h.body["id"] == "srv-ask")
             .expect("the question was answered");
         assert_eq!(answer.body["result"]["action"], "accept");
+    })
+    .await;
+}
+
+/// Counts the `GET`s of a `window` of virtual time, stepping the clock
+/// 10 ms at a time so that the loopback I/O keeps pace with it.
+async fn gets_within(server: &SessionServer, window: Duration) -> usize {
+    let end = tokio::time::Instant::now() + window;
+    while tokio::time::Instant::now() < end {
+        tokio::time::sleep(ms(10)).await;
+    }
+    server.hits_of("GET").len()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_get_stream_of_a_priming_event_alone_backs_off_and_is_given_up() {
+    tokio::time::timeout(Duration::from_secs(600), async {
+        let server = SessionServer::start().await;
+        // Every GET: an id, `retry: 0`, no message, then the end.
+        server.gets([GetStream::Forever("id: g-1\nretry: 0\ndata: \n\n")]);
+        let client = legacy(&server).await;
+        let in_20s = gets_within(&server, Duration::from_secs(20)).await;
+        // Backing off from 1 s (0, 1, 3, 7, 15 s), then given up after five
+        // attempts in a row that delivered no message; no storm at `retry: 0`.
+        assert_eq!(in_20s, 5, "GETs in the first 20 s");
+        let in_5min = gets_within(&server, Duration::from_secs(300)).await;
+        assert_eq!(in_5min, 5, "no GET after giving up");
+        let gets = server.hits_of("GET");
+        for pair in gets.windows(2) {
+            assert!(
+                pair[1].at - pair[0].at >= Duration::from_secs(1),
+                "reconnected {:?} after the last GET",
+                pair[1].at - pair[0].at
+            );
+        }
+        // The session itself is unharmed.
+        assert_eq!(client.list_tools().await.unwrap().len(), 1);
+    })
+    .await
+    .expect("bounded");
+}
+
+/// Every way a `GET` stream can end without a message counts as a failure:
+/// whatever it held, the reconnections back off and stop.
+#[tokio::test(start_paused = true)]
+async fn every_kind_of_event_less_get_stream_backs_off_and_is_given_up() {
+    const SHAPES: [&str; 6] = [
+        "",
+        ": keep-alive\n\n",
+        "id: g-1\ndata: \n\n",
+        "retry: 0\n\n",
+        "id: g-1\nretry: 0\nevent: ping\ndata: {}\n\n: x\n\n",
+        "id: g-1\nretry: 1\n\nid: g-2\nretry: 0\ndata:\n\n",
+    ];
+    tokio::time::timeout(Duration::from_secs(1800), async {
+        for shape in SHAPES {
+            let server = SessionServer::start().await;
+            server.gets([GetStream::Forever(shape)]);
+            let _client = legacy(&server).await;
+            let gets = gets_within(&server, Duration::from_secs(120)).await;
+            assert!(gets <= 5, "{gets} GETs in 2 min for a stream of {shape:?}");
+        }
+    })
+    .await
+    .expect("bounded");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_response_stream_resumed_without_messages_backs_off_and_fails() {
+    tokio::time::timeout(Duration::from_secs(600), async {
+        let server = SessionServer::start().await;
+        server.prime_calls_forever();
+        let client = Client::builder()
+            .protocol_version(VERSION)
+            .request_timeout(Duration::from_secs(120))
+            .connect(Http::new(&server.url))
+            .await
+            .unwrap();
+        let e = client.call_tool("echo", json!({})).await.unwrap_err();
+        assert!(e.is_outcome_unknown(), "{e}");
+        assert!(!e.is_timeout(), "gave up before the request timeout: {e}");
+        let resumed = server
+            .hits_of("GET")
+            .into_iter()
+            .filter(|h| h.header("last-event-id") == Some("call-1"))
+            .count();
+        assert_eq!(resumed, 5, "resumptions of a stream that never delivers");
+        assert_eq!(server.hits_of("tools/call").len(), 1, "never POSTed again");
+    })
+    .await
+    .expect("bounded");
+}
+
+#[tokio::test]
+async fn close_sends_the_delete_and_waits_for_its_answer() {
+    bounded(async {
+        let server = SessionServer::start().await;
+        let client = legacy(&server).await;
+        let other = client.clone();
+        client.list_tools().await.unwrap();
+        client.close().await.expect("a graceful close");
+        // Already sent and answered: nothing to wait for.
+        let deletes = server.hits_of("DELETE");
+        assert_eq!(deletes.len(), 1);
+        assert_eq!(deletes[0].header("mcp-session-id"), Some("s-1"));
+        // The other clone's requests fail, saying why.
+        let e = other.list_tools().await.unwrap_err();
+        assert!(e.is_transport(), "{e}");
+        assert!(e.to_string().contains("the client was closed"), "{e}");
+        assert_eq!(server.hits_of("tools/list").len(), 1, "nothing sent after");
+        // Closing again (through the clone) is a no-op.
+        other.close().await.unwrap();
+        assert_eq!(server.hits_of("DELETE").len(), 1);
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn close_gives_up_on_an_unanswered_delete_within_its_bound() {
+    bounded(async {
+        let server = SessionServer::start().await;
+        server.hang_deletes();
+        let client = Client::builder()
+            .protocol_version(VERSION)
+            .connect(Http::new(&server.url).close_timeout(Duration::from_secs(3)))
+            .await
+            .unwrap();
+        let started = tokio::time::Instant::now();
+        let e = client.close().await.unwrap_err();
+        assert!(e.is_transport(), "{e}");
+        assert!(e.to_string().contains("not answered within 3s"), "{e}");
+        assert!(started.elapsed() >= Duration::from_secs(3));
+        assert_eq!(server.hits_of("DELETE").len(), 1);
     })
     .await;
 }

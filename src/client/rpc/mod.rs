@@ -18,6 +18,7 @@ use crate::protocol::{Message, RequestId};
 use crate::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
 
 mod notifications;
+mod preamble;
 mod progress;
 mod server_request;
 mod shared;
@@ -78,6 +79,7 @@ impl Connection {
             .await
             .map_err(|e| Error::transport(e.to_string()).with_source(e))?;
         let (out, rx) = mpsc::channel(OUTGOING_CAPACITY);
+        let (closer, close_rx) = mpsc::channel(1);
         let shared = Arc::new(Shared {
             tables: Mutex::new(Tables::default()),
             next_id: AtomicI64::new(1),
@@ -85,11 +87,13 @@ impl Connection {
             is_closed: AtomicBool::new(false),
             closed_wake: Notify::new(),
             discarded: AtomicU64::new(0),
+            closer,
+            preamble: Default::default(),
             serving: Arc::default(),
             notifications_dropped: Default::default(),
             not_before: Mutex::new(None),
         });
-        tokio::spawn(write_loop(sink, rx, shared.clone()));
+        tokio::spawn(write_loop(sink, rx, close_rx, shared.clone()));
         tokio::spawn(read_loop(stream, shared.clone()));
         Ok(Connection { out, shared })
     }
@@ -102,6 +106,26 @@ impl Connection {
     /// latest `Retry-After` the server sent), while it is to come.
     pub(crate) fn not_before(&self) -> Option<Instant> {
         self.shared.not_before()
+    }
+
+    /// Closes the connection for every holder and waits for the transport
+    /// to end it (see [`MessageSink::close`]): requests still waiting fail
+    /// with [`CLOSED_BY_CLIENT`], and so does every later one. `Ok` at once
+    /// when the writer has already closed the transport.
+    pub(crate) async fn close(&self) -> std::io::Result<()> {
+        let (tx, rx) = oneshot::channel();
+        if self.shared.closer.send(tx).await.is_err() {
+            return Ok(()); // the writer is gone: the transport is closed
+        }
+        // Dropped unanswered when another close got there first.
+        rx.await.unwrap_or(Ok(()))
+    }
+
+    /// What the server sent before any JSON-RPC message, when all it sent
+    /// so far is unreadable (a banner, a usage text): for the error of a
+    /// handshake that fails.
+    pub(crate) fn unread_preamble(&self) -> Option<String> {
+        self.shared.preamble.unread()
     }
 
     /// Why the connection closed, if it has.
@@ -430,31 +454,63 @@ impl Drop for PendingGuard<'_> {
     }
 }
 
+/// Why the connection closed when [`Connection::close`] closed it.
+pub(crate) const CLOSED_BY_CLIENT: &str = "the client was closed";
+
+/// Writes the outgoing messages until the last sender is gone, a send
+/// fails, or [`Connection::close`] asks; then closes the transport (and
+/// tells the one who asked how that went). A close request cuts short a
+/// send in progress: the connection is ending anyway.
 async fn write_loop<S: MessageSink>(
     mut sink: S,
     mut rx: mpsc::Receiver<Outbound>,
+    mut close_rx: mpsc::Receiver<oneshot::Sender<std::io::Result<()>>>,
     shared: Arc<Shared>,
 ) {
-    while let Some(msg) = rx.recv().await {
-        if let Err(e) = sink.send(msg).await {
-            shared.close(format!("could not send to the server: {e}"));
-            break;
+    let asked = loop {
+        let msg = tokio::select! {
+            biased;
+            Some(asked) = close_rx.recv() => break Some(asked),
+            msg = rx.recv() => msg,
+        };
+        let Some(msg) = msg else { break None };
+        tokio::select! {
+            biased;
+            Some(asked) = close_rx.recv() => break Some(asked),
+            sent = sink.send(msg) => if let Err(e) = sent {
+                shared.close(format!("could not send to the server: {e}"));
+                break None;
+            },
         }
+    };
+    if asked.is_some() {
+        shared.close(CLOSED_BY_CLIENT.to_owned());
     }
-    sink.close().await;
+    let closed = sink.close().await;
+    if let Err(e) = &closed {
+        tracing::debug!("the transport did not close gracefully: {e}");
+    }
+    if let Some(asked) = asked {
+        let _ = asked.send(closed);
+    }
 }
 
 async fn read_loop<S: MessageStream>(mut stream: S, shared: Arc<Shared>) {
     let reason = loop {
         match stream.recv().await {
             Ok(Some(Inbound::Message(text))) => match Message::from_json(&text) {
-                Ok(msg) => shared.dispatch(msg),
+                Ok(msg) => {
+                    shared.preamble.heard();
+                    shared.dispatch(msg);
+                }
                 Err(e) => {
+                    shared.preamble.skipped(&e.to_string());
                     shared.discard();
                     tracing::warn!("skipping a malformed message from the server: {e}");
                 }
             },
             Ok(Some(Inbound::Invalid(why))) => {
+                shared.preamble.skipped(&why);
                 shared.discard();
                 tracing::warn!("skipping unreadable input from the server: {why}");
             }
@@ -484,6 +540,8 @@ async fn read_loop<S: MessageStream>(mut stream: S, shared: Arc<Shared>) {
                 shared.complete(&id, Reply::Http(Box::new(failure)));
             }
             Ok(None) => break "the server closed the connection".to_owned(),
+            // The peer is gone, and the transport says how (a child's exit).
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break e.to_string(),
             Err(e) => break format!("reading from the server failed: {e}"),
         }
     };

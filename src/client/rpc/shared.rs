@@ -131,6 +131,12 @@ pub(crate) struct Shared {
     pub(super) closed_wake: Notify,
     /// Messages skipped as unreadable or unmatched.
     pub(super) discarded: AtomicU64,
+    /// Asks the writer to close the transport now (see
+    /// [`Connection::close`](super::Connection::close)); the writer
+    /// answers on the enclosed sender once the transport is closed.
+    pub(super) closer: mpsc::Sender<oneshot::Sender<std::io::Result<()>>>,
+    /// The unreadable input before the first JSON-RPC message.
+    pub(super) preamble: super::preamble::Preamble,
     /// The server's requests queued or being answered (their cancellation).
     pub(super) serving: Arc<Mutex<Serving>>,
     /// Unclaimed notifications dropped because the client layer was behind.

@@ -66,7 +66,9 @@ impl MessageSink for RecordingSink {
         let _ = self.0.send(message);
         Ok(())
     }
-    async fn close(&mut self) {}
+    async fn close(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 impl MessageStream for RecordingStream {
     async fn recv(&mut self) -> std::io::Result<Option<Inbound>> {

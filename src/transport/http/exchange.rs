@@ -333,12 +333,14 @@ impl Exchange {
         let mut events = Events::of(response, self.shared.max_message_size);
         let mut failures: u32 = 0;
         loop {
-            let seen = events.seen();
+            let delivered = events.messages();
             let broke = match self.read_events(&mut events, status, &refused).await? {
                 None => return Ok(()),
                 Some(broke) => broke,
             };
-            if events.seen() > seen {
+            // Only a message is progress: a stream of a priming event
+            // alone is one more failure, however often it comes.
+            if events.messages() > delivered {
                 failures = 0;
             }
             let resumable = status.is_success()

@@ -64,12 +64,19 @@ const MAX_REDIRECTS: usize = 5;
 ///   like any other, and its answers are POSTed. A `405` (or any status
 ///   that is not `2xx`) means the server offers no such stream: nothing is
 ///   retried. When the stream ends or breaks it is opened again with
-///   `Last-Event-ID` (the last SSE `id` seen), after the server's SSE
-///   `retry` delay (1 s when it gave none, doubled after each failure that
-///   delivered nothing, up to 30 s; five such failures in a row end it).
+///   `Last-Event-ID` (the last SSE `id` seen), after a backoff: 1 s,
+///   doubled after each attempt in a row that delivered no message, up to
+///   30 s. The server's SSE `retry` can lengthen a wait (up to 5 min),
+///   never shorten it. A stream that delivers no message (a priming
+///   event, comments, empty events) counts as a failure like one that
+///   cannot be opened, and five in a row end the `GET` stream for the
+///   session (0, 1, 3, 7 and 15 s in, with no `retry`).
 /// - A response stream (the SSE reply to a POST) that ends before its
 ///   response, after the server gave its events ids, is resumed the same
-///   way: a `GET` with `Last-Event-ID`, after the `retry` delay.
+///   way: a `GET` with `Last-Event-ID`, after the same backoff; after five
+///   resumptions in a row that delivered no message the request fails
+///   with its reply lost (for a `tools/call`,
+///   [`Error::is_outcome_unknown`](crate::Error::is_outcome_unknown)).
 /// - A `404` to a request that carried the session id means the server
 ///   forgot the session. The transport starts a new one (it sends the
 ///   client's `initialize` request again, reads the reply itself, then
@@ -82,7 +89,10 @@ const MAX_REDIRECTS: usize = 5;
 ///   session is not retried again. (A `404` whose body is a JSON-RPC
 ///   `-32601` is an unknown method, not a lost session.)
 /// - When the client closes, the session is ended with a `DELETE` carrying
-///   its id (bounded to 2 s; a refusal is ignored).
+///   its id, bounded by [`Http::close_timeout`] (2 s by default); any
+///   answer will do (a `405` says the server ends sessions itself).
+///   [`Client::close`](crate::Client::close) waits for it; dropping the
+///   client sends it in the background, awaited by nobody.
 ///
 /// A 2025-03-26 server may answer with a JSON-RPC batch (an array, as a
 /// JSON body or as one SSE event): on an initialize-era connection each
@@ -216,6 +226,7 @@ pub struct Http {
     connect_timeout: Duration,
     max_message_size: usize,
     max_in_flight: Option<usize>,
+    close_timeout: Duration,
     #[cfg(feature = "oauth")]
     auth: Option<auth::OAuth>,
 }
@@ -233,7 +244,8 @@ impl fmt::Debug for Http {
             .field("timeout", &self.timeout)
             .field("connect_timeout", &self.connect_timeout)
             .field("max_message_size", &self.max_message_size)
-            .field("max_in_flight", &self.max_in_flight);
+            .field("max_in_flight", &self.max_in_flight)
+            .field("close_timeout", &self.close_timeout);
         #[cfg(feature = "oauth")]
         f.field("auth", &self.auth);
         f.finish()
@@ -255,9 +267,19 @@ impl Http {
             connect_timeout: Duration::from_secs(10),
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             max_in_flight: None,
+            close_timeout: session::DELETE_TIMEOUT,
             #[cfg(feature = "oauth")]
             auth: None,
         }
+    }
+
+    /// Bound on ending an initialize-era session when the client closes
+    /// (default 2 s): the `DELETE`, from sending it to its answer.
+    /// [`Client::close`](crate::Client::close) returns within it, with an
+    /// error when the answer did not come in time.
+    pub fn close_timeout(mut self, timeout: Duration) -> Self {
+        self.close_timeout = timeout;
+        self
     }
 
     /// Adds a header to every POST (an API key, a tenant, a trace id).
@@ -388,6 +410,8 @@ struct Shared {
     internal: AtomicU64,
     /// The slots of [`Http::max_in_flight`], when it is set.
     slots: Option<Arc<Semaphore>>,
+    /// [`Http::close_timeout`]: the bound on the session's `DELETE`.
+    close_timeout: Duration,
     /// OAuth, when configured: the token every request carries.
     #[cfg(feature = "oauth")]
     auth: Option<auth::Authorization>,
@@ -682,6 +706,7 @@ impl Transport for Http {
             slots: self
                 .max_in_flight
                 .map(|most| Arc::new(Semaphore::new(most))),
+            close_timeout: self.close_timeout,
             #[cfg(feature = "oauth")]
             auth,
         });
@@ -803,12 +828,12 @@ impl MessageSink for HttpSink {
         Ok(())
     }
 
-    async fn close(&mut self) {
+    async fn close(&mut self) -> io::Result<()> {
         self.inbound = None;
         self.shared.closed.store(true, Ordering::SeqCst);
         self.shared.stop_listening();
         self.shared.abort_all();
-        session::end(&self.shared).await;
+        session::end(&self.shared).await
     }
 }
 

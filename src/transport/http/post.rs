@@ -6,27 +6,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
-use serde_json::value::RawValue;
 
 use super::Shared;
 use super::send::{SendError, Sent};
 use crate::error::describe_reqwest as describe;
+pub(super) use crate::transport::batch::batch_items;
 
 /// The messages of one JSON text: the elements of a batch (a non-empty
 /// array, which 2025-03-26 allowed), else the text itself.
 pub(super) fn split_batch(text: &str) -> Vec<String> {
     batch_items(text).unwrap_or_else(|| vec![text.to_owned()])
-}
-
-/// The elements of a batch, when `text` is one (a non-empty array).
-pub(super) fn batch_items(text: &str) -> Option<Vec<String>> {
-    if text.trim_start().starts_with('[')
-        && let Ok(items) = serde_json::from_str::<Vec<Box<RawValue>>>(text)
-        && !items.is_empty()
-    {
-        return Some(items.into_iter().map(|m| m.get().to_owned()).collect());
-    }
-    None
 }
 
 /// Whether a reply is an SSE stream.

@@ -3,6 +3,7 @@
 //! stream with `Last-Event-ID`, the renewal of a session the server lost,
 //! and its end with `DELETE`. None of it happens on 2026-07-28.
 
+use std::io;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -25,33 +26,35 @@ use crate::transport::{Inbound, Outbound};
 
 /// The versions whose Streamable HTTP has sessions and the `GET` stream.
 pub(super) const SESSION_VERSIONS: &[&str] = &["2025-03-26", "2025-06-18", "2025-11-25"];
-/// The wait before reconnecting when the server sent no `retry`.
-const DEFAULT_RETRY: Duration = Duration::from_secs(1);
-/// The shortest wait before reconnecting, whatever `retry` says.
-const MIN_RETRY: Duration = Duration::from_millis(100);
+/// The first wait before reconnecting, doubled after each attempt in a
+/// row that delivered no message.
+const BASE_DELAY: Duration = Duration::from_secs(1);
 /// The longest `retry` a server may ask for; a longer one is cut to this.
 const MAX_SERVER_RETRY: Duration = Duration::from_secs(300);
-/// The longest wait before reconnecting, backoff included.
-const MAX_RETRY: Duration = Duration::from_secs(30);
-/// Attempts in a row that deliver nothing before a stream is given up.
+/// The longest wait the client's own backoff reaches.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Attempts in a row that deliver no message before a stream is given up.
 pub(super) const MAX_FAILURES: u32 = 5;
 /// Bound on opening a `GET` (up to its status line and headers).
 const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bound on renewing a lost session (the `initialize` exchange).
 const RENEW_TIMEOUT: Duration = Duration::from_secs(30);
-/// Bound on the `DELETE` that ends a session.
-const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
+/// Bound on the `DELETE` that ends a session, unless [`super::Http::close_timeout`] says otherwise.
+pub(super) const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 /// `Last-Event-ID`: where a resumed SSE stream starts from.
 const LAST_EVENT_ID: &str = "last-event-id";
 
-/// How long to wait before reconnecting: the server's `retry` (or 1 s),
-/// doubled for each attempt in a row that delivered nothing, within bounds.
+/// How long to wait before reconnecting after `failures` attempts in a
+/// row that delivered no message: the client's own backoff (1 s, doubled
+/// per failure, up to 30 s), or the server's `retry` when that is longer
+/// (up to 5 min). A `retry` is a lower bound only: `retry: 0` never makes
+/// the client reconnect sooner than its backoff.
 pub(super) fn retry_delay(retry: Option<Duration>, failures: u32) -> Duration {
-    let base = retry
-        .unwrap_or(DEFAULT_RETRY)
-        .clamp(MIN_RETRY, MAX_SERVER_RETRY);
-    base.saturating_mul(1 << failures.min(8))
-        .min(MAX_RETRY.max(base))
+    let backoff = BASE_DELAY
+        .saturating_mul(1 << failures.min(8))
+        .min(MAX_BACKOFF);
+    let asked = retry.unwrap_or_default().min(MAX_SERVER_RETRY);
+    backoff.max(asked)
 }
 
 /// Why a `GET` gave no stream.
@@ -121,9 +124,11 @@ fn session_headers(shared: &Shared) -> HeaderMap {
 
 /// Runs the server's own stream until the transport closes: opens it,
 /// hands its messages to the client, and opens it again (with
-/// `Last-Event-ID`, after the `retry` delay) when it ends or breaks. Stops
-/// quietly when the server offers no stream, and after
-/// [`MAX_FAILURES`] attempts in a row that delivered nothing.
+/// `Last-Event-ID`, after [`retry_delay`]) when it ends or breaks. Stops
+/// quietly when the server offers no stream, and after [`MAX_FAILURES`]
+/// attempts in a row that delivered no message: a stream of priming
+/// events, comments or empty events alone counts as a failure, as does
+/// one that could not be opened.
 pub(super) async fn listen(shared: Arc<Shared>, tx: mpsc::Sender<Inbound>) {
     let mut last_id: Option<String> = None;
     let mut retry: Option<Duration> = None;
@@ -156,7 +161,7 @@ pub(super) async fn listen(shared: Arc<Shared>, tx: mpsc::Sender<Inbound>) {
                 }
                 last_id = events.last_id().map(str::to_owned);
                 retry = events.retry();
-                if events.seen() > 0 {
+                if events.messages() > 0 {
                     failures = 0;
                 } else {
                     failures += 1;
@@ -373,12 +378,14 @@ async fn initialize(
     }
 }
 
-/// Ends the session, if one is held: a `DELETE` with its id, bounded in
-/// time; a refusal (`405`: the server ends sessions itself) is ignored.
-pub(super) async fn end(shared: &Shared) {
+/// Ends the session, if one is held: a `DELETE` with its id, bounded by
+/// [`Shared::close_timeout`]. Any answer is an end (a `405` says the
+/// server ends sessions itself, a `404` that it already did); no answer
+/// in time, or none at all, is an error.
+pub(super) async fn end(shared: &Shared) -> io::Result<()> {
     let headers = session_headers(shared);
     let Some(_) = shared.session.lock().unwrap().take() else {
-        return;
+        return Ok(());
     };
     let delete = shared.send(|token| {
         shared
@@ -386,15 +393,23 @@ pub(super) async fn end(shared: &Shared) {
             .delete(shared.url.clone())
             .headers(with_token(headers.clone(), token))
     });
-    match tokio::time::timeout(DELETE_TIMEOUT, delete).await {
-        Ok(Ok(sent)) => tracing::debug!(status = %sent.response.status(), "ended the session"),
-        Ok(Err(SendError::Http(e))) => {
-            tracing::debug!("the session's DELETE failed: {}", describe(e))
+    let limit = shared.close_timeout;
+    match tokio::time::timeout(limit, delete).await {
+        Ok(Ok(sent)) => {
+            tracing::debug!(status = %sent.response.status(), "ended the session");
+            Ok(())
         }
-        Ok(Err(SendError::Auth(why))) => {
-            tracing::debug!("the session's DELETE was not sent: {why}")
-        }
-        Err(_) => tracing::debug!("the session's DELETE was not answered in time"),
+        Ok(Err(SendError::Http(e))) => Err(io::Error::other(format!(
+            "the session's DELETE failed: {}",
+            describe(e)
+        ))),
+        Ok(Err(SendError::Auth(why))) => Err(io::Error::other(format!(
+            "the session's DELETE was not sent: {why}"
+        ))),
+        Err(_) => Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("the session's DELETE was not answered within {limit:?}"),
+        )),
     }
 }
 
@@ -403,19 +418,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_retry_delay_follows_the_server_within_bounds() {
+    fn the_retry_delay_backs_off_and_takes_retry_as_a_lower_bound() {
         assert_eq!(retry_delay(None, 0), Duration::from_secs(1));
         assert_eq!(retry_delay(None, 2), Duration::from_secs(4));
         let half = Duration::from_millis(500);
-        assert_eq!(retry_delay(Some(half), 0), half);
-        assert_eq!(retry_delay(Some(Duration::ZERO), 0), MIN_RETRY);
-        assert_eq!(retry_delay(None, 30), MAX_RETRY);
+        assert_eq!(retry_delay(Some(half), 0), BASE_DELAY, "never sooner");
+        assert_eq!(retry_delay(Some(Duration::ZERO), 3), Duration::from_secs(8));
+        assert_eq!(retry_delay(None, 30), MAX_BACKOFF);
         let long = Duration::from_secs(120);
         assert_eq!(
             retry_delay(Some(long), 3),
             long,
-            "the server's own wait is kept"
+            "the server's own longer wait is kept"
         );
+        assert_eq!(retry_delay(Some(Duration::MAX), 0), MAX_SERVER_RETRY);
+    }
+
+    proptest::proptest! {
+        /// Whatever the server's `retry`, the wait never shrinks as the
+        /// failures in a row grow, is never below the backoff nor the
+        /// server's (bounded) `retry`, and stays within 5 min.
+        #[test]
+        fn the_retry_delay_is_monotonic_and_bounded(
+            retry_ms in proptest::option::of(0u64..1_000_000),
+            failures in 0u32..64,
+        ) {
+            let retry = retry_ms.map(Duration::from_millis);
+            let now = retry_delay(retry, failures);
+            let next = retry_delay(retry, failures + 1);
+            proptest::prop_assert!(next >= now);
+            proptest::prop_assert!(now >= BASE_DELAY);
+            proptest::prop_assert!(now >= retry.unwrap_or_default().min(MAX_SERVER_RETRY));
+            proptest::prop_assert!(now <= MAX_SERVER_RETRY);
+        }
     }
 
     #[test]

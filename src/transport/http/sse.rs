@@ -29,8 +29,8 @@ pub(super) struct Events {
     max: usize,
     last_id: Option<String>,
     retry: Option<Duration>,
-    /// Events parsed so far, messages or not.
-    seen: usize,
+    /// Messages returned so far (events with data, priming events not).
+    messages: usize,
     /// Whether the stream failed on an event past the limit.
     oversized: bool,
 }
@@ -54,7 +54,7 @@ impl Events {
             max,
             last_id: None,
             retry: None,
-            seen: 0,
+            messages: 0,
             oversized: false,
         }
     }
@@ -65,9 +65,10 @@ impl Events {
         Events::new(http_body_util::BodyDataStream::new(body), max)
     }
 
-    /// How many events were parsed (keep-alive comments are not events).
-    pub(super) fn seen(&self) -> usize {
-        self.seen
+    /// How many messages were returned: a stream that parsed events but
+    /// returned none (a priming event alone, say) delivered nothing.
+    pub(super) fn messages(&self) -> usize {
+        self.messages
     }
 
     /// Whether the stream failed because an event grew past the limit (a
@@ -100,7 +101,6 @@ impl Events {
         loop {
             let event = poll_fn(|cx| self.inner.as_mut().poll_next(cx)).await?;
             if let Ok(event) = &event {
-                self.seen += 1;
                 self.pending.store(0, Ordering::Relaxed);
                 if let Some(id) = &event.id {
                     // An id holding NUL is ignored, as the SSE specification says.
@@ -123,6 +123,7 @@ impl Events {
                     if data.trim().is_empty() {
                         continue; // a priming event
                     }
+                    self.messages += 1;
                     return Some(Ok(data));
                 }
                 Ok(other) => {
