@@ -15,7 +15,7 @@ use crate::error::{Error, Kind};
 use crate::protocol::jsonrpc::OutRequest;
 use crate::protocol::method::Method;
 use crate::protocol::{Message, RequestId};
-use crate::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
+use crate::transport::{Inbound, MessageSink, MessageStream, Outbound, OutboundKind, Transport};
 
 mod notifications;
 mod progress;
@@ -86,6 +86,7 @@ impl Connection {
             closed_wake: Notify::new(),
             discarded: AtomicU64::new(0),
             serving: Arc::default(),
+            answers: Arc::default(),
             notifications_dropped: Default::default(),
             not_before: Mutex::new(None),
         });
@@ -126,6 +127,18 @@ impl Connection {
         self.shared.discarded.load(Ordering::Relaxed)
     }
 
+    /// How many answers to the server's requests could not be sent (the
+    /// connection was gone, or its writer stuck).
+    pub(crate) fn dropped_answers(&self) -> u64 {
+        self.shared.answers.dropped()
+    }
+
+    /// How many of the server's requests were ignored because they
+    /// repeated the id of one answered lately (or being answered).
+    pub(crate) fn repeated_requests(&self) -> u64 {
+        self.shared.answers.repeated()
+    }
+
     /// Takes the notifications/tasks that no open subscription claims.
     /// A second call replaces the first receiver.
     pub(crate) fn task_pushes(&self) -> Pushes {
@@ -142,8 +155,9 @@ impl Connection {
     }
 
     /// Takes the requests the server sends, each with the means to answer
-    /// it. Until this is called they are ignored; a second call replaces
-    /// the first receiver.
+    /// it. Until this is called (and once the receiver is closed) they are
+    /// refused with `-32601`; `ping` never comes here, the reader answers
+    /// it. A second call replaces the first receiver.
     pub(crate) fn server_requests(&self) -> mpsc::Receiver<ServerRequest> {
         let (tx, rx) = mpsc::channel(SUBSCRIPTION_CAPACITY);
         let mut t = self.shared.tables.lock().unwrap();
@@ -436,8 +450,21 @@ async fn write_loop<S: MessageSink>(
     shared: Arc<Shared>,
 ) {
     while let Some(msg) = rx.recv().await {
+        let answering = (msg.kind == OutboundKind::Response)
+            .then(|| msg.id.clone())
+            .flatten();
         if let Err(e) = sink.send(msg).await {
             shared.close(format!("could not send to the server: {e}"));
+            if let Some(id) = answering {
+                shared.answers.drop_one(&id, "the transport failed");
+            }
+            // What is still queued goes nowhere: its answers are counted.
+            rx.close();
+            while let Some(msg) = rx.recv().await {
+                if let (OutboundKind::Response, Some(id)) = (msg.kind, &msg.id) {
+                    shared.answers.drop_one(id, "the transport failed");
+                }
+            }
             break;
         }
     }
@@ -448,7 +475,11 @@ async fn read_loop<S: MessageStream>(mut stream: S, shared: Arc<Shared>) {
     let reason = loop {
         match stream.recv().await {
             Ok(Some(Inbound::Message(text))) => match Message::from_json(&text) {
-                Ok(msg) => shared.dispatch(msg),
+                Ok(msg) => {
+                    if let Some(answer) = shared.dispatch(msg) {
+                        answer.send().await;
+                    }
+                }
                 Err(e) => {
                     shared.discard();
                     tracing::warn!("skipping a malformed message from the server: {e}");
