@@ -373,3 +373,60 @@ async fn a_repeated_request_id_is_answered_once_and_its_question_asked_once() {
     );
     assert_eq!(client.repeated_requests(), 4);
 }
+
+/// One request a property-test server sends: its id (from a small pool,
+/// so that ids repeat, as numbers or strings) and method.
+fn arbitrary_request() -> impl proptest::strategy::Strategy<Value = (Value, &'static str)> {
+    use proptest::prelude::*;
+    let id = prop_oneof![
+        (0u8..12).prop_map(|n| json!(n)),
+        (0u8..12).prop_map(|n| json!(format!("s-{n}"))),
+    ];
+    let method = prop_oneof![
+        Just("ping"),
+        Just("elicitation/create"),
+        Just("roots/list"),
+        Just("sampling/createMessage"),
+        Just("vendor/unknown"),
+    ];
+    (id, method)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(24))]
+
+    /// Whatever the server sends, and however its ids repeat, each id it
+    /// used gets exactly one answer: a result or a JSON-RPC error.
+    #[test]
+    fn every_request_id_is_answered_exactly_once(
+        requests in proptest::collection::vec(arbitrary_request(), 1..80)
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let (answers, repeated) = runtime.block_on(async {
+            let (client, server) = legacy(decline()).await;
+            let Peer { mut sink, stream } = server;
+            let answers = collect(stream);
+            for (id, method) in &requests {
+                let message = json!({"jsonrpc": "2.0", "id": id, "method": method,
+                    "params": {"message": "?", "requestedSchema": {"type": "object"}}});
+                support::reply(&mut sink, message.to_string()).await;
+            }
+            let answers = by_id(&answers.await.unwrap());
+            (answers, client.repeated_requests())
+        });
+        let distinct: std::collections::BTreeSet<String> =
+            requests.iter().map(|(id, _)| id.to_string()).collect();
+        let answered: std::collections::BTreeSet<String> = answers.keys().cloned().collect();
+        proptest::prop_assert_eq!(&answered, &distinct);
+        for (id, got) in &answers {
+            proptest::prop_assert_eq!(got.len(), 1, "{} answered {:?}", id, got);
+            let one = &got[0];
+            proptest::prop_assert!(one.get("result").is_some() || one["error"]["code"].is_i64());
+        }
+        proptest::prop_assert_eq!(repeated as usize, requests.len() - distinct.len());
+    }
+}
