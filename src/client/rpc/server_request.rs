@@ -3,7 +3,9 @@
 //! the record of recent request ids that keeps a repeated one from being
 //! answered twice.
 
+use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -92,17 +94,21 @@ pub(super) const ANSWER_WAIT: Duration = Duration::from_secs(10);
 pub(super) struct Serving {
     next: u64,
     entries: HashMap<RequestId, (u64, oneshot::Sender<Option<String>>)>,
-    /// The ids of the last [`RECENT_REQUESTS`] requests, oldest first.
-    recent: VecDeque<RequestId>,
-    /// The same ids, to look up.
-    recent_ids: HashSet<RequestId>,
+    /// The ids of the last [`RECENT_REQUESTS`] requests, oldest first, as
+    /// keyed 64-bit hashes: a few kilobytes whatever the server's ids hold.
+    recent: VecDeque<u64>,
+    /// The same hashes, to look up.
+    recent_ids: HashSet<u64>,
+    /// The hasher's random keys (a server cannot aim at a collision).
+    keys: RandomState,
 }
 
 impl Serving {
     /// Takes note of a request's id; `false` when a request under it is
     /// being answered or came lately: this one is a repeat.
     pub(super) fn admit(&mut self, id: &RequestId) -> bool {
-        if self.entries.contains_key(id) || self.recent_ids.contains(id) {
+        let key = self.keys.hash_one(id);
+        if self.entries.contains_key(id) || self.recent_ids.contains(&key) {
             return false;
         }
         if self.recent.len() == RECENT_REQUESTS
@@ -110,8 +116,8 @@ impl Serving {
         {
             self.recent_ids.remove(&oldest);
         }
-        self.recent.push_back(id.clone());
-        self.recent_ids.insert(id.clone());
+        self.recent.push_back(key);
+        self.recent_ids.insert(key);
         true
     }
 
@@ -150,7 +156,7 @@ impl Serving {
     /// Whether a request of the server's under `id` came lately and is no
     /// longer being answered: a cancellation naming it comes too late.
     pub(super) fn answered_lately(&self, id: &RequestId) -> bool {
-        !self.entries.contains_key(id) && self.recent_ids.contains(id)
+        !self.entries.contains_key(id) && self.recent_ids.contains(&self.keys.hash_one(id))
     }
 
     pub(super) fn clear(&mut self) {

@@ -2,8 +2,10 @@
 //! message. The event framing is `sse-stream`'s; this module adds a bound on
 //! how much may arrive without completing an event.
 
+use std::collections::hash_map::RandomState;
 use std::collections::{HashSet, VecDeque};
 use std::future::poll_fn;
+use std::hash::BuildHasher;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -161,10 +163,13 @@ pub(super) const MAX_EVENT_IDS: usize = 1024;
 pub(super) struct Resume {
     last_id: Option<String>,
     retry: Option<Duration>,
-    /// The last [`MAX_EVENT_IDS`] ids, oldest first.
-    ids: VecDeque<String>,
-    /// The same ids, to look up.
-    known: HashSet<String>,
+    /// The last [`MAX_EVENT_IDS`] ids, oldest first, as keyed 64-bit
+    /// hashes: a few kilobytes whatever the server's ids hold.
+    ids: VecDeque<u64>,
+    /// The same hashes, to look up.
+    known: HashSet<u64>,
+    /// The hasher's random keys (a server cannot aim at a collision).
+    keys: RandomState,
 }
 
 impl Resume {
@@ -189,7 +194,8 @@ impl Resume {
         if id.contains('\0') {
             return true;
         }
-        if self.known.contains(id) {
+        let key = self.keys.hash_one(id);
+        if self.known.contains(&key) {
             return false;
         }
         if self.ids.len() == MAX_EVENT_IDS
@@ -197,8 +203,8 @@ impl Resume {
         {
             self.known.remove(&oldest);
         }
-        self.ids.push_back(id.to_owned());
-        self.known.insert(id.to_owned());
+        self.ids.push_back(key);
+        self.known.insert(key);
         self.last_id = Some(id.to_owned());
         true
     }
