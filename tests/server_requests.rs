@@ -224,7 +224,7 @@ async fn a_flood_during_a_tool_call_gets_every_request_answered_exactly_once() {
     assert_eq!(request["method"], "tools/call");
     let answers = collect(stream);
     for id in 0..FLOOD {
-        let message = if id % 2 == 0 {
+        let message = if id.is_multiple_of(2) {
             json!({"jsonrpc": "2.0", "id": id, "method": "ping"})
         } else {
             ask(id)
@@ -241,7 +241,7 @@ async fn a_flood_during_a_tool_call_gets_every_request_answered_exactly_once() {
         assert_eq!(got.len(), 1, "answered {} times: {id}", got.len());
         let answer = &got[0];
         let n: u64 = id.parse().unwrap();
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             assert_eq!(answer["result"], json!({}), "{answer}");
         } else if answer.get("error").is_some() {
             // Refused as busy: never silence.
