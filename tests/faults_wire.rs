@@ -1,6 +1,7 @@
 //! Faults on the wire, from a peer driven by hand: replies nobody asked
 //! for, notifications for streams that do not exist, requests a server must
-//! never send, and messages that are JSON but not JSON-RPC.
+//! never send (refused with `-32601`), and messages that are JSON but not
+//! JSON-RPC.
 //!
 //! Every case ends with the connection still serving: the faulty message
 //! is skipped, and the request in flight gets its own reply.
@@ -66,7 +67,7 @@ async fn a_reply_after_the_timeout_is_dropped_and_confuses_nothing() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn notifications_for_no_stream_and_requests_from_the_server_are_ignored() {
+async fn notifications_for_no_stream_are_ignored_and_requests_refused() {
     let (client, mut sink, mut stream) = raw_peer().await;
     let (call, sent) = in_flight!(client, stream);
     for stray in [
@@ -81,7 +82,8 @@ async fn notifications_for_no_stream_and_requests_from_the_server_are_ignored() 
         json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {
             "notifications": {"taskIds": ["t-1"]}, "_meta": {"io.modelcontextprotocol/subscriptionId": 5}}}),
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 42}}),
-        // Servers never send requests; this one must not be answered.
+        // 2026-07-28 has no requests from the server: refused, not
+        // left waiting.
         json!({"jsonrpc": "2.0", "id": 1, "method": "sampling/createMessage", "params": {
             "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}}),
         json!({"jsonrpc": "2.0", "id": "r", "method": "roots/list"}),
@@ -90,7 +92,12 @@ async fn notifications_for_no_stream_and_requests_from_the_server_are_ignored() 
     }
     reply(&mut sink, answer(&sent, json!({"mine": true}))).await;
     assert_eq!(call.await.unwrap().unwrap(), json!({"mine": true}));
-    // Nothing went back to the peer: no answer to its requests.
+    // Each request got `-32601`, and nothing else went back to the peer.
+    for id in [json!(1), json!("r")] {
+        let refused = next_json(&mut stream).await;
+        assert_eq!(refused["id"], id, "{refused}");
+        assert_eq!(refused["error"]["code"], -32601, "{refused}");
+    }
     drop(client);
     let after = tokio::time::timeout(ms(100), stream.recv()).await;
     assert!(
@@ -160,8 +167,9 @@ async fn a_reply_that_does_not_fit_its_method_is_a_protocol_error() {
     let id = mcp_tasks::protocol::TaskId::new("task-a");
     for body in [
         json!({"taskId": "task-b", "status": "working", "ttlMs": null}),
+        // (A `failed` task without `error` is a failure, not a protocol
+        // error: the stated status decides; see tests/ended_tasks.rs.)
         json!({"taskId": "task-a", "status": "completed", "ttlMs": null}),
-        json!({"taskId": "task-a", "status": "failed", "ttlMs": null}),
         json!({"taskId": "", "status": "working", "ttlMs": null}),
         json!({"resultType": "input_required", "taskId": "task-a", "status": "working"}),
     ] {

@@ -1,5 +1,6 @@
 //! Requests from the server, answered (`ping` is answered by the reader
-//! itself, so it never waits behind a handler): elicitation,
+//! itself, from the first message on, so it never waits behind a handler
+//! or the handshake): elicitation,
 //! sampling and roots by the same [`InputHandlers`] that answer input
 //! rounds and task input, validated the same way; anything else with
 //! `-32601`. A server never waits on silence, unless it cancels its
@@ -7,8 +8,10 @@
 //! future dropped, or never started if the request still waited) and
 //! nothing is sent, as the specification asks. At most one request is
 //! served at a time, and at most a channel's worth (64) waits: past that
-//! the reader refuses them at once with `-32603` (RELIABILITY.md), so a
-//! flood cannot grow memory.
+//! the reader refuses them with `-32603` (RELIABILITY.md), so a flood
+//! cannot grow memory. Requests sent during the handshake wait in that
+//! queue and are answered once the session is up; a 2026-07-28 session
+//! refuses them all with `-32601` ([`refuse`]).
 //!
 //! On a 2025-11-25 session that declared them, an elicitation or sampling
 //! request carrying `params.task` becomes a task the client hosts
@@ -22,26 +25,45 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::hosted::{self, Host};
-use super::rpc::{Connection, ServerRequest};
+use super::rpc::ServerRequest;
 use super::wire::Registry;
 use crate::input::InputHandlers;
 use crate::protocol::{InputRequest, RpcError, error_codes, related_task};
 
-/// Starts answering the server's requests on `conn` with `handlers`. The
-/// task ends when the connection closes.
+/// Starts answering the server's `requests` (taken from the connection
+/// before the handshake, so that those sent during it wait) with
+/// `handlers`. The task ends when the connection closes.
 ///
 /// A request tagged with a 2025-11-25 task the client follows
 /// (`related-task`) goes to `tasks` instead: the task's handle answers it.
 /// With `host`, task-augmented requests become hosted tasks and `tasks/*`
 /// requests are answered for them.
 pub(crate) fn serve(
-    conn: &Connection,
+    requests: mpsc::Receiver<ServerRequest>,
     handlers: InputHandlers,
     tasks: Option<Arc<Registry>>,
     host: Option<Arc<Host>>,
 ) {
-    let requests = conn.server_requests();
     tokio::spawn(run(requests, handlers, tasks, host));
+}
+
+/// Refuses the server's `requests` with `-32601`, on a session whose input
+/// comes another way (2026-07-28: in the results of its requests): those
+/// that waited through the handshake now, and every later one by the
+/// connection's reader (the receiver is closed).
+pub(crate) fn refuse(mut requests: mpsc::Receiver<ServerRequest>) {
+    requests.close();
+    tokio::spawn(async move {
+        while let Some(request) = requests.recv().await {
+            let error = RpcError::new(
+                error_codes::METHOD_NOT_FOUND,
+                format!("this client does not answer {}", request.method),
+            );
+            if let Err(e) = request.responder.error(error).await {
+                tracing::debug!("could not refuse a request from the server: {e}");
+            }
+        }
+    });
 }
 
 async fn run(

@@ -200,6 +200,10 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         // Taken before the handshake: servers send `list_changed` and log
         // messages right after `initialize`, and they wait in the queue.
         let notifications = conn.notifications();
+        // Taken before the handshake too: a request the server sends
+        // during it waits, and is answered once the era is known (`ping`
+        // is answered at once by the connection itself).
+        let requests = conn.server_requests();
         let handlers = config.input_handlers.unwrap_or_default();
         let info = config.client_info.unwrap_or_else(|| {
             Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
@@ -223,11 +227,14 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         if session.wire.is_legacy() {
             // Input reaches this era as requests from the server.
             inbound::serve(
-                session.wire.connection(),
+                requests,
                 handlers.clone(),
                 session.wire.registry().cloned(),
                 host.clone(),
             );
+        } else {
+            // 2026-07-28 asks for input in results; a request is refused.
+            inbound::refuse(requests);
         }
         let discovered = OnceCell::new();
         if let Some(d) = session.discovered {
@@ -399,6 +406,30 @@ impl Client {
     /// were skipped while it waited.
     pub fn discarded_messages(&self) -> u64 {
         self.inner.wire.connection().discarded()
+    }
+
+    /// How many of the server's requests got no answer from the client:
+    /// the answer could not be sent because the connection was gone, or
+    /// the client's outgoing queue stayed full for 10 s (a stuck
+    /// transport). A gauge for diagnostics beside
+    /// [`Client::discarded_messages`]; it only grows.
+    ///
+    /// Every other request of the server's is answered exactly once: with
+    /// a result, or a JSON-RPC error (`-32601` when nothing answers its
+    /// method, `-32603` when too many wait). A request the server itself
+    /// cancels gets no answer and is not counted here.
+    pub fn dropped_answers(&self) -> u64 {
+        self.inner.wire.connection().dropped_answers()
+    }
+
+    /// How many of the server's requests were ignored because they
+    /// repeated the id of a request of the server's answered lately (the
+    /// last 1024) or still being answered: a server replaying its stream
+    /// after a reconnection, say. Each id is answered once, and a handler
+    /// is never asked the same question twice. A gauge for diagnostics
+    /// beside [`Client::dropped_answers`]; it only grows.
+    pub fn repeated_requests(&self) -> u64 {
+        self.inner.wire.connection().repeated_requests()
     }
 
     /// The moment before which no wait reads a task: the end of the latest

@@ -470,3 +470,128 @@ async fn close_gives_up_on_an_unanswered_delete_within_its_bound() {
     })
     .await;
 }
+
+/// The `POST`s that answer the server's request `id`.
+fn answers_to(server: &SessionServer, id: &serde_json::Value) -> Vec<session_server::Hit> {
+    server
+        .hits()
+        .into_iter()
+        .filter(|h| h.verb == "POST" && h.method.is_empty() && h.body["id"] == *id)
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_get_stream_replayed_on_every_reconnect_is_answered_and_delivered_once() {
+    // A server that ignores `Last-Event-ID` and replays the same events on
+    // every `GET`: a ping, a log message and a question with SSE ids, and
+    // a ping without one.
+    const REPLAY: &str = concat!(
+        "id: e-1\nretry: 100\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"p-1\",\"method\":\"ping\"}\n\n",
+        "id: e-2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"once\"}}\n\n",
+        "id: e-3\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":\"elicitation/create\",\"params\":{\"message\":\"Go ahead?\",\"requestedSchema\":{\"type\":\"object\"}}}\n\n",
+        "data: {\"jsonrpc\":\"2.0\",\"id\":\"p-2\",\"method\":\"ping\"}\n\n",
+    );
+    bounded(async {
+        let server = SessionServer::start().await;
+        server.gets([
+            GetStream::End(REPLAY),
+            GetStream::End(REPLAY),
+            GetStream::End(REPLAY),
+            GetStream::End(REPLAY),
+            GetStream::Hold(REPLAY),
+        ]);
+        let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let logged = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let handlers = InputHandlers::new().elicitation_form({
+            let asked = asked.clone();
+            move |_| {
+                asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async { Ok(ElicitResult::decline()) }
+            }
+        });
+        let client = Client::builder()
+            .protocol_version(VERSION)
+            .input_handlers(handlers)
+            .on_log({
+                let logged = logged.clone();
+                move |_| {
+                    logged.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    async {}
+                }
+            })
+            .connect(Http::new(&server.url))
+            .await
+            .expect("connect");
+        until(&server, |s| s.hits_of("GET").len() >= 5).await;
+        // Long enough for every answer of the last stream to be posted.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        for id in ["p-1", "p-2", "srv-1"] {
+            assert_eq!(answers_to(&server, &json!(id)).len(), 1, "answers to {id}");
+        }
+        assert_eq!(
+            asked.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "asked again"
+        );
+        assert_eq!(
+            logged.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "logged again"
+        );
+        // The ping without an SSE id is caught by its request id.
+        assert_eq!(client.repeated_requests(), 4);
+        // The reconnection still asks from the last event seen.
+        assert_eq!(
+            server.hits_of("GET")[4].header("last-event-id"),
+            Some("e-3")
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_flood_of_pings_on_the_get_stream_is_answered_exactly_once() {
+    const FLOOD: usize = 1000;
+    bounded(async {
+        let server = SessionServer::start().await;
+        let pings: String = (0..FLOOD)
+            .map(|n| {
+                format!("data: {{\"jsonrpc\":\"2.0\",\"id\":\"ping-{n}\",\"method\":\"ping\"}}\n\n")
+            })
+            .collect();
+        server.gets([GetStream::Hold(Box::leak(pings.into_boxed_str()))]);
+        let client = legacy(&server).await;
+        let answered = |s: &SessionServer| {
+            s.hits()
+                .iter()
+                .filter(|h| h.verb == "POST" && h.method.is_empty())
+                .count()
+        };
+        // Until every ping is answered, or nothing more comes for a while.
+        let mut last = 0;
+        loop {
+            tokio::time::sleep(ms(500)).await;
+            let now = answered(&server);
+            if now >= FLOOD || now == last {
+                break;
+            }
+            last = now;
+        }
+        let mut ids: Vec<String> = server
+            .hits()
+            .iter()
+            .filter(|h| h.verb == "POST" && h.method.is_empty())
+            .map(|h| {
+                assert_eq!(h.body["result"], json!({}), "{:?}", h.body);
+                h.body["id"].as_str().unwrap().to_owned()
+            })
+            .collect();
+        let total = ids.len();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), total, "a ping answered twice");
+        assert_eq!(total, FLOOD, "pings unanswered");
+        assert_eq!(client.dropped_answers(), 0);
+    })
+    .await;
+}

@@ -15,7 +15,7 @@ use crate::error::{Error, Kind};
 use crate::protocol::jsonrpc::OutRequest;
 use crate::protocol::method::Method;
 use crate::protocol::{Message, RequestId};
-use crate::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
+use crate::transport::{Inbound, MessageSink, MessageStream, Outbound, OutboundKind, Transport};
 
 mod notifications;
 mod preamble;
@@ -90,6 +90,7 @@ impl Connection {
             closer,
             preamble: Default::default(),
             serving: Arc::default(),
+            answers: Arc::default(),
             notifications_dropped: Default::default(),
             not_before: Mutex::new(None),
         });
@@ -150,6 +151,18 @@ impl Connection {
         self.shared.discarded.load(Ordering::Relaxed)
     }
 
+    /// How many answers to the server's requests could not be sent (the
+    /// connection was gone, or its writer stuck).
+    pub(crate) fn dropped_answers(&self) -> u64 {
+        self.shared.answers.dropped()
+    }
+
+    /// How many of the server's requests were ignored because they
+    /// repeated the id of one answered lately (or being answered).
+    pub(crate) fn repeated_requests(&self) -> u64 {
+        self.shared.answers.repeated()
+    }
+
     /// Takes the notifications/tasks that no open subscription claims.
     /// A second call replaces the first receiver.
     pub(crate) fn task_pushes(&self) -> Pushes {
@@ -166,8 +179,9 @@ impl Connection {
     }
 
     /// Takes the requests the server sends, each with the means to answer
-    /// it. Until this is called they are ignored; a second call replaces
-    /// the first receiver.
+    /// it. Until this is called (and once the receiver is closed) they are
+    /// refused with `-32601`; `ping` never comes here, the reader answers
+    /// it. A second call replaces the first receiver.
     pub(crate) fn server_requests(&self) -> mpsc::Receiver<ServerRequest> {
         let (tx, rx) = mpsc::channel(SUBSCRIPTION_CAPACITY);
         let mut t = self.shared.tables.lock().unwrap();
@@ -474,17 +488,35 @@ async fn write_loop<S: MessageSink>(
             msg = rx.recv() => msg,
         };
         let Some(msg) = msg else { break None };
+        let answering = (msg.kind == OutboundKind::Response)
+            .then(|| msg.id.clone())
+            .flatten();
         tokio::select! {
             biased;
-            Some(asked) = close_rx.recv() => break Some(asked),
+            Some(asked) = close_rx.recv() => {
+                if let Some(id) = &answering {
+                    shared.answers.drop_one(id, "the client was closed");
+                }
+                break Some(asked);
+            }
             sent = sink.send(msg) => if let Err(e) = sent {
                 shared.close(format!("could not send to the server: {e}"));
+                if let Some(id) = &answering {
+                    shared.answers.drop_one(id, "the transport failed");
+                }
                 break None;
             },
         }
     };
     if asked.is_some() {
         shared.close(CLOSED_BY_CLIENT.to_owned());
+    }
+    // What is still queued goes nowhere: its answers are counted.
+    rx.close();
+    while let Ok(msg) = rx.try_recv() {
+        if let (OutboundKind::Response, Some(id)) = (msg.kind, &msg.id) {
+            shared.answers.drop_one(id, "the connection closed");
+        }
     }
     let closed = sink.close().await;
     if let Err(e) = &closed {
@@ -501,7 +533,9 @@ async fn read_loop<S: MessageStream>(mut stream: S, shared: Arc<Shared>) {
             Ok(Some(Inbound::Message(text))) => match Message::from_json(&text) {
                 Ok(msg) => {
                     shared.preamble.heard();
-                    shared.dispatch(msg);
+                    if let Some(answer) = shared.dispatch(msg) {
+                        answer.send().await;
+                    }
                 }
                 Err(e) => {
                     shared.preamble.skipped(&e.to_string());

@@ -1,16 +1,70 @@
-//! Requests from the server, the one-shot means to answer each, and the
-//! server's `notifications/cancelled` for one still being answered.
+//! Requests from the server, the one-shot means to answer each, the
+//! server's `notifications/cancelled` for one still being answered, and
+//! the record of recent request ids that keeps a repeated one from being
+//! answered twice.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, Weak};
+use std::collections::hash_map::RandomState;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::Error;
-use crate::protocol::{RequestId, RpcError};
+use crate::protocol::{RequestId, RpcError, error_codes};
 use crate::transport::Outbound;
+
+/// What the connection knows of its answers to the server's requests,
+/// shared by the reader, the writer and every [`Responder`].
+#[derive(Default)]
+pub(super) struct Answers {
+    /// Answers that could not be sent: the connection was gone, or the
+    /// writer's queue stayed full for [`ANSWER_WAIT`].
+    dropped: AtomicU64,
+    /// Requests ignored because they repeated the id of one answered or
+    /// being answered.
+    repeated: AtomicU64,
+    /// Set when the connection closes: nothing is sent after it.
+    closed: AtomicBool,
+}
+
+impl Answers {
+    /// How many answers could not be sent.
+    pub(super) fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// How many requests were ignored as repeats.
+    pub(super) fn repeated(&self) -> u64 {
+        self.repeated.load(Ordering::Relaxed)
+    }
+
+    /// Counts a request ignored as a repeat.
+    pub(super) fn repeat(&self, id: &RequestId, method: &str) {
+        self.repeated.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(%id, %method, "ignoring a request that repeats the id of one already answered");
+    }
+
+    /// Marks the connection closed: every answer from now on is dropped.
+    pub(super) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Counts the answer to the server's request `id` as not sent, and
+    /// says why.
+    pub(super) fn drop_one(&self, id: &RequestId, why: &str) {
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(%id, "the answer to a request from the server was not sent: {why}");
+    }
+}
 
 /// A request from the server, and the means to answer it once.
 pub(crate) struct ServerRequest {
@@ -21,26 +75,54 @@ pub(crate) struct ServerRequest {
     pub(crate) cancelled: Cancelled,
 }
 
+/// How many ids of the server's requests are remembered, newest first: a
+/// request that repeats one of them (a server replaying its stream after a
+/// reconnection, say) is ignored, not answered twice. A request still
+/// being answered is known by its id however many came since.
+pub(super) const RECENT_REQUESTS: usize = 1024;
+
+/// The longest the connection waits for room in its outgoing queue to
+/// answer a request of the server's; past it the answer is dropped and
+/// counted (the transport is stuck).
+pub(super) const ANSWER_WAIT: Duration = Duration::from_secs(10);
+
 /// The server's requests that are queued or being answered, by id: where
-/// a `notifications/cancelled` from the server for one of them goes. Its
-/// own lock, never taken while a [`Responder`] is dropped under the
-/// tables' lock.
+/// a `notifications/cancelled` from the server for one of them goes; and
+/// the ids of the latest ones, to tell a repeated request. Its own lock,
+/// never taken while a [`Responder`] is dropped under it.
 #[derive(Default)]
 pub(super) struct Serving {
     next: u64,
     entries: HashMap<RequestId, (u64, oneshot::Sender<Option<String>>)>,
-    /// The ids of the last requests answered, newest last: a late
-    /// cancellation of one of them names the server's request, not one of
-    /// the client's that happens to share its id.
-    answered: std::collections::VecDeque<RequestId>,
+    /// The ids of the last [`RECENT_REQUESTS`] requests, oldest first, as
+    /// keyed 64-bit hashes: a few kilobytes whatever the server's ids hold.
+    recent: VecDeque<u64>,
+    /// The same hashes, to look up.
+    recent_ids: HashSet<u64>,
+    /// The hasher's random keys (a server cannot aim at a collision).
+    keys: RandomState,
 }
 
-/// How many answered request ids are remembered.
-const ANSWERED_MEMORY: usize = 64;
-
 impl Serving {
-    /// Records a request; the returned number tells its entry from a later
-    /// request that reuses the id.
+    /// Takes note of a request's id; `false` when a request under it is
+    /// being answered or came lately: this one is a repeat.
+    pub(super) fn admit(&mut self, id: &RequestId) -> bool {
+        let key = self.keys.hash_one(id);
+        if self.entries.contains_key(id) || self.recent_ids.contains(&key) {
+            return false;
+        }
+        if self.recent.len() == RECENT_REQUESTS
+            && let Some(oldest) = self.recent.pop_front()
+        {
+            self.recent_ids.remove(&oldest);
+        }
+        self.recent.push_back(key);
+        self.recent_ids.insert(key);
+        true
+    }
+
+    /// Records a request being answered; the returned number tells its
+    /// entry from a later request that reuses the id.
     pub(super) fn insert(&mut self, id: RequestId) -> (u64, Cancelled) {
         let (tx, rx) = oneshot::channel();
         self.next += 1;
@@ -60,19 +142,21 @@ impl Serving {
         }
     }
 
-    fn forget(&mut self, id: &RequestId, serial: u64) {
+    /// Forgets an answered (or dropped) request; `false` when it was no
+    /// longer recorded: the server cancelled it.
+    fn forget(&mut self, id: &RequestId, serial: u64) -> bool {
         if self.entries.get(id).is_some_and(|(n, _)| *n == serial) {
             self.entries.remove(id);
-            if self.answered.len() == ANSWERED_MEMORY {
-                self.answered.pop_front();
-            }
-            self.answered.push_back(id.clone());
+            true
+        } else {
+            false
         }
     }
 
-    /// Whether a request of the server's under `id` was answered lately.
+    /// Whether a request of the server's under `id` came lately and is no
+    /// longer being answered: a cancellation naming it comes too late.
     pub(super) fn answered_lately(&self, id: &RequestId) -> bool {
-        self.answered.contains(id)
+        !self.entries.contains_key(id) && self.recent_ids.contains(&self.keys.hash_one(id))
     }
 
     pub(super) fn clear(&mut self) {
@@ -106,74 +190,181 @@ impl Cancelled {
     }
 }
 
-/// Answers one request from the server. Dropping it answers nothing (the
-/// server's own timeout applies).
+/// Answers one request from the server, once.
+///
+/// Dropping it unanswered still answers: with `-32603`, unless the server
+/// cancelled the request (then nothing is sent, as the specification
+/// asks). An answer that cannot be sent (the connection is gone, or its
+/// queue stays full for [`ANSWER_WAIT`]) is counted in
+/// [`Answers::dropped`].
 pub(crate) struct Responder {
-    pub(super) out: mpsc::WeakSender<Outbound>,
-    pub(super) id: RequestId,
+    out: mpsc::WeakSender<Outbound>,
+    id: RequestId,
     /// The entry in the table of requests being answered, removed when
     /// this is answered or dropped.
-    pub(super) serving: Option<(Weak<Mutex<Serving>>, u64)>,
+    serving: Option<(Weak<Mutex<Serving>>, u64)>,
+    answers: Arc<Answers>,
+    /// Whether an answer was sent (or counted as dropped).
+    settled: bool,
 }
 
 impl Drop for Responder {
     fn drop(&mut self) {
-        if let Some((serving, serial)) = self.serving.take()
-            && let Some(serving) = serving.upgrade()
-        {
-            serving.lock().unwrap().forget(&self.id, serial);
+        let cancelled = match self.serving.take() {
+            Some((serving, serial)) => serving
+                .upgrade()
+                .is_none_or(|serving| !serving.lock().unwrap().forget(&self.id, serial)),
+            None => false,
+        };
+        if self.settled {
+            return;
+        }
+        if self.answers.is_closed() {
+            self.answers
+                .drop_one(&self.id, "the connection closed first");
+        } else if !cancelled {
+            tracing::debug!(id = %self.id, "a request from the server was dropped unanswered; refusing it");
+            let error = RpcError::new(
+                error_codes::INTERNAL_ERROR,
+                "the client dropped this request without answering it",
+            );
+            self.send_soon(error_json(&self.id, &error));
         }
     }
 }
 
 impl Responder {
+    /// The means to answer request `id` through `out`; `serving` is its
+    /// entry among the requests being answered, if it has one.
+    pub(super) fn new(
+        out: mpsc::WeakSender<Outbound>,
+        id: RequestId,
+        serving: Option<(Weak<Mutex<Serving>>, u64)>,
+        answers: Arc<Answers>,
+    ) -> Responder {
+        Responder {
+            out,
+            id,
+            serving,
+            answers,
+            settled: false,
+        }
+    }
+
     /// The id of the request this answers.
     pub(crate) fn id(&self) -> &RequestId {
         &self.id
     }
 
-    /// Answers with a result.
-    pub(crate) async fn result<R: Serialize>(self, result: &R) -> Result<(), Error> {
-        let json = serde_json::to_string(&serde_json::json!({
+    /// Answers with a result, waiting (up to [`ANSWER_WAIT`]) for room in
+    /// the outgoing queue.
+    pub(crate) async fn result<R: Serialize>(mut self, result: &R) -> Result<(), Error> {
+        let json = match serde_json::to_string(&serde_json::json!({
             "jsonrpc": "2.0", "id": self.id, "result": result
-        }))
-        .map_err(|e| Error::builder(format!("the response does not serialize: {e}")))?;
+        })) {
+            Ok(json) => json,
+            Err(e) => {
+                // Dropping `self` refuses the request instead.
+                return Err(Error::builder(format!(
+                    "the response does not serialize: {e}"
+                )));
+            }
+        };
         self.send(json).await
     }
 
-    /// Answers with an error.
-    pub(crate) async fn error(self, error: RpcError) -> Result<(), Error> {
-        let json = serde_json::json!({"jsonrpc": "2.0", "id": self.id, "error": error}).to_string();
+    /// Answers with an error, as [`Responder::result`].
+    pub(crate) async fn error(mut self, error: RpcError) -> Result<(), Error> {
+        let json = error_json(&self.id, &error);
         self.send(json).await
     }
 
-    /// Answers with an error without waiting (best effort: dropped when
-    /// the writer's queue is full).
-    pub(crate) fn try_error(self, error: RpcError) {
-        let json = serde_json::json!({"jsonrpc": "2.0", "id": self.id, "error": error}).to_string();
-        self.try_send(json);
+    /// Answers with an error without waiting: queued at once when there is
+    /// room, else sent by a task of its own once there is (within
+    /// [`ANSWER_WAIT`]).
+    pub(crate) fn try_error(mut self, error: RpcError) {
+        let json = error_json(&self.id, &error);
+        self.send_soon(json);
     }
 
-    /// Answers with a result without waiting (best effort, as `try_error`).
-    pub(super) fn try_result(self, result: serde_json::Value) {
-        let json =
-            serde_json::json!({"jsonrpc": "2.0", "id": self.id, "result": result}).to_string();
-        self.try_send(json);
+    async fn send(&mut self, json: String) -> Result<(), Error> {
+        self.settled = true;
+        let Some(out) = self.out.upgrade().filter(|_| !self.answers.is_closed()) else {
+            self.answers.drop_one(&self.id, "the connection is closed");
+            return Err(Error::transport("the connection is closed"));
+        };
+        deliver(
+            &out,
+            Outbound::response(json, self.id.clone()),
+            &self.answers,
+        )
+        .await
     }
 
-    fn try_send(self, json: String) {
-        if let Some(out) = self.out.upgrade() {
-            let _ = out.try_send(Outbound::response(json, self.id.clone()));
+    fn send_soon(&mut self, json: String) {
+        self.settled = true;
+        let Some(out) = self.out.upgrade().filter(|_| !self.answers.is_closed()) else {
+            self.answers.drop_one(&self.id, "the connection is closed");
+            return;
+        };
+        match out.try_send(Outbound::response(json, self.id.clone())) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(message)) => {
+                let answers = self.answers.clone();
+                match tokio::runtime::Handle::try_current() {
+                    Ok(runtime) => {
+                        runtime.spawn(async move {
+                            let _ = deliver(&out, message, &answers).await;
+                        });
+                    }
+                    Err(_) => answers.drop_one(&self.id, "the outgoing queue is full"),
+                }
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                self.answers.drop_one(&self.id, "the connection is closed");
+            }
         }
     }
+}
 
-    async fn send(self, json: String) -> Result<(), Error> {
-        let out = self
-            .out
-            .upgrade()
-            .ok_or_else(|| Error::transport("the connection is closed"))?;
-        out.send(Outbound::response(json, self.id.clone()))
-            .await
-            .map_err(|_| Error::transport("the connection is closed"))
+/// Queues an answer for the writer, waiting up to [`ANSWER_WAIT`] for room;
+/// an answer that does not get in is counted as dropped.
+async fn deliver(
+    out: &mpsc::Sender<Outbound>,
+    message: Outbound,
+    answers: &Answers,
+) -> Result<(), Error> {
+    let id = message.id.clone();
+    let why = match tokio::time::timeout(ANSWER_WAIT, out.send(message)).await {
+        Ok(Ok(())) => return Ok(()),
+        Ok(Err(_)) => "the connection is closed",
+        Err(_) => "the outgoing queue stayed full",
+    };
+    if let Some(id) = &id {
+        answers.drop_one(id, why);
+    }
+    Err(Error::transport(why))
+}
+
+fn error_json(id: &RequestId, error: &RpcError) -> String {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "error": error}).to_string()
+}
+
+/// An answer the reader gives at once (a `ping`'s, or a refusal), sent
+/// after it lets go of the tables.
+pub(super) struct Immediate {
+    pub(super) responder: Responder,
+    pub(super) answer: Result<serde_json::Value, RpcError>,
+}
+
+impl Immediate {
+    /// Sends the answer, waiting (up to [`ANSWER_WAIT`]) for room: the
+    /// reader reads no further meanwhile, which slows a flooding server
+    /// down instead of dropping answers.
+    pub(super) async fn send(self) {
+        let _ = match self.answer {
+            Ok(result) => self.responder.result(&result).await,
+            Err(error) => self.responder.error(error).await,
+        };
     }
 }

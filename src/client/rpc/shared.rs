@@ -14,7 +14,7 @@ use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::notifications::{Dropped, Notification, hand_over};
-use super::server_request::{Responder, ServerRequest, Serving};
+use super::server_request::{Answers, Immediate, Responder, ServerRequest, Serving};
 use crate::error::{Error, Kind};
 use crate::protocol::method;
 use crate::protocol::{Message, RequestId, RpcError};
@@ -139,6 +139,8 @@ pub(crate) struct Shared {
     pub(super) preamble: super::preamble::Preamble,
     /// The server's requests queued or being answered (their cancellation).
     pub(super) serving: Arc<Mutex<Serving>>,
+    /// What became of the answers to the server's requests.
+    pub(super) answers: Arc<Answers>,
     /// Unclaimed notifications dropped because the client layer was behind.
     pub(super) notifications_dropped: Dropped,
     /// No task is read before this moment: the latest end of a
@@ -170,6 +172,8 @@ impl Shared {
     }
 
     pub(super) fn close(&self, reason: String) {
+        // First: an answer still on its way now counts as dropped.
+        self.answers.close();
         let mut t = self.tables.lock().unwrap();
         if t.closed.is_none() {
             t.closed = Some(reason.clone());
@@ -223,13 +227,16 @@ impl Shared {
         }
     }
 
-    pub(super) fn dispatch(&self, msg: Message) {
+    /// Routes one message from the server; a request the reader answers
+    /// itself gives back that answer, to send (see [`Shared::serve`]).
+    pub(super) fn dispatch(&self, msg: Message) -> Option<Immediate> {
         match msg {
             Message::Response { id, result } => self.complete(&id, Reply::Result(result)),
             Message::Error {
                 id: Some(id),
                 error,
             } => self.complete(&id, Reply::Error(error)),
+            Message::Request { id, method, params } => return self.serve(id, method, params),
             Message::Error { id: None, error } => {
                 // Often the reply to a request the server could not read.
                 self.discard();
@@ -240,38 +247,53 @@ impl Shared {
                 );
             }
             Message::Notification { method, params } => self.route(method, params),
-            Message::Request { id, method, params } => self.serve(id, method, params),
         }
+        None
     }
 
-    /// Hands a request from the server to whoever answers them; without
-    /// anyone, it is ignored (2026-07-28 servers never send requests).
-    fn serve(&self, id: RequestId, method: String, params: Option<Box<RawValue>>) {
+    /// Hands a request from the server to whoever answers them. What the
+    /// reader answers itself comes back, to be sent once the tables are
+    /// let go: a `ping`'s result, `-32601` when nothing answers requests
+    /// (before anyone takes them, or on a session that answers none), and
+    /// `-32603` when too many wait. A request repeating the id of one
+    /// answered lately, or being answered, is ignored and counted.
+    fn serve(
+        &self,
+        id: RequestId,
+        method: String,
+        params: Option<Box<RawValue>>,
+    ) -> Option<Immediate> {
         let mut t = self.tables.lock().unwrap();
-        let Some(tx) = &t.server_requests else {
-            tracing::warn!(%method, "ignoring a request from the server: nothing answers it");
-            return;
-        };
-        if method == method::PING {
-            // Answered at once, never queued behind a handler that waits
-            // on a person.
-            let responder = Responder {
-                out: self.out.clone(),
-                id,
-                serving: None,
-            };
-            responder.try_result(serde_json::json!({}));
-            return;
+        if !self.serving.lock().unwrap().admit(&id) {
+            self.answers.repeat(&id, &method);
+            return None;
         }
+        let plain = |id| Responder::new(self.out.clone(), id, None, self.answers.clone());
+        if method == method::PING {
+            // Answered at once, in every era and from the first message,
+            // never queued behind a handler that waits on a person.
+            return Some(Immediate {
+                responder: plain(id),
+                answer: Ok(serde_json::json!({})),
+            });
+        }
+        let Some(tx) = &t.server_requests else {
+            tracing::debug!(%method, "refusing a request from the server: nothing answers it");
+            return Some(Immediate {
+                responder: plain(id),
+                answer: Err(not_answered(&method)),
+            });
+        };
         // Recorded before it is queued, so that a cancellation that comes
         // while it waits finds it; the responder forgets it once answered
         // (or refused, or dropped).
         let (serial, cancelled) = self.serving.lock().unwrap().insert(id.clone());
-        let responder = Responder {
-            out: self.out.clone(),
+        let responder = Responder::new(
+            self.out.clone(),
             id,
-            serving: Some((Arc::downgrade(&self.serving), serial)),
-        };
+            Some((Arc::downgrade(&self.serving), serial)),
+            self.answers.clone(),
+        );
         let request = ServerRequest {
             method,
             params,
@@ -279,18 +301,27 @@ impl Shared {
             cancelled,
         };
         match tx.try_send(request) {
-            Ok(()) => {}
+            Ok(()) => None,
             Err(mpsc::error::TrySendError::Full(r)) => {
-                // A flood: refuse at once rather than queue without bound
-                // or leave the server waiting.
+                // A flood: refuse rather than queue without bound or leave
+                // the server waiting.
                 tracing::warn!(method = %r.method, "too many requests from the server waiting; refusing one");
                 let error = RpcError::new(
                     crate::protocol::error_codes::INTERNAL_ERROR,
                     "the client is busy: too many requests waiting",
                 );
-                r.responder.try_error(error);
+                Some(Immediate {
+                    responder: r.responder,
+                    answer: Err(error),
+                })
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => t.server_requests = None,
+            Err(mpsc::error::TrySendError::Closed(r)) => {
+                t.server_requests = None;
+                Some(Immediate {
+                    answer: Err(not_answered(&r.method)),
+                    responder: r.responder,
+                })
+            }
         }
     }
 
@@ -398,6 +429,14 @@ impl Shared {
     pub(crate) fn pending_len(&self) -> usize {
         self.tables.lock().unwrap().pending.len()
     }
+}
+
+/// The refusal of a request nothing in the client answers.
+fn not_answered(method: &str) -> RpcError {
+    RpcError::new(
+        crate::protocol::error_codes::METHOD_NOT_FOUND,
+        format!("this client does not answer {method}"),
+    )
 }
 
 fn subscription_id_of(params: &RawValue) -> Option<RequestId> {

@@ -366,9 +366,8 @@ impl Exchange {
             tracing::debug!(method = %self.method, id = %self.id, "resuming the response stream");
             match session::open_get(&self.shared, last_id.as_deref()).await {
                 Ok(response) => {
-                    let retry = events.retry();
-                    events =
-                        Events::of(response, self.shared.max_message_size).resuming(last_id, retry);
+                    let resume = events.take_resume();
+                    events = Events::of(response, self.shared.max_message_size).resuming(resume);
                 }
                 Err(session::Refusal::Status(got)) => {
                     return Err(Failure::Lost(format!(

@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use super::headers::PROTOCOL_VERSION_HEADER;
 use super::post::{self, is_sse, split_batch};
 use super::send::{SendError, Sent, with_token};
-use super::sse::Events;
+use super::sse::{Events, Resume};
 use super::{SESSION_HEADER, Shared};
 use crate::error::describe_reqwest as describe;
 use crate::protocol::RequestId;
@@ -130,11 +130,10 @@ fn session_headers(shared: &Shared) -> HeaderMap {
 /// events, comments or empty events alone counts as a failure, as does
 /// one that could not be opened.
 pub(super) async fn listen(shared: Arc<Shared>, tx: mpsc::Sender<Inbound>) {
-    let mut last_id: Option<String> = None;
-    let mut retry: Option<Duration> = None;
+    let mut resume = Resume::default();
     let mut failures: u32 = 0;
     loop {
-        match open_get(&shared, last_id.as_deref()).await {
+        match open_get(&shared, resume.last_id()).await {
             Err(Refusal::Status(status)) => {
                 tracing::debug!(%status, "the server offers no GET stream");
                 return;
@@ -144,8 +143,8 @@ pub(super) async fn listen(shared: Arc<Shared>, tx: mpsc::Sender<Inbound>) {
                 failures += 1;
             }
             Ok(response) => {
-                let mut events =
-                    Events::of(response, shared.max_message_size).resuming(last_id.take(), retry);
+                let mut events = Events::of(response, shared.max_message_size)
+                    .resuming(std::mem::take(&mut resume));
                 while let Some(event) = events.next().await {
                     match event {
                         Ok(text) => {
@@ -159,8 +158,10 @@ pub(super) async fn listen(shared: Arc<Shared>, tx: mpsc::Sender<Inbound>) {
                         }
                     }
                 }
-                last_id = events.last_id().map(str::to_owned);
-                retry = events.retry();
+                resume = events.take_resume();
+                // A stream that delivered no message (a priming event
+                // alone, or only a replay of what it sent before) backs
+                // off like a failure.
                 if events.messages() > 0 {
                     failures = 0;
                 } else {
@@ -172,7 +173,7 @@ pub(super) async fn listen(shared: Arc<Shared>, tx: mpsc::Sender<Inbound>) {
             tracing::debug!("giving up the GET stream after {failures} attempts in a row");
             return;
         }
-        tokio::time::sleep(retry_delay(retry, failures.saturating_sub(1))).await;
+        tokio::time::sleep(retry_delay(resume.retry(), failures.saturating_sub(1))).await;
     }
 }
 

@@ -2,7 +2,10 @@
 //! message. The event framing is `sse-stream`'s; this module adds a bound on
 //! how much may arrive without completing an event.
 
+use std::collections::hash_map::RandomState;
+use std::collections::{HashSet, VecDeque};
 use std::future::poll_fn;
+use std::hash::BuildHasher;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,13 +26,18 @@ use sse_stream::{Sse, SseByteStream};
 /// event has an id and no data), are remembered: [`Events::last_id`] is what
 /// a reconnection sends as `Last-Event-ID`, and [`Events::retry`] how long it
 /// waits first.
+///
+/// An event whose `id` the stream already had (on this connection or an
+/// earlier one it resumes, within the last [`MAX_EVENT_IDS`]) is skipped:
+/// a server that ignores `Last-Event-ID` and replays its stream does not
+/// deliver the same message twice.
 pub(super) struct Events {
     inner: Pin<Box<dyn Stream<Item = Result<Sse, sse_stream::Error>> + Send>>,
     pending: Arc<AtomicUsize>,
     max: usize,
-    last_id: Option<String>,
-    retry: Option<Duration>,
-    /// Messages returned so far (events with data, priming events not).
+    resume: Resume,
+    /// Messages returned so far (events with data; priming events and
+    /// replayed events not).
     messages: usize,
     /// Whether the stream failed on an event past the limit.
     oversized: bool,
@@ -52,8 +60,7 @@ impl Events {
             })),
             pending,
             max,
-            last_id: None,
-            retry: None,
+            resume: Resume::default(),
             messages: 0,
             oversized: false,
         }
@@ -77,22 +84,27 @@ impl Events {
         self.oversized
     }
 
-    /// Starts from what an earlier stream of the same exchange settled, so
-    /// a resumed stream without ids of its own keeps the last one seen.
-    pub(super) fn resuming(mut self, last_id: Option<String>, retry: Option<Duration>) -> Self {
-        self.last_id = last_id;
-        self.retry = retry;
+    /// Starts from what an earlier connection of the same stream settled
+    /// ([`Events::take_resume`]), so a resumed stream without ids of its
+    /// own keeps the last one seen, and skips the events it had already.
+    pub(super) fn resuming(mut self, resume: Resume) -> Self {
+        self.resume = resume;
         self
+    }
+
+    /// What a later connection of the stream starts from.
+    pub(super) fn take_resume(&mut self) -> Resume {
+        std::mem::take(&mut self.resume)
     }
 
     /// The id of the last event that carried one (an empty `id:` clears it).
     pub(super) fn last_id(&self) -> Option<&str> {
-        self.last_id.as_deref()
+        self.resume.last_id()
     }
 
     /// The last `retry:` the server sent: how long to wait before reconnecting.
     pub(super) fn retry(&self) -> Option<Duration> {
-        self.retry
+        self.resume.retry()
     }
 
     /// The next message; `None` at the end of the body; `Err` when the body
@@ -102,16 +114,14 @@ impl Events {
             let event = poll_fn(|cx| self.inner.as_mut().poll_next(cx)).await?;
             if let Ok(event) = &event {
                 self.pending.store(0, Ordering::Relaxed);
-                if let Some(id) = &event.id {
-                    // An id holding NUL is ignored, as the SSE specification says.
-                    if id.is_empty() {
-                        self.last_id = None;
-                    } else if !id.contains('\0') {
-                        self.last_id = Some(id.clone());
-                    }
-                }
                 if let Some(ms) = event.retry {
-                    self.retry = Some(Duration::from_millis(ms));
+                    self.resume.retry = Some(Duration::from_millis(ms));
+                }
+                if let Some(id) = &event.id
+                    && !self.resume.note(id)
+                {
+                    tracing::debug!("skipping an SSE event whose id the stream had already");
+                    continue;
                 }
             }
             match event {
@@ -142,6 +152,63 @@ impl Events {
                 }
             }
         }
+    }
+}
+
+/// How many event ids a stream remembers to tell a replayed event.
+pub(super) const MAX_EVENT_IDS: usize = 1024;
+
+/// What one connection of an SSE stream hands the next: the last event id
+/// (sent as `Last-Event-ID`), the server's `retry`, and the ids of the
+/// latest events, to skip a replay.
+#[derive(Default)]
+pub(super) struct Resume {
+    last_id: Option<String>,
+    retry: Option<Duration>,
+    /// The last [`MAX_EVENT_IDS`] ids, oldest first, as keyed 64-bit
+    /// hashes: a few kilobytes whatever the server's ids hold.
+    ids: VecDeque<u64>,
+    /// The same hashes, to look up.
+    known: HashSet<u64>,
+    /// The hasher's random keys (a server cannot aim at a collision).
+    keys: RandomState,
+}
+
+impl Resume {
+    /// The id of the last event that carried one.
+    pub(super) fn last_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
+    }
+
+    /// The last `retry:` the server sent.
+    pub(super) fn retry(&self) -> Option<Duration> {
+        self.retry
+    }
+
+    /// Takes note of an event's `id`; `false` when the stream had it
+    /// already (the event is a replay). An empty id clears the last id;
+    /// one holding NUL is ignored, as the SSE specification says.
+    fn note(&mut self, id: &str) -> bool {
+        if id.is_empty() {
+            self.last_id = None;
+            return true;
+        }
+        if id.contains('\0') {
+            return true;
+        }
+        let key = self.keys.hash_one(id);
+        if self.known.contains(&key) {
+            return false;
+        }
+        if self.ids.len() == MAX_EVENT_IDS
+            && let Some(oldest) = self.ids.pop_front()
+        {
+            self.known.remove(&oldest);
+        }
+        self.ids.push_back(key);
+        self.known.insert(key);
+        self.last_id = Some(id.to_owned());
+        true
     }
 }
 
@@ -246,6 +313,68 @@ mod tests {
         assert_eq!(events.retry(), Some(Duration::from_millis(500)));
         assert_eq!(events.next().await, None);
         assert_eq!(events.last_id(), Some("e-2"));
+    }
+
+    #[tokio::test]
+    async fn an_event_replayed_on_a_resumed_stream_is_skipped() {
+        let mut first = Events::new(chunks(&["id: 1\ndata: {\"a\":1}\n\n"]), 1024);
+        assert_eq!(first.next().await, Some(Ok("{\"a\":1}".to_owned())));
+        assert_eq!(first.next().await, None);
+        // The server ignored `Last-Event-ID` and started over.
+        let replay = chunks(&["id: 1\ndata: {\"a\":1}\n\n", "id: 2\ndata: {\"b\":2}\n\n"]);
+        let mut second = Events::new(replay, 1024).resuming(first.take_resume());
+        assert_eq!(second.next().await, Some(Ok("{\"b\":2}".to_owned())));
+        assert_eq!(second.messages(), 1, "the replay is not a message delivered");
+        assert_eq!(second.last_id(), Some("2"));
+    }
+
+    /// Delivers `connections` one after another, each resuming the last.
+    async fn through(connections: &[Vec<(Option<u8>, u16)>]) -> Vec<String> {
+        let mut resume = Resume::default();
+        let mut out = Vec::new();
+        for events in connections {
+            let text: Vec<String> = events
+                .iter()
+                .map(|(id, n)| match id {
+                    Some(id) => format!("id: e-{id}\ndata: {{\"n\":{n}}}\n\n"),
+                    None => format!("data: {{\"n\":{n}}}\n\n"),
+                })
+                .collect();
+            let parts: Vec<&str> = text.iter().map(String::as_str).collect();
+            let mut stream = Events::new(chunks(&parts), 1024).resuming(resume);
+            while let Some(Ok(data)) = stream.next().await {
+                out.push(data);
+            }
+            resume = stream.take_resume();
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// Whatever a server replays, across reconnections or within one
+        /// stream, an event with an id is delivered once, and every other
+        /// event is delivered, in order.
+        #[test]
+        fn an_event_id_is_delivered_once(
+            connections in proptest::collection::vec(
+                proptest::collection::vec(
+                    (proptest::option::of(0u8..8), 0u16..1000),
+                    0..12,
+                ),
+                1..5,
+            )
+        ) {
+            let mut had = std::collections::HashSet::new();
+            let expected: Vec<String> = connections
+                .iter()
+                .flatten()
+                .filter(|(id, _)| id.is_none_or(|id| had.insert(id)))
+                .map(|(_, n)| format!("{{\"n\":{n}}}"))
+                .collect();
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let got = runtime.block_on(through(&connections));
+            proptest::prop_assert_eq!(got, expected);
+        }
     }
 
     #[tokio::test]
