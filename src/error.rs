@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
+use crate::human;
 use crate::protocol::method::Method;
 use crate::protocol::{RpcError, TaskId, error_codes};
 
@@ -82,14 +83,22 @@ pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 pub(crate) enum Kind {
     #[error("connection to the server failed: {0}")]
     Transport(String),
-    #[error("the request timed out after {after:?}{}", discarded_note(*discarded))]
+    #[error("the request timed out after {}{}", human::duration(*after), discarded_note(*discarded))]
     Timeout {
         after: Duration,
         /// Messages skipped as unreadable or unmatched while it waited.
         discarded: u64,
     },
-    #[error("the wait did not end within {0:?}; the task runs on")]
-    Deadline(Duration),
+    #[error("{} did not end within {}{}", what.subject(), human::duration(*after), what.note())]
+    Deadline {
+        after: Duration,
+        /// What ran out of time.
+        what: Waited,
+    },
+    /// A call that gathers many replies passed a bound on what it keeps
+    /// (the text says which).
+    #[error("{0}")]
+    OverLimit(String),
     #[error("the server broke the protocol: {0}")]
     Protocol(String),
     #[error("the server answered with an error: {0}")]
@@ -202,7 +211,8 @@ impl Error {
         match &self.inner.kind {
             Kind::Transport(_) => "transport",
             Kind::Timeout { .. } => "timeout",
-            Kind::Deadline(_) => "deadline",
+            Kind::Deadline { .. } => "deadline",
+            Kind::OverLimit(_) => "over_limit",
             Kind::Protocol(_) => "protocol",
             Kind::Rpc(_) => "rpc",
             Kind::OutcomeUnknown(_) => "outcome_unknown",
@@ -222,12 +232,30 @@ impl Error {
         matches!(self.inner.kind, Kind::Timeout { .. })
     }
 
-    /// A whole wait (many requests) did not end within its deadline.
+    /// A whole wait or listing (many requests) did not end within its
+    /// deadline.
     ///
     /// Waits that time out hand the task back, so nothing is lost; see
-    /// [`Task::finish`](crate::Task::finish).
+    /// [`Task::finish`](crate::Task::finish). A
+    /// [`Client::list_tools`](crate::Client::list_tools) that does not end
+    /// within [`ClientBuilder::list_timeout`](crate::ClientBuilder::list_timeout)
+    /// fails this way too.
     pub fn is_deadline(&self) -> bool {
-        matches!(self.inner.kind, Kind::Deadline(_))
+        matches!(self.inner.kind, Kind::Deadline { .. })
+    }
+
+    /// A call that gathers many replies passed a bound on what it keeps:
+    /// [`Client::list_tools`](crate::Client::list_tools) read more than
+    /// [`ClientBuilder::max_listed_bytes`](crate::ClientBuilder::max_listed_bytes)
+    /// of pages. The message names the bound and its value. Nothing is
+    /// kept; read such a listing page by page with
+    /// [`Client::tool_pages`](crate::Client::tool_pages), or raise the
+    /// bound.
+    ///
+    /// (A single reply larger than the transport's `max_message_size`
+    /// fails its request as [`is_transport`](Error::is_transport).)
+    pub fn is_over_limit(&self) -> bool {
+        matches!(self.inner.kind, Kind::OverLimit(_))
     }
 
     /// The connection failed or closed (child exited, socket reset, …).
@@ -506,6 +534,31 @@ impl Error {
         match &self.inner.kind {
             Kind::Rpc(e) => Some(e.code),
             _ => None,
+        }
+    }
+}
+
+/// What a [`Kind::Deadline`] bounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Waited {
+    /// A wait for a task, which runs on.
+    Task,
+    /// A listing of every page.
+    Listing,
+}
+
+impl Waited {
+    fn subject(self) -> &'static str {
+        match self {
+            Waited::Task => "the wait",
+            Waited::Listing => "the listing",
+        }
+    }
+
+    fn note(self) -> &'static str {
+        match self {
+            Waited::Task => "; the task runs on",
+            Waited::Listing => "",
         }
     }
 }
@@ -818,9 +871,12 @@ mod tests {
 
     #[test]
     fn display_redacts_the_task_id() {
-        let e = Error::new(Kind::Deadline(Duration::from_secs(1)))
-            .with_method("tasks/get")
-            .with_task(&TaskId::new("secret-token-123"));
+        let e = Error::new(Kind::Deadline {
+            after: Duration::from_secs(1),
+            what: Waited::Task,
+        })
+        .with_method("tasks/get")
+        .with_task(&TaskId::new("secret-token-123"));
         let text = e.to_string();
         assert!(text.contains("secr…") && !text.contains("token"), "{text}");
         assert!(!format!("{e:?}").contains("token"));

@@ -70,7 +70,7 @@ use super::trace::traced;
 use crate::Client;
 use crate::client::rpc::Closing;
 use crate::client::{Push, Watch};
-use crate::error::{Error, Kind, Result};
+use crate::error::{Error, Kind, Result, Waited};
 use crate::protocol::{InputRequests, InputResponses, TaskStatus};
 
 /// The first retry of a failed read comes this long after it.
@@ -267,7 +267,11 @@ pub(crate) fn wait<'a>(
                     continue;
                 }
                 // Woken by the deadline.
-                return Err(Error::new(Kind::Deadline(bound)).with_task(core.task_id()));
+                return Err(Error::new(Kind::Deadline {
+                    after: bound,
+                    what: Waited::Task,
+                })
+                .with_task(core.task_id()));
             }
 
             pace.read_at = None;
