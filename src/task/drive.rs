@@ -292,7 +292,7 @@ pub(crate) fn wait<'a>(
                 Ok(None) => pace.read_ok(),
                 Err(e) if retryable(core, &e) => {
                     let wait = pace.read_failed(core, &e);
-                    tracing::debug!(task = ?core.task_id(), "a read failed, retrying in {wait:?}: {e}");
+                    tracing::debug!(task = ?core.task_id(), "a read failed, retrying in {}: {e}", crate::human::duration(wait));
                     pace.read_at = Some(Instant::now() + wait);
                 }
                 Err(e) => return Err(e),
