@@ -272,6 +272,33 @@ impl Error {
         matches!(self.inner.kind, Kind::Protocol(_))
     }
 
+    /// The server, or a gateway in front of it, refused the request
+    /// before running it: an HTTP `3xx` or `4xx` reply without a JSON-RPC
+    /// error (`404 Not Found`, `403 Forbidden`, `401 Unauthorized`, a
+    /// redirect the client does not follow). [`http_status`](Error::http_status)
+    /// gives the status, and the message quotes the start of the body.
+    ///
+    /// A refused request did not run, so a refused `tools/call` is not
+    /// [`is_outcome_unknown`](Error::is_outcome_unknown), and waits do not
+    /// retry a refused read. `408` and `429`, which ask for a later retry,
+    /// are [`is_transport`](Error::is_transport) instead, as is a `5xx`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # async fn f(client: mcp_tasks::Client) {
+    /// match client.list_tools().await {
+    ///     Err(e) if e.is_refused() && e.http_status() == Some(404) => {
+    ///         println!("no MCP server at this URL: {e}");
+    ///     }
+    ///     _ => {}
+    /// }
+    /// # }
+    /// ```
+    pub fn is_refused(&self) -> bool {
+        matches!(self.inner.kind, Kind::Refused(_))
+    }
+
     /// The server answered with a JSON-RPC error.
     pub fn is_rpc(&self) -> bool {
         matches!(self.inner.kind, Kind::Rpc(_))
@@ -738,7 +765,7 @@ mod tests {
         let text = e.to_string();
         assert_eq!(
             text,
-            "tasks/get: the server answered with an error: unknown task: 5f0c… (code -32602) (task 5f0c…)"
+            "tasks/get: the server answered with an error: unknown task: #a4a92dff (code -32602) (task #a4a92dff)"
         );
         assert!(!format!("{e:?}").contains("token"));
         // The raw error stays available to code that asks for it.
@@ -769,12 +796,12 @@ mod tests {
                 .with_task(&id);
             for shown in [e.to_string(), format!("{e:?}")] {
                 assert!(!shown.contains("Zx9Zx9"), "{shown}");
-                assert!(shown.contains("gw:v…"), "{shown}");
+                assert!(shown.contains(&id.redacted()), "{shown}");
             }
         }
         // A cut that is not the id's is kept.
-        assert_eq!(scrub_cut("a quote…", "something", "s…"), "a quote…");
-        assert_eq!(scrub_cut("", "something", "s…"), "");
+        assert_eq!(scrub_cut("a quote…", "something", "#1"), "a quote…");
+        assert_eq!(scrub_cut("", "something", "#1"), "");
     }
 
     #[test]
@@ -829,6 +856,7 @@ mod tests {
             Some(r#"Bearer error="invalid_token""#)
         );
         assert!(!e.is_transport() && !e.is_outcome_unknown() && !e.is_rpc());
+        assert!(e.is_refused());
         assert_eq!(
             e.to_string(),
             r#"tools/call: the server refused the request: HTTP 401 Unauthorized: {"error":"invalid_token"}"#
@@ -878,7 +906,10 @@ mod tests {
         .with_method("tasks/get")
         .with_task(&TaskId::new("secret-token-123"));
         let text = e.to_string();
-        assert!(text.contains("secr…") && !text.contains("token"), "{text}");
+        assert!(
+            text.contains("#4035b3cc") && !text.contains("token"),
+            "{text}"
+        );
         assert!(!format!("{e:?}").contains("token"));
     }
 }

@@ -96,6 +96,23 @@ impl fmt::Display for HumanBytes {
     }
 }
 
+/// The start of a text the server sent, to quote in a message: on one
+/// line (runs of whitespace become one space), at most `max` characters,
+/// cut on a character boundary and marked `…` when cut.
+pub(crate) fn quote(text: &str, max: usize) -> String {
+    // The words joined by single spaces, read lazily: a large body is
+    // never copied whole.
+    let mut collapsed = text
+        .split_whitespace()
+        .flat_map(|word| std::iter::once(' ').chain(word.chars()))
+        .skip(1);
+    let mut out: String = collapsed.by_ref().take(max).collect();
+    if collapsed.next().is_some() {
+        out.push('…');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,6 +183,21 @@ mod tests {
                 prop_assert!(digits <= 1, "{}", shown);
                 prop_assert!(["µs", "ms", "s", "min", "h"].contains(&pair[1]), "{}", shown);
             }
+        }
+
+        /// A quote is the start of the text on one line, at most `max`
+        /// characters, marked when (and only when) it was cut.
+        #[test]
+        fn a_quote_is_a_marked_prefix_on_one_line(text in "\\PC{0,300}", ws in "[ \t\n]{0,3}", max in 0usize..200) {
+            let text = format!("{ws}{text}");
+            let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let quoted = quote(&text, max);
+            let cut = collapsed.chars().count() > max;
+            prop_assert_eq!(quoted.ends_with('…') && cut, cut);
+            let kept = quoted.strip_suffix('…').filter(|_| cut).unwrap_or(&quoted);
+            prop_assert!(collapsed.starts_with(kept));
+            prop_assert!(kept.chars().count() <= max);
+            prop_assert!(!quoted.contains('\n'));
         }
 
         #[test]

@@ -574,11 +574,7 @@ fn text_of(body: Vec<u8>) -> String {
     }
 }
 
-/// The start of an unexpected body, on one line.
+/// The start of an unexpected body, on one line, within [`QUOTE`] characters.
 fn quote(text: &str) -> String {
-    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match text.char_indices().nth(QUOTE) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
+    crate::human::quote(text, QUOTE)
 }

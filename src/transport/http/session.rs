@@ -371,7 +371,8 @@ async fn initialize(
             error: Some(error), ..
         }) => Err(format!(
             "initialize: HTTP {status}, error {}: {}",
-            error.code, error.message
+            error.code,
+            crate::human::quote(&error.message, 200)
         )),
         _ => Err(format!("initialize: HTTP {status} with no result")),
     }
