@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
+use crate::human;
 use crate::protocol::method::Method;
 use crate::protocol::{RpcError, TaskId, error_codes};
 
@@ -82,14 +83,22 @@ pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 pub(crate) enum Kind {
     #[error("connection to the server failed: {0}")]
     Transport(String),
-    #[error("the request timed out after {after:?}{}", discarded_note(*discarded))]
+    #[error("the request timed out after {}{}", human::duration(*after), discarded_note(*discarded))]
     Timeout {
         after: Duration,
         /// Messages skipped as unreadable or unmatched while it waited.
         discarded: u64,
     },
-    #[error("the wait did not end within {0:?}; the task runs on")]
-    Deadline(Duration),
+    #[error("{} did not end within {}{}", what.subject(), human::duration(*after), what.note())]
+    Deadline {
+        after: Duration,
+        /// What ran out of time.
+        what: Waited,
+    },
+    /// A call that gathers many replies passed a bound on what it keeps
+    /// (the text says which).
+    #[error("{0}")]
+    OverLimit(String),
     #[error("the server broke the protocol: {0}")]
     Protocol(String),
     #[error("the server answered with an error: {0}")]
@@ -202,7 +211,8 @@ impl Error {
         match &self.inner.kind {
             Kind::Transport(_) => "transport",
             Kind::Timeout { .. } => "timeout",
-            Kind::Deadline(_) => "deadline",
+            Kind::Deadline { .. } => "deadline",
+            Kind::OverLimit(_) => "over_limit",
             Kind::Protocol(_) => "protocol",
             Kind::Rpc(_) => "rpc",
             Kind::OutcomeUnknown(_) => "outcome_unknown",
@@ -222,12 +232,30 @@ impl Error {
         matches!(self.inner.kind, Kind::Timeout { .. })
     }
 
-    /// A whole wait (many requests) did not end within its deadline.
+    /// A whole wait or listing (many requests) did not end within its
+    /// deadline.
     ///
     /// Waits that time out hand the task back, so nothing is lost; see
-    /// [`Task::finish`](crate::Task::finish).
+    /// [`Task::finish`](crate::Task::finish). A
+    /// [`Client::list_tools`](crate::Client::list_tools) that does not end
+    /// within [`ClientBuilder::list_timeout`](crate::ClientBuilder::list_timeout)
+    /// fails this way too.
     pub fn is_deadline(&self) -> bool {
-        matches!(self.inner.kind, Kind::Deadline(_))
+        matches!(self.inner.kind, Kind::Deadline { .. })
+    }
+
+    /// A call that gathers many replies passed a bound on what it keeps:
+    /// [`Client::list_tools`](crate::Client::list_tools) read more than
+    /// [`ClientBuilder::max_listed_bytes`](crate::ClientBuilder::max_listed_bytes)
+    /// of pages. The message names the bound and its value. Nothing is
+    /// kept; read such a listing page by page with
+    /// [`Client::tool_pages`](crate::Client::tool_pages), or raise the
+    /// bound.
+    ///
+    /// (A single reply larger than the transport's `max_message_size`
+    /// fails its request as [`is_transport`](Error::is_transport).)
+    pub fn is_over_limit(&self) -> bool {
+        matches!(self.inner.kind, Kind::OverLimit(_))
     }
 
     /// The connection failed or closed (child exited, socket reset, …).
@@ -242,6 +270,33 @@ impl Error {
     /// JSON, an unknown `resultType`, a task where none may be).
     pub fn is_protocol(&self) -> bool {
         matches!(self.inner.kind, Kind::Protocol(_))
+    }
+
+    /// The server, or a gateway in front of it, refused the request
+    /// before running it: an HTTP `3xx` or `4xx` reply without a JSON-RPC
+    /// error (`404 Not Found`, `403 Forbidden`, `401 Unauthorized`, a
+    /// redirect the client does not follow). [`http_status`](Error::http_status)
+    /// gives the status, and the message quotes the start of the body.
+    ///
+    /// A refused request did not run, so a refused `tools/call` is not
+    /// [`is_outcome_unknown`](Error::is_outcome_unknown), and waits do not
+    /// retry a refused read. `408` and `429`, which ask for a later retry,
+    /// are [`is_transport`](Error::is_transport) instead, as is a `5xx`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # async fn f(client: mcp_tasks::Client) {
+    /// match client.list_tools().await {
+    ///     Err(e) if e.is_refused() && e.http_status() == Some(404) => {
+    ///         println!("no MCP server at this URL: {e}");
+    ///     }
+    ///     _ => {}
+    /// }
+    /// # }
+    /// ```
+    pub fn is_refused(&self) -> bool {
+        matches!(self.inner.kind, Kind::Refused(_))
     }
 
     /// The server answered with a JSON-RPC error.
@@ -510,6 +565,31 @@ impl Error {
     }
 }
 
+/// What a [`Kind::Deadline`] bounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Waited {
+    /// A wait for a task, which runs on.
+    Task,
+    /// A listing of every page.
+    Listing,
+}
+
+impl Waited {
+    fn subject(self) -> &'static str {
+        match self {
+            Waited::Task => "the wait",
+            Waited::Listing => "the listing",
+        }
+    }
+
+    fn note(self) -> &'static str {
+        match self {
+            Waited::Task => "; the task runs on",
+            Waited::Listing => "",
+        }
+    }
+}
+
 /// What a timeout adds when unreadable or unmatched messages arrived while
 /// it waited: the reply may have been among them.
 fn discarded_note(discarded: u64) -> String {
@@ -685,7 +765,7 @@ mod tests {
         let text = e.to_string();
         assert_eq!(
             text,
-            "tasks/get: the server answered with an error: unknown task: 5f0c… (code -32602) (task 5f0c…)"
+            "tasks/get: the server answered with an error: unknown task: #a4a92dff (code -32602) (task #a4a92dff)"
         );
         assert!(!format!("{e:?}").contains("token"));
         // The raw error stays available to code that asks for it.
@@ -716,12 +796,12 @@ mod tests {
                 .with_task(&id);
             for shown in [e.to_string(), format!("{e:?}")] {
                 assert!(!shown.contains("Zx9Zx9"), "{shown}");
-                assert!(shown.contains("gw:v…"), "{shown}");
+                assert!(shown.contains(&id.redacted()), "{shown}");
             }
         }
         // A cut that is not the id's is kept.
-        assert_eq!(scrub_cut("a quote…", "something", "s…"), "a quote…");
-        assert_eq!(scrub_cut("", "something", "s…"), "");
+        assert_eq!(scrub_cut("a quote…", "something", "#1"), "a quote…");
+        assert_eq!(scrub_cut("", "something", "#1"), "");
     }
 
     #[test]
@@ -776,6 +856,7 @@ mod tests {
             Some(r#"Bearer error="invalid_token""#)
         );
         assert!(!e.is_transport() && !e.is_outcome_unknown() && !e.is_rpc());
+        assert!(e.is_refused());
         assert_eq!(
             e.to_string(),
             r#"tools/call: the server refused the request: HTTP 401 Unauthorized: {"error":"invalid_token"}"#
@@ -818,11 +899,17 @@ mod tests {
 
     #[test]
     fn display_redacts_the_task_id() {
-        let e = Error::new(Kind::Deadline(Duration::from_secs(1)))
-            .with_method("tasks/get")
-            .with_task(&TaskId::new("secret-token-123"));
+        let e = Error::new(Kind::Deadline {
+            after: Duration::from_secs(1),
+            what: Waited::Task,
+        })
+        .with_method("tasks/get")
+        .with_task(&TaskId::new("secret-token-123"));
         let text = e.to_string();
-        assert!(text.contains("secr…") && !text.contains("token"), "{text}");
+        assert!(
+            text.contains("#4035b3cc") && !text.contains("token"),
+            "{text}"
+        );
         assert!(!format!("{e:?}").contains("token"));
     }
 }

@@ -117,6 +117,7 @@
 
 mod client;
 mod error;
+mod human;
 pub mod input;
 pub mod protocol;
 pub mod task;
@@ -125,7 +126,9 @@ pub mod task;
 pub mod testing;
 pub mod transport;
 
-pub use client::{Client, ClientBuilder, ListChanged, SERVER_LOG_TARGET, client_builder};
+pub use client::{
+    Client, ClientBuilder, ListChanged, SERVER_LOG_TARGET, ToolPages, client_builder,
+};
 pub use error::{BoxError, Error, Result};
 pub use input::InputHandlers;
 pub use task::{

@@ -17,6 +17,7 @@ mod ending_server;
 #[path = "support/runner.rs"]
 mod runner;
 #[path = "support/time.rs"]
+#[allow(dead_code, reason = "the runner uses only its bound")]
 mod time;
 
 use std::time::Duration;

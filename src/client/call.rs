@@ -1,4 +1,4 @@
-//! `tools/list`, `tools/call` with the MRTR loop, and the low-level task verbs.
+//! `tools/call` with the MRTR loop, and the low-level task verbs.
 
 use std::time::Duration;
 
@@ -6,61 +6,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::rpc::{ProgressFn, Tracking};
-use super::{Call, Client, Started, decode};
+use super::{Call, Client, Started};
 use crate::error::{Error, Result};
-use crate::protocol::method;
 use crate::protocol::{
-    CallToolResult, DetailedTask, InputResponses, ListTasksResult, ListToolsParams,
-    ListToolsResult, TaskId, TaskOptIn, Tool,
+    CallToolResult, DetailedTask, InputResponses, ListTasksResult, TaskId, TaskOptIn,
 };
 
-/// Most pages `list_tools` follows before deciding the server loops.
-const MAX_PAGES: usize = 1000;
-
 impl Client {
-    /// Lists every tool, following `nextCursor` across pages.
-    ///
-    /// The client also keeps what the listing says of each tool's
-    /// 2025-11-25 `execution.taskSupport`, replacing what an earlier
-    /// listing said (a listing that fails leaves it as it was). Calls made
-    /// afterwards to a tool listed as `optional` or `required` carry the
-    /// legacy `task` opt-in, which servers still on that model need; see
-    /// [`TaskOptIn`](crate::protocol::TaskOptIn). Nothing is ever listed
-    /// behind the caller's back, and the raw [`Client::request`] neither
-    /// fills nor reads this memory. A `notifications/tools/list_changed`
-    /// from the server forgets it (a listing under way when it comes is
-    /// not kept either): list again to know the tools.
-    ///
-    /// # Errors
-    ///
-    /// A request error, a malformed page, or more than 1,000 pages
-    /// ([`Error::is_protocol`]: the server is looping).
-    pub async fn list_tools(&self) -> Result<Vec<Tool>> {
-        let mut tools = Vec::new();
-        let mut params = ListToolsParams::default();
-        let generation = self.tools_generation();
-        for _ in 0..MAX_PAGES {
-            let raw = self.wire().send(method::TOOLS_LIST, &params, None).await?;
-            let page: ListToolsResult = decode(&raw, method::TOOLS_LIST)?;
-            tools.extend(page.tools);
-            match page.next_cursor {
-                Some(c) if params.cursor.as_deref() != Some(c.as_str()) => params.cursor = Some(c),
-                Some(_) => {
-                    return Err(Error::protocol("tools/list returned the same cursor twice")
-                        .with_method(method::TOOLS_LIST));
-                }
-                None => {
-                    self.remember_tools(generation, &tools);
-                    return Ok(tools);
-                }
-            }
-        }
-        Err(
-            Error::protocol(format!("tools/list did not end after {MAX_PAGES} pages"))
-                .with_method(method::TOOLS_LIST),
-        )
-    }
-
     /// Calls a tool and returns its result, whatever shape the server
     /// answers in: at once, after input rounds (answered by the installed
     /// handlers), or as a task that is then driven to its end with the

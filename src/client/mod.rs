@@ -24,6 +24,7 @@ mod listed;
 mod listen;
 mod notify;
 mod observe;
+mod pages;
 pub(crate) mod rpc;
 mod session;
 mod wire;
@@ -34,6 +35,7 @@ use listed::ListedTools;
 pub(crate) use listen::{Push, Watch};
 use notify::{Dispatch, Observers};
 pub use notify::{ListChanged, SERVER_LOG_TARGET};
+pub use pages::ToolPages;
 use rpc::Connection;
 pub(crate) use wire::{Call, Follow, Started, Wire};
 
@@ -96,6 +98,10 @@ struct Inner {
     handlers: InputHandlers,
     request_timeout: Duration,
     max_input_rounds: usize,
+    /// The bound on the JSON one `list_tools()` keeps.
+    max_listed_bytes: usize,
+    /// The bound on one whole `list_tools()`.
+    list_timeout: Duration,
     server_id: Option<String>,
     discovered: OnceCell<DiscoverResult>,
     /// The tools of the last complete `list_tools()`, shared with the
@@ -166,6 +172,17 @@ pub(crate) struct Config {
     probe_timeout: Option<Duration>,
     /// Most MRTR rounds for one `tools/call` before giving up (default 10).
     max_input_rounds: Option<usize>,
+    /// Most bytes of JSON one [`Client::list_tools`] keeps, summed over
+    /// its pages (default 16 MiB). A listing that passes it fails with
+    /// [`Error::is_over_limit`] without asking for more pages; the tools
+    /// take some times their JSON in memory. Read a larger listing page
+    /// by page with [`Client::tool_pages`].
+    max_listed_bytes: Option<usize>,
+    /// Bound on one whole [`Client::list_tools`], every page included
+    /// (default 5 minutes); each page is also bounded by the request
+    /// timeout. A listing that does not end in time fails with
+    /// [`Error::is_deadline`].
+    list_timeout: Option<Duration>,
     /// Names the server for [`TaskRef`](crate::TaskRef)s, so that resuming
     /// a task against another server is detected (default: the server's
     /// own name from `server/discover`, when it was called).
@@ -262,6 +279,10 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
                 handlers,
                 request_timeout,
                 max_input_rounds: config.max_input_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS),
+                max_listed_bytes: config
+                    .max_listed_bytes
+                    .unwrap_or(pages::DEFAULT_MAX_LISTED_BYTES),
+                list_timeout: config.list_timeout.unwrap_or(pages::DEFAULT_LIST_TIMEOUT),
                 server_id: config.server_id,
                 discovered,
                 listed_tools,

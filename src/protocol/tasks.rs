@@ -30,7 +30,7 @@ use super::{CallToolResult, InputRequests, InputResponses, RpcError, lenient};
 /// let id = mcp_tasks::protocol::TaskId::new("9f4c1e0a-6f53-4b8e");
 /// let text = id.expose().to_owned();
 /// assert_eq!(text, "9f4c1e0a-6f53-4b8e");
-/// assert_eq!(format!("{id:?}"), "TaskId(9f4c…)");
+/// assert_eq!(format!("{id:?}"), "TaskId(#a52d1d55)");
 /// ```
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TaskId(Arc<str>);
@@ -46,32 +46,31 @@ impl TaskId {
         &self.0
     }
 
-    /// A short form safe for logs: the first four characters and an
-    /// ellipsis (`9f4c…`). It is never a usable id: a server that got it
-    /// back would not know the task.
+    /// A short form safe for logs: `#` and 8 hex digits of a digest of
+    /// the id (`#a52d1d55`). Two tasks show different forms (unless
+    /// their digests collide: about one chance in 860,000 among 100
+    /// tasks), and the same task always the same one, across runs, processes and releases of this
+    /// crate; it shows nothing of the id's text, so ids that share a
+    /// prefix are still told apart. It is never a usable id: a server that
+    /// got it back would not know the task.
     ///
-    /// Ids are opaque (a gateway may hand out long handles of any
-    /// characters): the prefix counts characters, never bytes, so it never
-    /// splits one; a control character in it is escaped (`\n`, `\u{1b}`)
-    /// so that it cannot break a log line; an id of four characters or
-    /// fewer shows only `…`.
+    /// The digest is 32-bit FNV-1a of the id's UTF-8 bytes: no secret is
+    /// recovered from it, but an id that can be guessed (a counter, a
+    /// short word) can be confirmed against it, as it could be against any
+    /// digest; such ids protect nothing anyway.
     pub fn redacted(&self) -> String {
-        let mut chars = self.0.chars();
-        let prefix: Vec<char> = chars.by_ref().take(4).collect();
-        if chars.next().is_none() {
-            return "…".to_owned();
-        }
-        let mut text = String::new();
-        for c in prefix {
-            if c.is_control() {
-                text.extend(c.escape_default());
-            } else {
-                text.push(c);
-            }
-        }
-        text.push('…');
-        text
+        format!("#{:08x}", fnv1a(self.0.as_bytes()))
     }
+}
+
+/// 32-bit FNV-1a: a small hash that is the same on every platform and in
+/// every release, unlike std's `DefaultHasher`.
+fn fnv1a(bytes: &[u8]) -> u32 {
+    const OFFSET: u32 = 0x811c_9dc5;
+    const PRIME: u32 = 0x0100_0193;
+    bytes
+        .iter()
+        .fold(OFFSET, |hash, &b| (hash ^ u32::from(b)).wrapping_mul(PRIME))
 }
 
 impl fmt::Debug for TaskId {
@@ -438,25 +437,47 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The demo server's ids all start `task`: their redacted forms must
+    /// still tell them apart, and show nothing of the id.
     #[test]
-    fn task_id_is_redacted() {
-        let id = TaskId::new("9f4c1e0a-6f53-4b8e");
-        assert_eq!(format!("{id:?}"), "TaskId(9f4c…)");
-        assert_eq!(id.redacted(), "9f4c…");
-        assert_eq!(TaskId::new("abc").redacted(), "…");
-        assert_eq!(TaskId::new("abcd").redacted(), "…");
-        assert_eq!(id.expose(), "9f4c1e0a-6f53-4b8e");
+    fn ids_that_share_a_prefix_redact_apart() {
+        let ids: Vec<TaskId> = (0..100)
+            .map(|n| TaskId::new(format!("task-{n:04}-9f4c1e0a")))
+            .collect();
+        let shown: std::collections::HashSet<String> = ids.iter().map(TaskId::redacted).collect();
+        assert_eq!(shown.len(), ids.len(), "{shown:?}");
+        for id in &ids {
+            assert!(!id.redacted().contains("task"), "{}", id.redacted());
+        }
     }
 
     #[test]
-    fn an_opaque_id_is_redacted_by_characters() {
-        // Multi-byte characters are kept whole, never cut.
-        let id = TaskId::new("日本語の\"タスク\" handle".repeat(40));
-        assert_eq!(id.redacted(), "日本語の…");
-        assert_eq!(TaskId::new("é🦀 \"x\"").redacted(), "é🦀 \"…");
-        // Control characters cannot break a log line.
-        assert_eq!(TaskId::new("a\nb\u{1b}[31m").redacted(), "a\\nb\\u{1b}…");
-        assert_eq!(TaskId::new("日本語の").redacted(), "…");
+    fn task_id_is_redacted() {
+        let id = TaskId::new("9f4c1e0a-6f53-4b8e");
+        assert_eq!(format!("{id:?}"), "TaskId(#a52d1d55)");
+        assert_eq!(id.redacted(), "#a52d1d55");
+        assert_eq!(id.expose(), "9f4c1e0a-6f53-4b8e");
+        // FNV-1a's published test vectors: stable across releases.
+        assert_eq!(TaskId::new("").redacted(), "#811c9dc5");
+        assert_eq!(TaskId::new("a").redacted(), "#e40c292c");
+        assert_eq!(TaskId::new("foobar").redacted(), "#bf9cf968");
+    }
+
+    #[test]
+    fn an_opaque_id_is_redacted_to_plain_ascii() {
+        // Whatever the id holds (multi-byte text, quotes, control
+        // characters), the form is `#` and 8 hex digits: it cannot break
+        // a log line.
+        for raw in [
+            "日本語の\"タスク\" handle".repeat(40),
+            "é🦀 \"x\"".to_owned(),
+            "a\nb\u{1b}[31m".to_owned(),
+        ] {
+            let shown = TaskId::new(raw.as_str()).redacted();
+            assert_eq!(shown.len(), 9, "{shown}");
+            assert!(shown.starts_with('#'), "{shown}");
+            assert!(shown[1..].bytes().all(|b| b.is_ascii_hexdigit()), "{shown}");
+        }
     }
 
     #[test]

@@ -70,7 +70,7 @@ use super::trace::traced;
 use crate::Client;
 use crate::client::rpc::Closing;
 use crate::client::{Push, Watch};
-use crate::error::{Error, Kind, Result};
+use crate::error::{Error, Kind, Result, Waited};
 use crate::protocol::{InputRequests, InputResponses, TaskStatus};
 
 /// The first retry of a failed read comes this long after it.
@@ -267,7 +267,11 @@ pub(crate) fn wait<'a>(
                     continue;
                 }
                 // Woken by the deadline.
-                return Err(Error::new(Kind::Deadline(bound)).with_task(core.task_id()));
+                return Err(Error::new(Kind::Deadline {
+                    after: bound,
+                    what: Waited::Task,
+                })
+                .with_task(core.task_id()));
             }
 
             pace.read_at = None;
@@ -288,7 +292,7 @@ pub(crate) fn wait<'a>(
                 Ok(None) => pace.read_ok(),
                 Err(e) if retryable(core, &e) => {
                     let wait = pace.read_failed(core, &e);
-                    tracing::debug!(task = ?core.task_id(), "a read failed, retrying in {wait:?}: {e}");
+                    tracing::debug!(task = ?core.task_id(), "a read failed, retrying in {}: {e}", crate::human::duration(wait));
                     pace.read_at = Some(Instant::now() + wait);
                 }
                 Err(e) => return Err(e),

@@ -53,7 +53,7 @@
 //! | field | value |
 //! |---|---|
 //! | `tool` | the tool's name (empty on a resumed task: a `TaskRef` does not carry it) |
-//! | `task_id` | the redacted id, [`TaskId::redacted`](crate::protocol::TaskId::redacted) (`9f4c…`); never the whole id. Empty for an immediate answer |
+//! | `task_id` | the redacted id, [`TaskId::redacted`](crate::protocol::TaskId::redacted) (`#a52d1d55`); never the whole id. Empty for an immediate answer |
 //! | `protocol_version` | the revision the session speaks (`2026-07-28`, `2025-11-25`, …) |
 //! | `era` | `modern` (2026-07-28) or `initialize` (the initialize-era revisions) |
 //! | `resumed` | whether `resume` made the handle |
@@ -94,20 +94,20 @@
 //!  INFO mcp_tasks.task{tool="export" era="modern" resumed=false}: new
 //! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false}:mcp_tasks.request{method="tools/call"}: new
 //! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false}:mcp_tasks.request{method="tools/call" request_id=2 duration_us=434}: close
-//! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false}: tools/call became a task task=TaskId(task…) status=working
-//!  INFO mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="task…"}: task created status="working"
-//! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="task…"}:mcp_tasks.request{method="tasks/get"}: new
-//! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="task…"}:mcp_tasks.request{method="tasks/get" request_id=3 duration_us=566}: close
-//! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="task…"}:mcp_tasks.request{method="tasks/get"}: new
-//! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="task…"}:mcp_tasks.request{method="tasks/get" request_id=4 duration_us=703}: close
-//!  INFO mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="task…"}: status changed from="working" to="input_required" requests=1
-//! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="task…"}:mcp_tasks.request{method="tasks/update"}: new
-//! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="task…"}:mcp_tasks.request{method="tasks/update" request_id=5 duration_us=438}: close
-//!  INFO mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="task…"}: input answered round=1 answers=1
-//! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="task…"}:mcp_tasks.request{method="tasks/get"}: new
-//! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="task…"}:mcp_tasks.request{method="tasks/get" request_id=6 duration_us=633}: close
-//!  INFO mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="task…"}: status changed from="input_required" to="completed"
-//!  INFO mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="task…" outcome="completed" reads=3 input_rounds=1}: close
+//! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false}: tools/call became a task task=TaskId(#f1c4ac69) status=working
+//!  INFO mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="#f1c4ac69"}: task created status="working"
+//! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="#f1c4ac69"}:mcp_tasks.request{method="tasks/get"}: new
+//! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="#f1c4ac69"}:mcp_tasks.request{method="tasks/get" request_id=3 duration_us=566}: close
+//! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="#f1c4ac69"}:mcp_tasks.request{method="tasks/get"}: new
+//! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="#f1c4ac69"}:mcp_tasks.request{method="tasks/get" request_id=4 duration_us=703}: close
+//!  INFO mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="#f1c4ac69"}: status changed from="working" to="input_required" requests=1
+//! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="#f1c4ac69"}:mcp_tasks.request{method="tasks/update"}: new
+//! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="#f1c4ac69"}:mcp_tasks.request{method="tasks/update" request_id=5 duration_us=438}: close
+//!  INFO mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="#f1c4ac69"}: input answered round=1 answers=1
+//! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="#f1c4ac69"}:mcp_tasks.request{method="tasks/get"}: new
+//! DEBUG mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="#f1c4ac69"}:mcp_tasks.request{method="tasks/get" request_id=6 duration_us=633}: close
+//!  INFO mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="#f1c4ac69"}: status changed from="input_required" to="completed"
+//!  INFO mcp_tasks.task{tool="export" era="modern" resumed=false protocol_version="2026-07-28" task_id="#f1c4ac69" outcome="completed" reads=3 input_rounds=1}: close
 //! result: 42 rows exported
 //! ```
 //!

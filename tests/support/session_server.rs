@@ -37,6 +37,21 @@ pub enum GetStream {
     Forever(&'static str),
 }
 
+/// Where the server sends one body larger than the client accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Oversize {
+    /// The reply to the `initialize` that renews a lost session, as JSON.
+    RenewalJson,
+    /// The same, as one SSE event.
+    RenewalSse,
+    /// The reply to `tools/list`, as JSON.
+    ListJson,
+    /// The reply to `tools/list`, as one SSE event.
+    ListSse,
+    /// A `500` to `tools/list` whose (HTML) body is that large.
+    ListErrorBody,
+}
+
 /// One HTTP request as received.
 #[derive(Debug, Clone)]
 pub struct Hit {
@@ -97,6 +112,8 @@ struct State {
     ask_in_calls: AtomicBool,
     /// The stream of the call waiting for that answer, and its response.
     asking: Mutex<Option<(mpsc::UnboundedSender<String>, Value)>>,
+    /// The next reply of that kind is padded to this many bytes.
+    oversize: Mutex<Option<(Oversize, usize)>>,
 }
 
 /// A running server. Dropping it stops the listener.
@@ -133,6 +150,7 @@ impl SessionServer {
             tasks: AtomicBool::new(false),
             ask_in_calls: AtomicBool::new(false),
             asking: Mutex::new(None),
+            oversize: Mutex::new(None),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -188,6 +206,13 @@ impl SessionServer {
     /// Never answers a `DELETE` (the connection stays open, silent).
     pub fn hang_deletes(&self) {
         self.state.hang_deletes.store(true, Ordering::SeqCst);
+    }
+
+    /// Pads the next reply of kind `which` to `bytes` bytes (a valid
+    /// message, with a long `instructions` or tool description), streamed
+    /// in chunks of 8 KiB. One reply only.
+    pub fn oversize_next(&self, which: Oversize, bytes: usize) {
+        *self.state.oversize.lock().unwrap() = Some((which, bytes));
     }
 
     /// Forgets every session as soon as it is handed out, from now on.
@@ -280,10 +305,18 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>
         if st.tasks.load(Ordering::SeqCst) {
             capabilities["tasks"] = json!({"requests": {"tools": {"call": {}}}});
         }
-        let result = json!({"jsonrpc":"2.0","id":body["id"],"result":{
+        let mut result = json!({"jsonrpc":"2.0","id":body["id"],"result":{
             "protocolVersion": VERSION,
             "capabilities": capabilities,
             "serverInfo": {"name": "session-server", "version": "1.0.0"}}});
+        if n > 1 {
+            for (which, sse) in [(Oversize::RenewalJson, false), (Oversize::RenewalSse, true)] {
+                if let Some(bytes) = take_oversize(&st, which) {
+                    result["result"]["instructions"] = json!("i".repeat(bytes));
+                    return Ok(chunked(sse, Some(&session), result.to_string()));
+                }
+            }
+        }
         return Ok(reply(
             200,
             "application/json",
@@ -363,7 +396,27 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>
         "tasks/result" => json!({"content": [{"type": "text", "text": "job done"}]}),
         _ => json!({}),
     };
-    let response = json!({"jsonrpc":"2.0","id":body["id"],"result":result});
+    let mut response = json!({"jsonrpc":"2.0","id":body["id"],"result":result});
+    if hit.method == "tools/list" {
+        if let Some(bytes) = take_oversize(&st, Oversize::ListErrorBody) {
+            let page = format!("<html><body>{}</body></html>", "e".repeat(bytes));
+            let (tx, rx) = mpsc::unbounded_channel();
+            for part in page.as_bytes().chunks(8192) {
+                let _ = tx.send(String::from_utf8(part.to_vec()).unwrap());
+            }
+            return Ok(Response::builder()
+                .status(500)
+                .header("content-type", "text/html")
+                .body(Body { rx })
+                .unwrap());
+        }
+        for (which, sse) in [(Oversize::ListJson, false), (Oversize::ListSse, true)] {
+            if let Some(bytes) = take_oversize(&st, which) {
+                response["result"]["tools"][0]["description"] = json!("d".repeat(bytes));
+                return Ok(chunked(sse, None, response.to_string()));
+            }
+        }
+    }
     if hit.method == "tools/call" && st.ask_in_calls.load(Ordering::SeqCst) {
         let ask = json!({"jsonrpc":"2.0","id":"srv-ask","method":"elicitation/create","params":{
             "message":"Go ahead?",
@@ -393,6 +446,44 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>
         response.to_string()
     };
     Ok(reply(200, "application/json", None, text))
+}
+
+/// Takes the padding asked for `which`, if it is the one asked for.
+fn take_oversize(st: &State, which: Oversize) -> Option<usize> {
+    let mut asked = st.oversize.lock().unwrap();
+    match *asked {
+        Some((w, bytes)) if w == which => {
+            *asked = None;
+            Some(bytes)
+        }
+        _ => None,
+    }
+}
+
+/// A `200` whose body is `message` (as JSON, or as one SSE event),
+/// streamed in chunks of 8 KiB (ASCII text, so any cut is a char boundary).
+fn chunked(sse: bool, session: Option<&str>, message: String) -> Response<Body> {
+    let text = if sse {
+        format!("data: {message}\n\n")
+    } else {
+        message
+    };
+    let (tx, rx) = mpsc::unbounded_channel();
+    for part in text.as_bytes().chunks(8192) {
+        let _ = tx.send(String::from_utf8(part.to_vec()).unwrap());
+    }
+    let ctype = if sse {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    let mut builder = Response::builder()
+        .status(200)
+        .header("content-type", ctype);
+    if let Some(session) = session {
+        builder = builder.header("mcp-session-id", session);
+    }
+    builder.body(Body { rx }).unwrap()
 }
 
 fn get_stream(st: &State) -> Response<Body> {

@@ -203,7 +203,7 @@ async fn the_transport_timeout_bounds_each_exchange() {
         let e = client.list_tools().await.unwrap_err();
         assert!(e.is_transport() && !e.is_timeout(), "{e}");
         assert!(
-            e.to_string().contains("no complete reply within 200ms"),
+            e.to_string().contains("no complete reply within 200 ms"),
             "{e}"
         );
         assert!(client.list_tools().await.is_ok());

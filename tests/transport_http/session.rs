@@ -1,7 +1,7 @@
 //! The initialize era's session: the server's `GET` stream and its
 //! reconnection, a lost session renewed, `DELETE` on close, batch replies.
 
-use session_server::{GetStream, SessionServer, VERSION};
+use session_server::{GetStream, Oversize, SessionServer, VERSION};
 
 use mcp_tasks::protocol::RequestId;
 use mcp_tasks::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
@@ -592,6 +592,78 @@ async fn a_flood_of_pings_on_the_get_stream_is_answered_exactly_once() {
         assert_eq!(ids.len(), total, "a ping answered twice");
         assert_eq!(total, FLOOD, "pings unanswered");
         assert_eq!(client.dropped_answers(), 0);
+    })
+    .await;
+}
+
+async fn accepting(server: &SessionServer, max_message_size: usize) -> Client {
+    Client::builder()
+        .client_info("http-tests", "1.0")
+        .protocol_version(VERSION)
+        .connect(Http::new(&server.url).max_message_size(max_message_size))
+        .await
+        .expect("connect")
+}
+
+/// The reply to the `initialize` that renews a lost session is read
+/// within `max_message_size`, as the first one is: a hostile server's
+/// 256 KiB reply (streamed) fails the renewal, and the request that
+/// lost the session says why.
+#[tokio::test]
+async fn an_oversized_renewal_reply_is_refused_like_a_first_one() {
+    bounded(async {
+        let server = SessionServer::start().await;
+        let client = accepting(&server, 64 * 1024).await;
+        client.list_tools().await.unwrap();
+        server.oversize_next(Oversize::RenewalJson, 256 * 1024);
+        server.forget_session();
+        let e = match client.list_tools().await {
+            Ok(_) => panic!("a renewal past max_message_size was read"),
+            Err(e) => e,
+        };
+        assert_eq!(e.http_status(), Some(404), "{e}");
+        let text = e.to_string();
+        assert!(
+            text.contains("could not be started") && text.contains("larger than 64 KiB"),
+            "{text}"
+        );
+        assert_eq!(server.hits_of("initialize").len(), 2);
+    })
+    .await;
+}
+
+/// Every body the transport reads, wherever it comes (a JSON reply, an
+/// SSE event, an error page, a renewal's reply as JSON or SSE), is
+/// refused past `max_message_size`, fails only its own request with a
+/// message that names the bound, and leaves the connection usable.
+#[tokio::test]
+async fn every_body_past_max_message_size_fails_only_its_request() {
+    const MAX: usize = 32 * 1024;
+    bounded(async {
+        for which in [
+            Oversize::ListJson,
+            Oversize::ListSse,
+            Oversize::ListErrorBody,
+            Oversize::RenewalJson,
+            Oversize::RenewalSse,
+        ] {
+            let server = SessionServer::start().await;
+            let client = accepting(&server, MAX).await;
+            server.oversize_next(which, 4 * MAX);
+            if matches!(which, Oversize::RenewalJson | Oversize::RenewalSse) {
+                server.forget_session();
+            }
+            let e = match client.list_tools().await {
+                Ok(_) => panic!("{which:?}: a body past the bound was read"),
+                Err(e) => e,
+            };
+            let text = e.to_string();
+            assert!(text.contains("32 KiB"), "{which:?}: {text}");
+            assert!(text.chars().count() < 600, "{which:?}: {text}");
+            // Only that request: the next one is served.
+            let tools = client.list_tools().await;
+            assert!(tools.is_ok(), "{which:?}: {tools:?}");
+        }
     })
     .await;
 }

@@ -340,3 +340,42 @@ async fn a_refused_task_read_ends_the_wait_at_once() {
     })
     .await;
 }
+
+/// An error page from a server or a gateway: the error makes a predicate
+/// true (`is_refused` for a `3xx` or `4xx`, `is_transport` for a `5xx`),
+/// says its status, and quotes a bounded start of the page (cut on a char
+/// boundary, with a marker), never the whole page.
+#[tokio::test]
+async fn an_error_page_is_a_refusal_that_says_its_status_and_quotes_little() {
+    let page = format!(
+        "<!DOCTYPE html><html><head><title>404 Not Found</title></head><body>{}</body></html>",
+        "<p>Ünïcödé nginx says the page is not here.</p>\n".repeat(200)
+    );
+    bounded(async {
+        let front = Front::start(&ping(), Mode::Json).await;
+        let body = page.clone();
+        front.script(move |s, n| {
+            let status = match (s.method.as_str(), n) {
+                ("tools/list", 0) => 404,
+                ("tools/list", 1) => 403,
+                ("tools/list", 2) => 502,
+                _ => return None,
+            };
+            Some(Scripted::Reply(status, "text/html", body.clone()))
+        });
+        let client = client_for(&front).await;
+        for status in [404u16, 403, 502] {
+            let e = fails_fast("an error page", client.list_tools()).await;
+            assert_eq!(e.http_status(), Some(status), "{e}");
+            assert_eq!(e.is_refused(), status < 500, "{status}: {e}");
+            assert_eq!(e.is_transport(), status >= 500, "{status}: {e}");
+            let text = e.to_string();
+            assert!(text.contains(&format!("HTTP {status}")), "{text}");
+            assert!(text.contains('…'), "the quote is marked as cut: {text}");
+            let quoted = text.chars().count();
+            assert!((100..=500).contains(&quoted), "{quoted} chars: {text}");
+        }
+        still_works(&client).await;
+    })
+    .await;
+}

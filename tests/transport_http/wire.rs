@@ -193,7 +193,7 @@ async fn oversized_replies_fail_their_request_only() {
                 .unwrap();
             let e = client.call_tool("big", json!({})).await.unwrap_err();
             assert!(e.is_outcome_unknown(), "{e}");
-            assert!(e.to_string().contains("1024 bytes"), "{e}");
+            assert!(e.to_string().contains("1 KiB"), "{e}");
             assert_eq!(
                 client
                     .call_tool("ping", json!({}))

@@ -11,6 +11,7 @@ use serde::de::IgnoredAny;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::body::read_limited;
 use super::headers::PROTOCOL_VERSION_HEADER;
 use super::post::{batch_items, is_sse};
 use super::send::{SendError, Sent};
@@ -117,7 +118,10 @@ impl Exchange {
             Some(limit) if !listen => tokio::time::timeout(limit, self.converse())
                 .await
                 .unwrap_or_else(|_| {
-                    Err(Failure::Lost(format!("no complete reply within {limit:?}")))
+                    Err(Failure::Lost(format!(
+                        "no complete reply within {}",
+                        crate::human::duration(limit)
+                    )))
                 }),
             _ => self.converse().await,
         };
@@ -248,7 +252,9 @@ impl Exchange {
             // every exchange's future, JSON ones too, as large as itself.
             Box::pin(self.read_sse(response, status, refused)).await
         } else {
-            let body = read_limited(response, self.shared.max_message_size).await?;
+            let body = read_limited(response, self.shared.max_message_size)
+                .await
+                .map_err(|e| Failure::Lost(e.to_string()))?;
             self.read_json(status, text_of(body), refused).await
         }
     }
@@ -570,39 +576,7 @@ fn text_of(body: Vec<u8>) -> String {
     }
 }
 
-/// Most of a reply's announced length reserved before it arrives.
-const RESERVE: usize = 64 * 1024;
-
-async fn read_limited(mut response: reqwest::Response, max: usize) -> Result<Vec<u8>, Failure> {
-    // Sized from `Content-Length` (within bounds: it is only announced) so
-    // that the chunks are copied once, with no regrowing.
-    let announced = response.content_length().unwrap_or(0);
-    let mut body = Vec::with_capacity(
-        usize::try_from(announced)
-            .unwrap_or(0)
-            .min(max)
-            .min(RESERVE),
-    );
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| Failure::Lost(format!("the reply broke: {}", describe(e))))?
-    {
-        if body.len() + chunk.len() > max {
-            return Err(Failure::Lost(format!(
-                "the reply is larger than {max} bytes"
-            )));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
-
-/// The start of an unexpected body, on one line.
+/// The start of an unexpected body, on one line, within [`QUOTE`] characters.
 fn quote(text: &str) -> String {
-    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match text.char_indices().nth(QUOTE) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
+    crate::human::quote(text, QUOTE)
 }

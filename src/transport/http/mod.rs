@@ -23,6 +23,7 @@ use crate::protocol::{PROTOCOL_VERSION, RequestId};
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub mod auth;
+mod body;
 mod exchange;
 mod headers;
 mod post;

@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use tokio::sync::mpsc;
 
+use super::body::read_limited;
 use super::headers::PROTOCOL_VERSION_HEADER;
 use super::post::{self, is_sse, split_batch};
 use super::send::{SendError, Sent, with_token};
@@ -98,7 +99,8 @@ pub(super) async fn open_get(
         Ok(Err(SendError::Auth(why))) => return Err(Refusal::Failed(why)),
         Err(_) => {
             return Err(Refusal::Failed(format!(
-                "no answer within {OPEN_TIMEOUT:?}"
+                "no answer within {}",
+                crate::human::duration(OPEN_TIMEOUT)
             )));
         }
     };
@@ -260,7 +262,10 @@ pub(super) async fn renew(
         Some(request) => {
             match tokio::time::timeout(RENEW_TIMEOUT, initialize(shared, &request, tx)).await {
                 Ok(result) => result,
-                Err(_) => Err(format!("no initialize reply within {RENEW_TIMEOUT:?}")),
+                Err(_) => Err(format!(
+                    "no initialize reply within {}",
+                    crate::human::duration(RENEW_TIMEOUT)
+                )),
             }
         }
     };
@@ -342,10 +347,9 @@ async fn initialize(
         }
         found
     } else {
-        let body = response
-            .bytes()
+        let body = read_limited(response, shared.max_message_size)
             .await
-            .map_err(|e| format!("initialize: {}", describe(e)))?;
+            .map_err(|e| format!("initialize: {e}"))?;
         let text = String::from_utf8_lossy(&body).into_owned();
         split_batch(&text).into_iter().find(|item| {
             matches!(
@@ -373,7 +377,8 @@ async fn initialize(
             error: Some(error), ..
         }) => Err(format!(
             "initialize: HTTP {status}, error {}: {}",
-            error.code, error.message
+            error.code,
+            crate::human::quote(&error.message, 200)
         )),
         _ => Err(format!("initialize: HTTP {status} with no result")),
     }

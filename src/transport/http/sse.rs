@@ -145,7 +145,10 @@ impl Events {
                     let too_large = self.pending.load(Ordering::Relaxed) > self.max;
                     self.oversized = too_large;
                     return Some(Err(if too_large {
-                        format!("an SSE event grew past {} bytes", self.max)
+                        format!(
+                            "an SSE event grew past {}, the most the client reads",
+                            crate::human::bytes(self.max)
+                        )
                     } else {
                         format!("the response stream broke: {e}")
                     }));

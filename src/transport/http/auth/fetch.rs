@@ -8,7 +8,9 @@ use std::time::Duration;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde::de::DeserializeOwned;
 
+use super::super::body::read_limited;
 use crate::error::describe_reqwest as describe;
+use crate::human;
 
 /// Bound on each request of authorization (discovery, registration, token).
 pub(super) const TIMEOUT: Duration = Duration::from_secs(30);
@@ -66,21 +68,17 @@ async fn send(
     request: reqwest::RequestBuilder,
 ) -> Result<(reqwest::StatusCode, reqwest::header::HeaderMap, Vec<u8>), String> {
     let exchange = async {
-        let mut response = request.send().await.map_err(describe)?;
+        let response = request.send().await.map_err(describe)?;
         let status = response.status();
         let headers = response.headers().clone();
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(describe)? {
-            if body.len() + chunk.len() > MAX_BODY {
-                return Err(format!("the reply is larger than {MAX_BODY} bytes"));
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let body = read_limited(response, MAX_BODY)
+            .await
+            .map_err(|e| e.to_string())?;
         Ok((status, headers, body))
     };
     tokio::time::timeout(TIMEOUT, exchange)
         .await
-        .unwrap_or_else(|_| Err(format!("no answer within {TIMEOUT:?}")))
+        .unwrap_or_else(|_| Err(format!("no answer within {}", human::duration(TIMEOUT))))
 }
 
 /// A URL without its query and fragment, to name it in an error.

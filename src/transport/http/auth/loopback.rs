@@ -118,7 +118,12 @@ impl Authorizer for LoopbackRedirect {
             (self.on_url)(&url);
             tokio::time::timeout(self.timeout, self.wait())
                 .await
-                .map_err(|_| format!("no redirect came within {:?}", self.timeout))?
+                .map_err(|_| {
+                    format!(
+                        "no redirect came within {}",
+                        crate::human::duration(self.timeout)
+                    )
+                })?
         })
     }
 }

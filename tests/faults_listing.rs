@@ -1,0 +1,279 @@
+//! Listings a hostile server makes endless, huge or slow: `list_tools`
+//! keeps at most its byte bound and ends within its deadline, whatever the
+//! pages say; the page-by-page reader follows the same pages one at a time.
+
+mod support;
+
+use std::time::Duration;
+
+use mcp_tasks::Client;
+use mcp_tasks::protocol::Tool;
+use mcp_tasks::testing::{ScriptedTool, TestServer};
+use mcp_tasks::transport::{MessageStream, memory};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use support::*;
+use tokio::time::Instant;
+
+/// One page of `count` tools whose descriptions hold `each` bytes, with a
+/// cursor to a next page when `next` is set.
+fn page(request: &Value, first: usize, count: usize, each: usize, next: Option<String>) -> String {
+    let tools: Vec<Value> = (first..first + count)
+        .map(|i| {
+            json!({"name": format!("t{i}"), "description": "d".repeat(each),
+                   "inputSchema": {"type": "object"}})
+        })
+        .collect();
+    let mut result = json!({"resultType": "complete", "tools": tools});
+    if let Some(next) = next {
+        result["nextCursor"] = json!(next);
+    }
+    json!({"jsonrpc": "2.0", "id": request["id"], "result": result}).to_string()
+}
+
+/// The next request the client sent, or `None` once it stopped sending
+/// (nothing within a minute of paused time, or the connection closed).
+async fn next_request(stream: &mut memory::MemoryStream) -> Option<Value> {
+    let next = async {
+        loop {
+            match stream.recv().await {
+                Ok(Some(mcp_tasks::transport::Inbound::Message(m))) => {
+                    let v: Value = serde_json::from_str(&m).unwrap();
+                    if v.get("id").is_some() {
+                        return Some(v);
+                    }
+                }
+                Ok(Some(_)) => {}
+                _ => return None,
+            }
+        }
+    };
+    tokio::time::timeout(ms(60_000), next).await.ok().flatten()
+}
+
+/// A client pinned to 2026-07-28 (no probe) over memory, with a 30 s
+/// request timeout, and the server's end to drive by hand.
+async fn pinned() -> (Client, memory::MemorySink, memory::MemoryStream) {
+    use mcp_tasks::transport::Transport as _;
+    let (ours, theirs) = memory::pair();
+    let client = Client::builder()
+        .protocol_version("2026-07-28")
+        .connect(ours)
+        .await
+        .unwrap();
+    let (sink, stream) = theirs.connect().await.unwrap();
+    (client, sink, stream)
+}
+
+/// 20 pages of 1 MiB each: past the default bound of 16 MiB. The listing
+/// fails once the bound is passed, saying which bound, without asking for
+/// the rest.
+#[tokio::test(start_paused = true)]
+async fn a_listing_past_the_default_byte_bound_fails_and_says_which_bound() {
+    const PAGES: usize = 20;
+    let (client, mut sink, mut stream) = pinned().await;
+    let listing = tokio::spawn(async move { client.list_tools().await });
+    let mut served = 0;
+    while let Some(request) = next_request(&mut stream).await {
+        assert_eq!(request["method"], "tools/list");
+        served += 1;
+        let next = (served < PAGES).then(|| format!("c{served}"));
+        reply(&mut sink, page(&request, served * 1000, 1000, 1024, next)).await;
+        if served == PAGES {
+            break;
+        }
+    }
+    let e = match listing.await.unwrap() {
+        Ok(tools) => panic!(
+            "20 MiB of tools is past the bound, yet {} were kept",
+            tools.len()
+        ),
+        Err(e) => e,
+    };
+    assert!(e.is_over_limit(), "{e}");
+    assert!(!e.is_protocol() && !e.is_transport(), "{e}");
+    assert_eq!(e.method(), Some("tools/list"));
+    let text = e.to_string();
+    assert!(
+        text.contains("max_listed_bytes") && text.contains("16 MiB"),
+        "{text}"
+    );
+    assert!(served <= 17, "asked for {served} pages, past the bound");
+}
+
+/// A server that never ends its listing, one slow page after another
+/// (each within the request timeout): the listing ends at its deadline,
+/// long before the 1,000-page cap would.
+#[tokio::test(start_paused = true)]
+async fn a_slow_endless_listing_ends_at_the_listing_deadline() {
+    let (client, mut sink, mut stream) = pinned().await;
+    let started = Instant::now();
+    let listing = tokio::spawn(async move { client.list_tools().await });
+    let mut served = 0usize;
+    let server = async {
+        while let Some(request) = next_request(&mut stream).await {
+            tokio::time::sleep(Duration::from_secs(20)).await;
+            served += 1;
+            let next = Some(format!("c{served}"));
+            reply(&mut sink, page(&request, served, 1, 10, next)).await;
+        }
+    };
+    let outcome = tokio::select! {
+        biased;
+        r = listing => r.unwrap(),
+        () = server => panic!("the server stopped first"),
+    };
+    let e = match outcome {
+        Ok(tools) => panic!("an endless listing ended with {} tools", tools.len()),
+        Err(e) => e,
+    };
+    assert!(e.is_deadline(), "{e}");
+    assert_eq!(e.method(), Some("tools/list"));
+    assert!(e.to_string().contains("5 min"), "{e}");
+    assert!(
+        started.elapsed() <= Duration::from_secs(5 * 60),
+        "ended after {:?}",
+        started.elapsed()
+    );
+}
+
+/// The bound and the deadline are the client's to set; a listing within
+/// them succeeds.
+#[tokio::test(start_paused = true)]
+async fn the_listing_bounds_are_set_on_the_builder() {
+    let server = TestServer::new()
+        .page_size(2)
+        .tool(ScriptedTool::immediate("a", text("a")))
+        .tool(ScriptedTool::immediate("b", text("b")))
+        .tool(ScriptedTool::immediate("c", text("c")));
+    let client = Client::builder()
+        .max_listed_bytes(64)
+        .connect(server.connect())
+        .await
+        .unwrap();
+    let e = client.list_tools().await.unwrap_err();
+    assert!(
+        e.is_over_limit() && e.to_string().contains("64 bytes"),
+        "{e}"
+    );
+    let client = Client::builder()
+        .max_listed_bytes(1 << 20)
+        .list_timeout(Duration::from_secs(1))
+        .connect(server.connect())
+        .await
+        .unwrap();
+    let names: Vec<String> = client
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(names, ["a", "b", "c"]);
+}
+
+/// Reading page by page keeps one page at a time: it follows a listing
+/// past the byte bound to its end, and a cursor repeated is an error.
+#[tokio::test(start_paused = true)]
+async fn pages_follow_a_listing_past_the_bound_one_page_at_a_time() {
+    let (client, mut sink, mut stream) = pinned().await;
+    let reader = tokio::spawn(async move {
+        let mut pages = client.tool_pages();
+        let mut sizes = Vec::new();
+        while let Some(page) = pages.next().await {
+            match page {
+                Ok(tools) => sizes.push(tools.len()),
+                Err(e) => return (sizes, Some(e)),
+            }
+        }
+        (sizes, None)
+    });
+    for served in 1..=20 {
+        let request = next_request(&mut stream).await.unwrap();
+        let next = (served < 20).then(|| format!("c{served}"));
+        reply(&mut sink, page(&request, served * 1000, 1000, 1024, next)).await;
+    }
+    let (sizes, error) = reader.await.unwrap();
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(sizes, vec![1000; 20]);
+
+    let (client, mut sink, mut stream) = pinned().await;
+    let reader = tokio::spawn(async move {
+        let mut pages = client.tool_pages();
+        let first = pages.next().await.unwrap().unwrap();
+        let second = pages.next().await.unwrap();
+        let after = pages.next().await;
+        (first.len(), second.unwrap_err(), after.is_none())
+    });
+    for _ in 0..2 {
+        let request = next_request(&mut stream).await.unwrap();
+        reply(&mut sink, page(&request, 0, 1, 10, Some("same".into()))).await;
+    }
+    let (first, e, ended) = reader.await.unwrap();
+    assert_eq!(first, 1);
+    assert!(
+        e.is_protocol() && e.to_string().contains("same cursor"),
+        "{e}"
+    );
+    assert!(ended, "no page after an error");
+}
+
+fn tool_named(i: usize, description: usize) -> ScriptedTool {
+    ScriptedTool::immediate(format!("tool-{i}"), text("x")).description("d".repeat(description))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Whatever the tools, the page size and the bound: a listing whose
+    /// tools alone exceed the bound fails with `is_over_limit`; one with
+    /// room to spare for every page's envelope succeeds with every tool,
+    /// in order; and reading page by page gives the same tools.
+    #[test]
+    fn the_byte_bound_decides_between_every_tool_and_an_over_limit_error(
+        descriptions in proptest::collection::vec(0usize..400, 1..30),
+        page_size in 1usize..8,
+        bound in 64usize..8_000,
+    ) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let mut server = TestServer::new().page_size(page_size);
+            for (i, d) in descriptions.iter().enumerate() {
+                server = server.tool(tool_named(i, *d));
+            }
+            let client = Client::builder()
+                .max_listed_bytes(bound)
+                .connect(server.connect())
+                .await
+                .unwrap();
+            let json_of_tools: usize = server_tools(&client).await.iter()
+                .map(|t| serde_json::to_string(t).unwrap().len())
+                .sum();
+            let pages = descriptions.len().div_ceil(page_size);
+            match client.list_tools().await {
+                Ok(tools) => {
+                    prop_assert!(json_of_tools <= bound, "{json_of_tools} > {bound}");
+                    let names: Vec<String> = tools.into_iter().map(|t| t.name).collect();
+                    let want: Vec<String> =
+                        (0..descriptions.len()).map(|i| format!("tool-{i}")).collect();
+                    prop_assert_eq!(names, want);
+                }
+                Err(e) => {
+                    prop_assert!(e.is_over_limit(), "{}", e);
+                    prop_assert!(json_of_tools + pages * 1024 > bound, "{json_of_tools}, {bound}");
+                }
+            }
+            Ok(())
+        })?;
+    }
+}
+
+/// Every tool of the server, read page by page (no bound applies).
+async fn server_tools(client: &Client) -> Vec<Tool> {
+    let mut all = Vec::new();
+    let mut pages = client.tool_pages();
+    while let Some(page) = pages.next().await {
+        all.extend(page.unwrap());
+    }
+    all
+}
