@@ -97,6 +97,30 @@ pub async fn forbidden_tool(peer: &Peer) {
     assert_eq!(err.rpc_error().map(|e| e.code), Some(-32602), "{err}");
 }
 
+/// A tool error on this era: the SDK states the task `failed` and its
+/// `tasks/result` is the `isError` result. The stated status decides: a
+/// failed outcome (never a completion), with the tool's text as the
+/// message and its result as the error's data; `call_tool` fails with
+/// `is_task_failed()`.
+pub async fn tool_error(peer: &Peer) {
+    let client = peer.client().await;
+    let finished = client
+        .task()
+        .call_tool("tool_error", json!({}))
+        .await
+        .unwrap()
+        .await
+        .expect("finish");
+    assert_eq!(finished.snapshot().status, TaskStatus::Failed);
+    let Outcome::Failed(error) = finished.outcome() else {
+        panic!("a failed task ended {:?}", finished.outcome());
+    };
+    assert!(error.message.contains("does not exist"), "{error:?}");
+    assert_eq!(error.data.as_ref().map(|d| &d["isError"]), Some(&json!(true)));
+    let plain = client.call_tool("tool_error", json!({})).await.unwrap_err();
+    assert!(plain.is_task_failed(), "{plain}");
+}
+
 /// A `required` tool called without the opt-in (the raw request, which
 /// the listing does not touch): the SDK turns its own `-32601` into an
 /// `isError` result.
@@ -277,7 +301,7 @@ macro_rules! legacy_scenarios {
             lifecycle::progress,
             lifecycle::progress_updates,
             lifecycle::task_failed,
-            lifecycle::tool_error,
+            legacy::tool_error,
             lifecycle::input_by_handler,
             lifecycle::input_declined,
             legacy::input_by_respond,
