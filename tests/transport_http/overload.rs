@@ -326,7 +326,10 @@ async fn a_gateway_s_opaque_task_id_goes_through_a_whole_lifecycle() {
         assert_eq!(back.task_id().expose(), handle);
         // Shown as its digest, the same after the round trip, never its text.
         let shown = back.task_id().redacted();
-        assert_eq!(shown, mcp_tasks::protocol::TaskId::new(handle.as_str()).redacted());
+        assert_eq!(
+            shown,
+            mcp_tasks::protocol::TaskId::new(handle.as_str()).redacted()
+        );
         assert!(shown.starts_with('#') && !shown.contains("gw"), "{shown}");
         let done = client
             .task()

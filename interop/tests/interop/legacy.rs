@@ -116,7 +116,10 @@ pub async fn tool_error(peer: &Peer) {
         panic!("a failed task ended {:?}", finished.outcome());
     };
     assert!(error.message.contains("does not exist"), "{error:?}");
-    assert_eq!(error.data.as_ref().map(|d| &d["isError"]), Some(&json!(true)));
+    assert_eq!(
+        error.data.as_ref().map(|d| &d["isError"]),
+        Some(&json!(true))
+    );
     let plain = client.call_tool("tool_error", json!({})).await.unwrap_err();
     assert!(plain.is_task_failed(), "{plain}");
 }

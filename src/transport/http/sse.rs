@@ -327,7 +327,11 @@ mod tests {
         let replay = chunks(&["id: 1\ndata: {\"a\":1}\n\n", "id: 2\ndata: {\"b\":2}\n\n"]);
         let mut second = Events::new(replay, 1024).resuming(first.take_resume());
         assert_eq!(second.next().await, Some(Ok("{\"b\":2}".to_owned())));
-        assert_eq!(second.messages(), 1, "the replay is not a message delivered");
+        assert_eq!(
+            second.messages(),
+            1,
+            "the replay is not a message delivered"
+        );
         assert_eq!(second.last_id(), Some("2"));
     }
 
