@@ -97,7 +97,7 @@ fn run(extra: &[&str], name: &str) -> (i32, Vec<Value>) {
     (code, messages)
 }
 
-fn find<'a>(messages: &'a [Value], what: impl Fn(&Value) -> bool) -> Option<&'a Value> {
+fn find(messages: &[Value], what: impl Fn(&Value) -> bool) -> Option<&Value> {
     messages.iter().find(|m| what(m))
 }
 
@@ -170,13 +170,16 @@ fn a_missing_root_is_a_usage_error() -> Result<(), String> {
     Ok(())
 }
 
+/// One test: `Err` says what went wrong.
+type Test = fn() -> Result<(), String>;
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--serve-recording") {
         serve_recording(Path::new(&args[i + 1]));
         return;
     }
-    let tests: [(&str, fn() -> Result<(), String>); 3] = [
+    let tests: [(&str, Test); 3] = [
         (
             "the_cli_declares_roots_and_sampling_and_answers_them",
             the_cli_declares_roots_and_sampling_and_answers_them,
