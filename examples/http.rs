@@ -8,8 +8,10 @@
 //! or the initialize era's 2025-11-25 and earlier), then lists the server's
 //! tools. With a tool name, calls it with the JSON arguments (default
 //! `{}`), printing each progress report the server sends and, when the call
-//! becomes a task, each change of its status, then the result. A question
-//! from the server (an elicitation form) is asked at the terminal. A token in
+//! becomes a task, each change of its status, then the result. The
+//! client declares what it can answer: the server's questions (an
+//! elicitation form, a sampling request) are asked at the terminal, and
+//! `roots/list` gets the current folder. A token in
 //! `MCP_BEARER_TOKEN` is sent as `Authorization: Bearer …` on every request.
 //! The `stdio` example does the same with a server run as a child process.
 //!

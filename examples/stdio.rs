@@ -9,8 +9,10 @@
 //! earlier). Without a tool, lists the server's tools; with one, calls it
 //! with the JSON arguments (default `{}`), printing each progress report
 //! and, when the call becomes a task, each change of its status, then the
-//! result. A question from the server (an elicitation form) is asked at
-//! the terminal. The server's stderr passes through. The twin of the
+//! result. The client declares what it can answer: the server's
+//! questions (an elicitation form, a sampling request) are asked at the
+//! terminal, and `roots/list` gets the current folder. The server's
+//! stderr passes through. The twin of the
 //! `http` example.
 //!
 //! For example, against the reference server `server-everything` (pinned

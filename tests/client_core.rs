@@ -6,7 +6,8 @@ mod support;
 use mcp_tasks::Client;
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{
-    ElicitResult, InputRequest, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, TASKS_EXTENSION,
+    ElicitResult, InputRequest, ListRootsResult, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION,
+    TASKS_EXTENSION,
 };
 use mcp_tasks::testing::{ScriptedTool, TestServer};
 use serde_json::json;
@@ -391,4 +392,71 @@ async fn a_lost_tasks_get_reply_is_retried_within_the_wait() {
         2,
         "the lost read never reached the server"
     );
+}
+
+/// Installs the handlers `want` names: form, URL, sampling, roots.
+fn handlers_for(want: [bool; 4]) -> InputHandlers {
+    let mut handlers = InputHandlers::new();
+    if want[0] {
+        handlers = handlers.elicitation_form(|_| async { Ok(ElicitResult::decline()) });
+    }
+    if want[1] {
+        handlers = handlers.elicitation_url(|_| async { Ok(ElicitResult::decline()) });
+    }
+    if want[2] {
+        handlers = handlers.sampling(|_| async { Err("no model here".into()) });
+    }
+    if want[3] {
+        handlers = handlers.roots(|_| async { Ok(ListRootsResult { roots: Vec::new() }) });
+    }
+    handlers
+}
+
+/// Which of form, URL, sampling and roots `capabilities` declares.
+fn declared(capabilities: &serde_json::Value) -> [bool; 4] {
+    [
+        capabilities["elicitation"]["form"].is_object(),
+        capabilities["elicitation"]["url"].is_object(),
+        capabilities["sampling"].is_object(),
+        capabilities["roots"].is_object(),
+    ]
+}
+
+/// The class: for every set of installed handlers, the client declares
+/// exactly what they answer, in each 2026-07-28 request's `_meta` and in
+/// a 2025-11-25 `initialize` alike.
+#[tokio::test(start_paused = true)]
+async fn the_declared_capabilities_are_exactly_the_installed_handlers_on_both_eras() {
+    for set in 0..16u8 {
+        let want = [0, 1, 2, 3].map(|bit| set & (1 << bit) != 0);
+        let server = TestServer::new();
+        let client = client_with(&server, handlers_for(want)).await;
+        client.list_tools().await.unwrap();
+        let listed = &of(&server, "tools/list")[0];
+        let meta = &listed.params["_meta"][META_CLIENT_CAPABILITIES];
+        assert_eq!(declared(meta), want, "2026-07-28: {meta}");
+
+        let (transport, mut peer) = support::hand_peer::peer();
+        let connecting = tokio::spawn(
+            Client::builder()
+                .input_handlers(handlers_for(want))
+                .connect(transport),
+        );
+        let init = peer.handshake("2025-11-25").await;
+        let caps = &init["params"]["capabilities"];
+        assert_eq!(declared(caps), want, "2025-11-25: {caps}");
+        connecting.await.unwrap().unwrap();
+    }
+}
+
+#[allow(dead_code, reason = "only the examples' handlers are checked here")]
+#[path = "../examples/support/drive.rs"]
+mod drive;
+
+/// The `http` and `stdio` examples install a handler for all they can
+/// answer, so a server shows them every tool that needs one.
+#[test]
+fn the_examples_declare_forms_sampling_and_roots() {
+    let caps = serde_json::to_value(drive::terminal().capabilities()).unwrap();
+    assert_eq!(declared(&caps), [true, false, true, true], "{caps}");
 }

@@ -1,7 +1,9 @@
 //! The server's questions, asked at the prompt: an elicitation form from
 //! its `requestedSchema`, a URL to visit, a sampling request answered by
-//! typing. Without a terminal (or with `--json`) forms and URLs are
-//! declined, and the CLI says so; sampling is then not offered at all.
+//! typing. Without a terminal (or with `--json`) all three are declined,
+//! and the CLI says so: forms and URLs with a `decline` answer, sampling
+//! (which has no such answer) with an error to the server. All three are
+//! declared either way: a server sees what the client can answer.
 
 use inquire::validator::Validation;
 use inquire::{Confirm, InquireError, MultiSelect, Select, Text};
@@ -36,8 +38,8 @@ impl Asker {
         }
     }
 
-    /// The client's input handlers: forms and URLs always (asked or
-    /// declined), sampling only when it can be asked.
+    /// The client's input handlers: forms, URLs and sampling, asked at
+    /// the prompt or declined.
     pub fn handlers(&self) -> InputHandlers {
         let form = self.clone();
         let url = self.clone();
@@ -58,13 +60,19 @@ impl Asker {
                         .await)
                 }
             });
-        if !self.interactive {
-            return handlers;
-        }
         let sampling = self.clone();
         handlers.sampling(move |req| {
             let asker = sampling.clone();
             async move {
+                if !asker.interactive {
+                    let first = req.messages.first().map(|m| text_of(&m.content));
+                    asker.declined("for a model's reply (sampling)", &first.unwrap_or_default());
+                    return Err(format!(
+                        "the sampling request was declined ({})",
+                        asker.why_not_asked()
+                    )
+                    .into());
+                }
                 let asked = asker.clone();
                 let answer = tokio::task::spawn_blocking(move || asked.sampling(&req)).await?;
                 match answer {
@@ -96,12 +104,17 @@ impl Asker {
         }
     }
 
-    fn declined(&self, what: &str, message: &str) {
-        let why = if self.report.style() == Style::Json {
+    /// Why nothing is asked at the prompt.
+    fn why_not_asked(&self) -> &'static str {
+        if self.report.style() == Style::Json {
             "--json never prompts"
         } else {
             "no terminal to ask at"
-        };
+        }
+    }
+
+    fn declined(&self, what: &str, message: &str) {
+        let why = self.why_not_asked();
         self.report.note(&format!(
             "the server asks {what}: {message}\n  declined ({why})"
         ));
@@ -154,11 +167,7 @@ impl Asker {
         self.report.paused(|| {
             eprintln!("The server asks for a model's reply (sampling) to:");
             for m in &req.messages {
-                let text = m.content["text"]
-                    .as_str()
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| m.content.to_string());
-                eprintln!("  {}: {text}", m.role);
+                eprintln!("  {}: {}", m.role, text_of(&m.content));
             }
             if let Some(system) = req.extra.get("systemPrompt").and_then(Value::as_str) {
                 eprintln!("  (system prompt: {system})");
@@ -179,6 +188,14 @@ impl Asker {
             }
         })
     }
+}
+
+/// A sampling message's text, or its content as JSON when it is not text.
+fn text_of(content: &Value) -> String {
+    content["text"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| content.to_string())
 }
 
 /// Esc declines; Ctrl-C interrupts; a broken terminal declines.

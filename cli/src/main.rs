@@ -13,6 +13,7 @@ mod arguments;
 mod ask;
 mod reference;
 mod report;
+mod roots;
 mod server;
 mod watch;
 

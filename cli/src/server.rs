@@ -1,11 +1,13 @@
 //! How every command names its server: `--url URL` (with `--header` and
 //! `--bearer`), or a command to run after `--`.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
 use mcp_tasks::input::InputHandlers;
+use mcp_tasks::protocol::ListRootsResult;
 use mcp_tasks::transport::{Http, Stderr, Stdio};
 use mcp_tasks::{Client, Error};
 
@@ -34,6 +36,11 @@ pub struct ServerArgs {
     )]
     bearer: Option<String>,
 
+    /// A folder to show the server as a root, where it may work
+    /// (repeatable; default: the current folder).
+    #[arg(long = "root", value_name = "PATH")]
+    roots: Vec<PathBuf>,
+
     /// A server to run as a child process, spoken to over its stdin and
     /// stdout: everything after `--` (its stderr shows through).
     #[arg(last = true, value_name = "COMMAND")]
@@ -50,7 +57,8 @@ impl ServerArgs {
     }
 
     /// Connects, negotiating the protocol revision, with `handlers`
-    /// answering the server's questions.
+    /// answering the server's questions and the roots (`--root`, or the
+    /// current folder) answering `roots/list`.
     ///
     /// A child server's stderr shows through, or with `report` showing a
     /// live status line, is printed above it line by line.
@@ -59,6 +67,12 @@ impl ServerArgs {
         handlers: InputHandlers,
         report: &Report,
     ) -> anyhow::Result<Client> {
+        let roots =
+            crate::roots::roots(&self.roots).map_err(|e| Failure::usage(format!("{e:#}")))?;
+        let handlers = handlers.roots(move |_| {
+            let roots = roots.clone();
+            async move { Ok(ListRootsResult { roots }) }
+        });
         let builder = Client::builder()
             .client_info("mcp-tasks-cli", env!("CARGO_PKG_VERSION"))
             .input_handlers(handlers)

@@ -7,17 +7,78 @@ use std::io::{BufRead, Write};
 use std::time::Duration;
 
 use mcp_tasks::input::{FormRequest, InputHandlers};
-use mcp_tasks::protocol::ElicitResult;
+use mcp_tasks::protocol::{
+    CreateMessageRequest, CreateMessageResult, ElicitResult, ListRootsResult, Root,
+};
 use mcp_tasks::{BoxError, Client, Outcome, TaskState};
 use serde_json::{Map, Value, json};
 
-/// Handlers that ask the person at the terminal: the form's message, then
-/// one line per field of its schema (an empty line or the end of input
-/// declines).
+/// Handlers for all the example can answer, so that the client declares
+/// each (a server hides the tools that need what a client does not
+/// declare): a form asked at the terminal (the form's message, then one
+/// line per field of its schema; an empty line or the end of input
+/// declines), a sampling request answered by the line the person types,
+/// and the current folder as the one root.
 pub fn terminal() -> InputHandlers {
-    InputHandlers::new().elicitation_form(|req| async move {
-        tokio::task::spawn_blocking(move || ask(&req)).await?
+    InputHandlers::new()
+        .elicitation_form(
+            |req| async move { tokio::task::spawn_blocking(move || ask(&req)).await? },
+        )
+        .sampling(|req| async move { tokio::task::spawn_blocking(move || sample(&req)).await? })
+        .roots(|_| async {
+            let here = std::env::current_dir()?;
+            Ok(ListRootsResult {
+                roots: vec![Root {
+                    uri: file_uri(&here),
+                    name: None,
+                }],
+            })
+        })
+}
+
+/// Shows a sampling request's messages and takes the typed line as the
+/// model's reply; an empty line or the end of input declines (an error
+/// to the server: sampling has no decline answer).
+fn sample(req: &CreateMessageRequest) -> Result<CreateMessageResult, BoxError> {
+    println!("the server asks for a model's reply to:");
+    for m in &req.messages {
+        let text = m.content["text"].as_str().map(str::to_owned);
+        println!(
+            "  {}: {}",
+            m.role,
+            text.unwrap_or_else(|| m.content.to_string())
+        );
+    }
+    print!("  your reply > ");
+    std::io::stdout().flush()?;
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line)? == 0 || line.trim().is_empty() {
+        return Err("declined: no reply was typed".into());
+    }
+    Ok(CreateMessageResult {
+        role: "assistant".into(),
+        content: json!({"type": "text", "text": line.trim()}),
+        model: "typed-at-the-terminal".into(),
+        stop_reason: Some("endTurn".into()),
     })
+}
+
+/// `file://` and an absolute path, bytes other than letters, digits,
+/// `-._~/:` percent-encoded (`\` read as `/`, for Windows).
+fn file_uri(path: &std::path::Path) -> String {
+    let text = path.to_string_lossy().replace('\\', "/");
+    let mut uri = String::from("file://");
+    if !text.starts_with('/') {
+        uri.push('/');
+    }
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/:".contains(&byte) {
+            uri.push(char::from(byte));
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri
 }
 
 fn ask(req: &FormRequest) -> Result<ElicitResult, BoxError> {

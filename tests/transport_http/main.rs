@@ -1,6 +1,8 @@
 //! The Streamable HTTP transport against a strict loopback server
 //! (127.0.0.1 only; every test bounded in time).
 
+#[path = "../support/asking_server.rs"]
+mod asking_server;
 #[path = "../support/http_server.rs"]
 mod http_server;
 #[path = "../support/session_server.rs"]
@@ -22,6 +24,7 @@ use serde_json::json;
 use time::{bounded, ms};
 
 mod errors;
+mod held;
 mod overload;
 mod pool;
 mod session;

@@ -1,7 +1,7 @@
 //! One request's exchange: the POST, then its reply read as JSON or SSE and
 //! handed to the client message by message.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use reqwest::StatusCode;
@@ -9,7 +9,7 @@ use reqwest::header::{HeaderMap, HeaderValue, WWW_AUTHENTICATE};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
 
 use super::body::read_limited;
 use super::headers::PROTOCOL_VERSION_HEADER;
@@ -61,6 +61,10 @@ pub(super) struct Exchange {
     session: Option<reqwest::header::HeaderValue>,
     /// The session id this request carries, until a `404` has renewed it.
     sent_session: Option<reqwest::header::HeaderValue>,
+    /// The slot of [`Http::max_in_flight`](super::Http::max_in_flight)
+    /// this request holds, if any: given back when the reply asks the
+    /// client a question, which the request then waits on.
+    slot: Mutex<Option<OwnedSemaphorePermit>>,
 }
 
 /// Forgets an exchange in the in-flight table when it ends, however it ends.
@@ -97,7 +101,16 @@ impl Exchange {
             tx,
             session: None,
             sent_session,
+            slot: Mutex::new(None),
         }
+    }
+
+    /// Whether this request waits on something other than the server's
+    /// work, and so takes no slot: a `subscriptions/listen` stream, open
+    /// on purpose, and an initialize-era `tasks/result`, open until its
+    /// task ends (it carries the task's questions).
+    fn waits_on_more_than_the_server(&self) -> bool {
+        self.method == method::SUBSCRIPTIONS_LISTEN || self.method == method::TASKS_RESULT
     }
 
     /// Sends the POST and reads the reply to its end. Cancellation aborts
@@ -107,13 +120,11 @@ impl Exchange {
             shared: self.shared.clone(),
             id: self.id.clone(),
         };
-        let listen = self.method == "subscriptions/listen";
-        // A listen stream stays open on purpose: it takes no slot.
-        let _slot = if listen {
-            None
-        } else {
-            self.shared.slot().await
-        };
+        let listen = self.method == method::SUBSCRIPTIONS_LISTEN;
+        if !self.waits_on_more_than_the_server() {
+            let slot = self.shared.slot().await;
+            *self.slot.lock().unwrap() = slot;
+        }
         let outcome = match self.shared.timeout {
             Some(limit) if !listen => tokio::time::timeout(limit, self.converse())
                 .await
@@ -295,7 +306,7 @@ impl Exchange {
                 Routed::Error(response) => {
                     return Err(refused(Some(response), format!("HTTP {status}")));
                 }
-                Routed::More(message) => {
+                Routed::More(message) | Routed::Request(message) => {
                     self.send(message).await;
                     lost.get_or_insert_with(|| {
                         format!("HTTP {status}: the reply holds no response to this request")
@@ -425,6 +436,16 @@ impl Exchange {
                             return Ok(None); // the client is gone: stop reading
                         }
                     }
+                    Routed::Request(message) => {
+                        // From now on the reply waits on the answer (a
+                        // person, maybe, or the application's other
+                        // requests): the slot goes back before the
+                        // question reaches the client.
+                        drop(self.slot.lock().unwrap().take());
+                        if !self.send(message).await {
+                            return Ok(None);
+                        }
+                    }
                     Routed::NotRpc(item) => {
                         let _ = self
                             .tx
@@ -480,7 +501,11 @@ impl Exchange {
             return Routed::NotRpc(text);
         };
         if peek.method.is_some() {
-            return Routed::More(text);
+            return if peek.id.is_some() {
+                Routed::Request(text)
+            } else {
+                Routed::More(text)
+            };
         }
         if peek.error.is_some() {
             return match &peek.id {
@@ -525,6 +550,9 @@ enum Routed {
     Error(String),
     /// A notification (or someone else's message): pass it on, keep reading.
     More(String),
+    /// A request of the server's (a question to the client): pass it on,
+    /// keep reading.
+    Request(String),
     /// Not a JSON-RPC message the client could read (the text, to quote).
     NotRpc(String),
 }

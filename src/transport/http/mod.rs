@@ -363,9 +363,19 @@ impl Http {
     ///
     /// Each request holds its slot until its reply is read to its end, so
     /// a `tools/call` whose SSE reply streams for minutes holds one for
-    /// minutes: leave room for those. `subscriptions/listen` streams, an
-    /// initialize-era session's `GET` stream and the answers to the
-    /// server's own requests take no slot. A limit of 0 is taken as 1.
+    /// minutes: leave room for those. A limit of 0 is taken as 1.
+    ///
+    /// The rule: what waits on something other than the server's work
+    /// takes no slot, so that it never keeps the other requests waiting.
+    /// That is `subscriptions/listen` streams, an initialize-era session's
+    /// `GET` stream, the answers to the server's own requests, an
+    /// initialize-era `tasks/result` (it stays open until its task ends,
+    /// and is the channel of the task's questions), and a request whose
+    /// reply has asked the client a question (the slot goes back with the
+    /// question: the request now waits on the answer, maybe a person's).
+    /// Each of those is still a connection of its own: with many tasks
+    /// waiting for input at once, as many connections are open beyond the
+    /// limit.
     ///
     /// # Examples
     ///
