@@ -22,7 +22,7 @@ pub(crate) use start::{Call, Started};
 use super::envelope::Envelope;
 use super::listen::Watch;
 use super::rpc::Connection;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::protocol::{DetailedTask, InputResponses, TaskId};
 
 /// The connection, spoken in the era the server speaks.
@@ -167,4 +167,14 @@ impl Wire {
             .with_method(crate::protocol::method::TASKS_LIST)),
         }
     }
+}
+
+/// Checks that a `tasks/get` answer names the task asked for (both eras).
+fn same_task(asked: &TaskId, answered: &TaskId) -> Result<()> {
+    if answered == asked {
+        return Ok(());
+    }
+    Err(Error::protocol("tasks/get answered for another task")
+        .with_method(crate::protocol::method::TASKS_GET)
+        .with_task(asked))
 }

@@ -202,11 +202,7 @@ impl Modern {
                 .with_method(method::TASKS_GET)
                 .with_task(id)
         })?;
-        if &task.task_id != id {
-            return Err(Error::protocol("tasks/get answered for another task")
-                .with_method(method::TASKS_GET)
-                .with_task(id));
-        }
+        super::same_task(id, &task.task_id)?;
         Ok(task)
     }
 
