@@ -120,6 +120,7 @@ mod error;
 mod human;
 pub mod input;
 pub mod protocol;
+pub mod store;
 pub mod task;
 #[cfg(feature = "test-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]

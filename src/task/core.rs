@@ -11,6 +11,7 @@ use super::kept::Kept;
 use super::machine::{Machine, Transition};
 use super::observed::Observed;
 use super::outcome::Outcome;
+use super::schedule::{After, seed_of};
 use super::settings::{InputMode, Settings};
 use super::snapshot::Snapshot;
 use super::trace::{End, Trace};
@@ -206,10 +207,12 @@ impl Core {
         }
     }
 
-    /// The spacing of reads: the server's interval (or the default), never
-    /// above the ceiling nor under the floor.
-    pub(crate) fn interval(&self) -> Duration {
-        self.settings.interval(self.snapshot.poll_interval_ms)
+    /// How long after `after` the next read comes, by the shared schedule.
+    fn after(&self, after: After) -> Duration {
+        let seed = self.id.as_ref().map_or(0, |id| seed_of(id.expose()));
+        self.settings
+            .rules()
+            .delay(self.snapshot.poll_interval_ms, after, seed)
     }
 
     /// When the `with_ttl` lifetime passes.
@@ -229,7 +232,7 @@ impl Core {
     ) -> Option<Instant> {
         match self.last_read {
             _ if listening => None,
-            Some(at) => Some(at.checked_add(self.interval()).unwrap_or(far)),
+            Some(at) => Some(at.checked_add(self.after(After::Read)).unwrap_or(far)),
             None => Some(now),
         }
     }
@@ -448,7 +451,7 @@ impl Core {
     /// its effect is seen without waiting a whole interval: at the floor
     /// (`min_poll_interval`) from now.
     fn wrote(&mut self) {
-        self.read_soon = Instant::now().checked_add(self.settings.min_poll_interval());
+        self.read_soon = Instant::now().checked_add(self.after(After::Write));
     }
 }
 

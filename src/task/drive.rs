@@ -66,6 +66,7 @@ use tokio::time::{Instant, Sleep, sleep_until};
 use super::core::Core;
 use super::observed::Observed;
 use super::outcome::Outcome;
+use super::schedule::{After, seed_of};
 use super::trace::traced;
 use crate::Client;
 use crate::client::rpc::Closing;
@@ -73,12 +74,6 @@ use crate::client::{Push, Watch};
 use crate::error::{Error, Kind, Result, Waited};
 use crate::protocol::{InputRequests, InputResponses, TaskStatus};
 
-/// The first retry of a failed read comes this long after it.
-const FIRST_BACKOFF_MS: u32 = 100;
-const FIRST_BACKOFF: Duration = Duration::from_millis(FIRST_BACKOFF_MS as u64);
-/// The longest pause between reads of an overloaded server that gave no
-/// `Retry-After`, unless the task's interval is longer.
-const MAX_OVERLOAD_BACKOFF: Duration = Duration::from_secs(30);
 /// Stands for "no bound" where a bound is too long to count (about 30 years).
 const FAR: Duration = Duration::from_secs(86_400 * 365 * 30);
 
@@ -307,11 +302,8 @@ struct Pace {
     deadline: Instant,
     /// A scheduled retry or read-after-ack; it replaces the schedule.
     read_at: Option<Instant>,
-    /// The pause before the next retry of a failed read, in milliseconds
-    /// (never over the task's interval, itself capped).
-    backoff_ms: u32,
-    /// Reads refused in a row by an overloaded server.
-    refused: u32,
+    /// Reads that failed in a row.
+    failures: u32,
     /// The core's change count when the wait began.
     changes: u32,
     /// The status when the wait began.
@@ -325,8 +317,7 @@ impl Pace {
             // A bound too long to count is no bound.
             deadline: now.checked_add(bound).unwrap_or_else(|| now + FAR),
             read_at: None,
-            backoff_ms: FIRST_BACKOFF_MS,
-            refused: 0,
+            failures: 0,
             changes: core.changes(),
             first: core.snapshot().status,
         }
@@ -359,22 +350,23 @@ impl Pace {
     }
 
     fn read_ok(&mut self) {
-        self.backoff_ms = FIRST_BACKOFF_MS;
-        self.refused = 0;
+        self.failures = 0;
     }
 
-    /// How long to wait before retrying a read that failed with `e`.
+    /// How long to wait before retrying a read that failed with `e`: the
+    /// shared schedule's rule for the failure.
     fn read_failed(&mut self, core: &Core, e: &Error) -> Duration {
-        if e.is_overloaded() || e.retry_after().is_some() {
-            self.refused = self.refused.saturating_add(1);
-            pause(core, e, self.refused)
-        } else {
-            let wait = Duration::from_millis(self.backoff_ms.into());
-            let cap = core.interval().max(FIRST_BACKOFF).as_millis();
-            let next = (u128::from(self.backoff_ms) * 2).min(cap);
-            self.backoff_ms = u32::try_from(next).unwrap_or(u32::MAX);
-            wait
-        }
+        self.failures = self.failures.saturating_add(1);
+        let after = After::Failure {
+            attempt: self.failures,
+            overloaded: e.is_overloaded(),
+            retry_after: e.retry_after(),
+        };
+        core.settings().rules().delay(
+            core.snapshot().poll_interval_ms,
+            after,
+            seed_of(core.task_id().expose()),
+        )
     }
 }
 
@@ -392,45 +384,6 @@ fn held_back(at: Option<Instant>, not_before: Option<Instant>) -> Option<Instant
         (Some(at), Some(held)) => Some(at.max(held)),
         (at, _) => at,
     }
-}
-
-/// How long after the `attempt`-th refusal in a row (from 1) an overloaded
-/// server is read again: its `Retry-After`, else the backoff; never sooner
-/// than one interval.
-fn pause(core: &Core, e: &Error, attempt: u32) -> Duration {
-    let interval = core.interval();
-    match e.retry_after() {
-        Some(wait) => wait.max(interval),
-        None => overload_backoff(interval, attempt, seed_of(core.task_id().expose())),
-    }
-}
-
-/// The pause after the `attempt`-th refusal without `Retry-After`: the
-/// interval doubled for each refusal before this one, up to
-/// [`MAX_OVERLOAD_BACKOFF`] (or the interval, when it is longer), less a
-/// jitter of up to a quarter, and never under the interval.
-fn overload_backoff(interval: Duration, attempt: u32, seed: u64) -> Duration {
-    let cap = MAX_OVERLOAD_BACKOFF.max(interval);
-    let doublings = attempt.saturating_sub(1).min(24);
-    let full = interval.saturating_mul(1 << doublings).min(cap);
-    let jitter = (full / 4).mul_f64(unit(seed, attempt));
-    full.saturating_sub(jitter).max(interval)
-}
-
-/// A seed for a task's jitter: FNV-1a of its id.
-fn seed_of(id: &str) -> u64 {
-    id.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-/// A number in `[0, 1)` drawn from `seed` and `attempt` (splitmix64).
-fn unit(seed: u64, attempt: u32) -> f64 {
-    let mut z = seed.wrapping_add(u64::from(attempt).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
-    (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Answers every request with the handlers (in key order) and sends them
@@ -484,35 +437,6 @@ pub(crate) fn drive_within(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_overload_backoff_doubles_to_its_cap_and_never_undercuts_the_interval() {
-        let interval = Duration::from_secs(1);
-        let seed = seed_of("task-1");
-        let pauses: Vec<Duration> = (1..=12)
-            .map(|n| overload_backoff(interval, n, seed))
-            .collect();
-        assert_eq!(pauses[0], interval, "the first retry is one interval later");
-        for (n, p) in pauses.iter().enumerate() {
-            let full = (interval * (1 << n)).min(MAX_OVERLOAD_BACKOFF);
-            assert!(
-                *p <= full && *p >= full * 3 / 4 && *p >= interval,
-                "{n}: {p:?}"
-            );
-        }
-        // Drawn from the id and the attempt: the same every time, and
-        // different for another task.
-        assert_eq!(overload_backoff(interval, 7, seed), pauses[6]);
-        let other: Vec<Duration> = (1..=12)
-            .map(|n| overload_backoff(interval, n, seed_of("task-2")))
-            .collect();
-        assert_ne!(other, pauses);
-        // A long interval is its own cap.
-        let long = Duration::from_secs(60);
-        assert_eq!(overload_backoff(long, 9, seed), long);
-        // Far past any cap, nothing overflows.
-        assert!(overload_backoff(interval, u32::MAX, seed) <= MAX_OVERLOAD_BACKOFF);
-    }
 
     #[test]
     fn a_pause_the_server_asked_for_moves_a_read_later_never_sooner() {

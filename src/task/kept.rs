@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use super::schedule::Rules;
 use super::settings::{InputMode, Settings};
 use crate::Client;
 
@@ -66,18 +67,13 @@ impl From<Settings> for Kept {
 }
 
 impl Kept {
-    /// The spacing of reads for a server's suggestion: the suggestion (or
-    /// the default), never above the ceiling nor under the floor.
-    pub(crate) fn interval(&self, suggested_ms: Option<u64>) -> Duration {
-        suggested_ms
-            .map_or(self.poll_interval.get(), Duration::from_millis)
-            .min(self.max_poll_interval.get())
-            .max(self.min_poll_interval.get())
-    }
-
-    /// The floor on any spacing of reads.
-    pub(crate) fn min_poll_interval(&self) -> Duration {
-        self.min_poll_interval.get()
+    /// The rules of the task's schedule.
+    pub(crate) fn rules(&self) -> Rules {
+        Rules {
+            default: self.poll_interval.get(),
+            floor: self.min_poll_interval.get(),
+            ceiling: self.max_poll_interval.get(),
+        }
     }
 
     /// The bound on each wait.

@@ -205,6 +205,7 @@ pub(crate) mod machine;
 mod observed;
 mod outcome;
 mod reference;
+pub(crate) mod schedule;
 mod settings;
 mod snapshot;
 mod state;

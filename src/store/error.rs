@@ -1,0 +1,136 @@
+//! What can go wrong in a task store.
+
+use std::fmt;
+
+use super::RecordId;
+use crate::error::BoxError;
+
+/// An error from a [`TaskStore`](super::TaskStore).
+///
+/// Ask what happened with the `is_*` methods; `Display` says it in words.
+#[derive(Debug, thiserror::Error)]
+#[error("{kind}")]
+pub struct StoreError {
+    kind: Kind,
+    #[source]
+    source: Option<BoxError>,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Stale(RecordId),
+    NotFound(RecordId),
+    Corrupt(Option<RecordId>, String),
+    SchemaTooNew { found: i64, known: i64 },
+    Full,
+    Unavailable(String),
+    Other(String),
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Kind::Stale(id) => write!(
+                f,
+                "record {id} was claimed by another worker since (a stale fencing token)"
+            ),
+            Kind::NotFound(id) => write!(f, "no task record {id}"),
+            Kind::Corrupt(Some(id), what) => write!(f, "task record {id} is corrupt: {what}"),
+            Kind::Corrupt(None, what) => write!(f, "a task record is corrupt: {what}"),
+            Kind::SchemaTooNew { found, known } => write!(
+                f,
+                "the task store's schema is version {found}, newer than this code knows \
+                 ({known}); upgrade the code before using this database"
+            ),
+            Kind::Full => write!(f, "the task store's disk is full"),
+            Kind::Unavailable(what) => write!(f, "the task store is unavailable: {what}"),
+            Kind::Other(what) => write!(f, "task store: {what}"),
+        }
+    }
+}
+
+impl StoreError {
+    fn new(kind: Kind) -> StoreError {
+        StoreError { kind, source: None }
+    }
+
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    pub(crate) fn with_source(mut self, source: impl Into<BoxError>) -> StoreError {
+        self.source = Some(source.into());
+        self
+    }
+
+    pub(crate) fn stale(id: RecordId) -> StoreError {
+        StoreError::new(Kind::Stale(id))
+    }
+
+    pub(crate) fn not_found(id: RecordId) -> StoreError {
+        StoreError::new(Kind::NotFound(id))
+    }
+
+    pub(crate) fn corrupt(id: Option<RecordId>, what: impl Into<String>) -> StoreError {
+        StoreError::new(Kind::Corrupt(id, what.into()))
+    }
+
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    pub(crate) fn schema_too_new(found: i64, known: i64) -> StoreError {
+        StoreError::new(Kind::SchemaTooNew { found, known })
+    }
+
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    pub(crate) fn full() -> StoreError {
+        StoreError::new(Kind::Full)
+    }
+
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    pub(crate) fn unavailable(what: impl Into<String>) -> StoreError {
+        StoreError::new(Kind::Unavailable(what.into()))
+    }
+
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    pub(crate) fn other(what: impl Into<String>) -> StoreError {
+        StoreError::new(Kind::Other(what.into()))
+    }
+
+    /// The record was claimed by another worker since this one's lease
+    /// began: the write was refused, and the worker must let the record go.
+    pub fn is_stale(&self) -> bool {
+        matches!(self.kind, Kind::Stale(_))
+    }
+
+    /// There is no such record.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self.kind, Kind::NotFound(_))
+    }
+
+    /// A record could not be read: a value that is not what the code wrote
+    /// (bad JSON, an unknown protocol revision or status). The record is
+    /// left as it is, for a person to look at.
+    pub fn is_corrupt(&self) -> bool {
+        matches!(self.kind, Kind::Corrupt(..))
+    }
+
+    /// The database was made by a newer version of this crate.
+    pub fn is_schema_too_new(&self) -> bool {
+        matches!(self.kind, Kind::SchemaTooNew { .. })
+    }
+
+    /// The disk under the store is full; nothing was written.
+    pub fn is_full(&self) -> bool {
+        matches!(self.kind, Kind::Full)
+    }
+
+    /// The database cannot be reached (the connection was lost, the server
+    /// is down). Worth retrying later: a tracker pauses and resumes.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self.kind, Kind::Unavailable(_) | Kind::Full)
+    }
+
+    /// The record the error is about, when it is about one.
+    pub fn record(&self) -> Option<RecordId> {
+        match self.kind {
+            Kind::Stale(id) | Kind::NotFound(id) | Kind::Corrupt(Some(id), _) => Some(id),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! `MemoryStore`: a task store in the process's memory, for tests and
+//! examples. It keeps the same rules as the database stores (leases,
+//! fencing, delivery) but nothing survives the process.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::SystemTime;
+
+use super::{
+    Answer, Claim, Ending, Fence, Filter, Lease, NewTask, Progress, RecordId, RecordState,
+    StoreError, StoreResult, TaskRecord, TaskStore,
+};
+use crate::protocol::InputResponse;
+
+/// A task store in memory. Clones share the same records.
+///
+/// ```
+/// use mcp_tasks::store::{Filter, MemoryStore, TaskStore};
+///
+/// # tokio_test_block_on(async {
+/// let store = MemoryStore::new();
+/// assert!(store.list(&Filter::all()).await.unwrap().is_empty());
+/// # });
+/// # fn tokio_test_block_on<F: Future>(f: F) -> F::Output {
+/// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+/// # }
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct MemoryStore {
+    inner: Arc<Mutex<Records>>,
+}
+
+#[derive(Debug, Default)]
+struct Records {
+    next_id: i64,
+    next_fence: i64,
+    by_id: BTreeMap<RecordId, TaskRecord>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> MemoryStore {
+        MemoryStore::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Records> {
+        // A panic while holding the lock leaves whole records behind (every
+        // write below replaces values, never half of one): go on.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Records {
+    /// The record `id`, held under `fence`.
+    fn held(&mut self, id: RecordId, fence: Fence) -> StoreResult<&mut TaskRecord> {
+        let r = self
+            .by_id
+            .get_mut(&id)
+            .ok_or_else(|| StoreError::not_found(id))?;
+        if r.fence() != Some(fence) {
+            return Err(StoreError::stale(id));
+        }
+        Ok(r)
+    }
+}
+
+/// Whether `claim` may take `r`.
+fn claimable(r: &TaskRecord, claim: &Claim<'_>) -> bool {
+    let free = r.lease.as_ref().is_none_or(|l| l.until <= claim.now);
+    let wanted = match (&r.ending, claim.record) {
+        (Some(_), _) => !r.delivered,
+        (None, Some(_)) => true,
+        (None, None) => r.due <= claim.now,
+    };
+    free && wanted && claim.record.is_none_or(|id| id == r.id)
+}
+
+fn state_of(r: &TaskRecord) -> RecordState {
+    match (&r.ending, r.delivered) {
+        (None, _) => RecordState::Open,
+        (Some(_), false) => RecordState::Undelivered,
+        (Some(_), true) => RecordState::Delivered,
+    }
+}
+
+impl TaskStore for MemoryStore {
+    async fn insert(&self, task: NewTask) -> StoreResult<RecordId> {
+        let now = SystemTime::now();
+        let mut records = self.lock();
+        records.next_id += 1;
+        let id = RecordId(records.next_id);
+        let record = TaskRecord {
+            id,
+            reference: task.reference,
+            tool: task.tool,
+            key: task.key,
+            scope: task.scope,
+            created: now,
+            updated: now,
+            status: task.status,
+            status_message: task.status_message,
+            poll_interval_ms: task.poll_interval_ms,
+            due: task.due,
+            failed_reads: 0,
+            lease: None,
+            answers: BTreeMap::new(),
+            cancel_requested: false,
+            ending: task.ending,
+            delivered: false,
+        };
+        records.by_id.insert(id, record);
+        Ok(id)
+    }
+
+    async fn get(&self, id: RecordId) -> StoreResult<Option<TaskRecord>> {
+        Ok(self.lock().by_id.get(&id).cloned())
+    }
+
+    async fn claim(&self, claim: Claim<'_>) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
+        let mut records = self.lock();
+        let mut due: Vec<(SystemTime, RecordId)> = records
+            .by_id
+            .values()
+            .filter(|r| claimable(r, &claim))
+            .map(|r| (r.due, r.id))
+            .collect();
+        due.sort();
+        due.truncate(claim.limit);
+        let until = claim.now + claim.lease;
+        let mut out = Vec::with_capacity(due.len());
+        for (_, id) in due {
+            records.next_fence += 1;
+            let fence = Fence(records.next_fence);
+            let r = records.by_id.get_mut(&id).expect("a listed record");
+            r.lease = Some(Lease {
+                owner: claim.worker.to_owned(),
+                until,
+                fence,
+            });
+            out.push(Ok(r.clone()));
+        }
+        Ok(out)
+    }
+
+    async fn renew(&self, id: RecordId, fence: Fence, until: SystemTime) -> StoreResult<()> {
+        let mut records = self.lock();
+        let r = records.held(id, fence)?;
+        if let Some(l) = r.lease.as_mut() {
+            l.until = until;
+        }
+        Ok(())
+    }
+
+    async fn record_answer(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        key: &str,
+        response: &InputResponse,
+    ) -> StoreResult<()> {
+        let mut records = self.lock();
+        let r = records.held(id, fence)?;
+        r.answers.insert(
+            key.to_owned(),
+            Answer {
+                response: response.clone(),
+                taken: false,
+            },
+        );
+        r.updated = SystemTime::now();
+        Ok(())
+    }
+
+    async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
+        let mut records = self.lock();
+        let r = records.held(id, fence)?;
+        r.status = progress.status;
+        r.status_message = progress.status_message;
+        r.poll_interval_ms = progress.poll_interval_ms;
+        r.failed_reads = progress.failed_reads;
+        r.due = progress.due;
+        for key in &progress.taken {
+            if let Some(a) = r.answers.get_mut(key) {
+                a.taken = true;
+            }
+        }
+        r.updated = SystemTime::now();
+        if let Some(l) = r.lease.as_mut() {
+            l.until = SystemTime::UNIX_EPOCH;
+        }
+        Ok(())
+    }
+
+    async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {
+        let mut records = self.lock();
+        let r = records.held(id, fence)?;
+        r.ending = Some(ending.clone());
+        r.updated = SystemTime::now();
+        if let Some(l) = r.lease.as_mut() {
+            l.until = SystemTime::UNIX_EPOCH;
+        }
+        Ok(())
+    }
+
+    async fn acknowledge(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
+        let mut records = self.lock();
+        let r = records.held(id, fence)?;
+        r.delivered = true;
+        r.updated = SystemTime::now();
+        if let Some(l) = r.lease.as_mut() {
+            l.until = SystemTime::UNIX_EPOCH;
+        }
+        Ok(())
+    }
+
+    async fn request_cancel(&self, id: RecordId, now: SystemTime) -> StoreResult<bool> {
+        let mut records = self.lock();
+        match records.by_id.get_mut(&id) {
+            Some(r) if r.ending.is_none() => {
+                r.cancel_requested = true;
+                r.due = r.due.min(now);
+                r.updated = now;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn remove(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
+        let mut records = self.lock();
+        records.held(id, fence)?;
+        records.by_id.remove(&id);
+        Ok(())
+    }
+
+    async fn list(&self, filter: &Filter) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
+        let records = self.lock();
+        Ok(records
+            .by_id
+            .values()
+            .filter(|r| filter.scope.as_deref().is_none_or(|s| s == r.scope))
+            .filter(|r| filter.state.is_none_or(|s| s == state_of(r)))
+            .take(filter.limit.unwrap_or(usize::MAX))
+            .map(|r| Ok(r.clone()))
+            .collect())
+    }
+
+    async fn next_due(&self) -> StoreResult<Option<SystemTime>> {
+        let records = self.lock();
+        Ok(records
+            .by_id
+            .values()
+            .filter(|r| r.ending.is_none() || !r.delivered)
+            .map(|r| {
+                let free_at = r.lease.as_ref().map_or(SystemTime::UNIX_EPOCH, |l| l.until);
+                let wanted_at = if r.ending.is_none() {
+                    r.due
+                } else {
+                    SystemTime::UNIX_EPOCH
+                };
+                free_at.max(wanted_at)
+            })
+            .min())
+    }
+}

@@ -1,0 +1,444 @@
+//! Tasks that outlive the process: a durable task store and a tracker.
+//!
+//! A server keeps a task for minutes or hours, and the task id is the only
+//! handle on it (2026-07-28 has no `tasks/list`). A [`Task`](crate::Task)
+//! handle lives only as long as the process that holds it; this module
+//! keeps tasks in a database instead, so that a restart, a redeploy or a
+//! crash loses none of them, and so that many workers can share the work.
+//!
+//! - A [`TaskStore`] keeps one [`TaskRecord`] per task: how to find it
+//!   again (a [`TaskRef`]), what it was last seen doing, when to read it
+//!   next, who holds it (a [`Lease`] with a fencing token), the answers
+//!   given to its questions, whether a cancel was asked for, and how it
+//!   ended, with whether the application has taken that outcome.
+//! - Three stores: [`MemoryStore`] (tests and examples), `SqliteStore`
+//!   (feature `sqlite`: one file, the embedded default) and `PostgresStore`
+//!   (feature `postgres`: many workers on many machines share one
+//!   database).
+//! - A [`Tracker`] is a worker: it claims the records that are due, takes
+//!   each one step through a [`Client`](crate::Client) (one read, the input
+//!   handlers when the task asks, a cancel when one was asked for), writes
+//!   back under its lease, and hands each outcome to the application until
+//!   the application acknowledges it.
+//!
+//! # What survives a crash, and when
+//!
+//! | moment | what a crash leaves |
+//! |---|---|
+//! | before the server answered `tools/call` | nothing: the call may or may not have started a task ([`Error::is_outcome_unknown`](crate::Error::is_outcome_unknown)) |
+//! | between the server's answer and the insert | a task the store never saw: the window is the time one insert takes, since [`Tracker::call_tool`] inserts before it returns and before anything else is awaited |
+//! | after the insert | everything: another worker (or this one, restarted) claims the record once its lease runs out |
+//! | an answer recorded, `tasks/update` not sent (or not acknowledged) | the recorded answer, sent again for a key the server still asks for; the input handler is never asked twice |
+//! | an outcome written, not acknowledged | the outcome, delivered again (at least once) |
+//! | an outcome acknowledged | nothing more: a delivered outcome is never delivered again |
+//!
+//! # Fencing
+//!
+//! Every claim gives the record a new fencing token, larger than any
+//! before it, and every write a worker makes carries the token of its
+//! claim. A worker whose lease ran out (a long pause, a stopped process)
+//! and whose record was claimed again cannot write: the store refuses the
+//! stale token ([`StoreError::is_stale`]) and the worker drops the record.
+//! The database decides who holds a task; nothing else does.
+//!
+//! # Secrets
+//!
+//! Task ids are bearer-like: whoever knows one may read the task, answer
+//! it or cancel it. A store holds every id in full, so protect the
+//! database file (or the database) as you would a password store. Nothing
+//! in this module logs an id in full, and `Debug` of a record shows only
+//! the redacted id.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::{CallToolResult, InputResponse, RpcError, TaskStatus};
+use crate::task::{Outcome, TaskRef};
+
+mod error;
+mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
+mod row;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+mod tracker;
+
+pub use error::StoreError;
+pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresStore;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteStore;
+pub use tracker::{Connector, Delivery, Label, Pass, Started, TrackError, Tracker, TrackerBuilder};
+
+/// The result of a store operation.
+pub type StoreResult<T> = std::result::Result<T, StoreError>;
+
+/// A record's key in its store, assigned by the store at insert.
+///
+/// Short and not secret: it is what a person types (`mcp-tasks status 12`)
+/// and what an application keeps beside its own data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RecordId(pub i64);
+
+impl fmt::Display for RecordId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A fencing token: grows on every claim of a record, so a write that
+/// carries an older one comes from a worker that no longer holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Fence(pub i64);
+
+/// Who holds a record, until when, under which fencing token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The worker's name ([`TrackerBuilder::worker`]).
+    pub owner: String,
+    /// When the lease runs out; after that, any worker may claim the record.
+    pub until: SystemTime,
+    /// The token every write under this lease carries.
+    pub fence: Fence,
+}
+
+/// An answer given to one of a task's questions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    /// The answer, as `tasks/update` sends it.
+    pub response: InputResponse,
+    /// Whether the server acknowledged it (`tasks/update` succeeded).
+    pub taken: bool,
+}
+
+/// How a tracked task ended: a task's [`Outcome`], or the end of a task
+/// that can no longer be reached.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "ending", rename_all = "snake_case")]
+#[allow(clippy::large_enum_variant)]
+pub enum Ending {
+    /// The tool ran to the end (its result may still report a tool error).
+    Completed {
+        /// The tool's result.
+        result: CallToolResult,
+    },
+    /// The task failed with this JSON-RPC error.
+    Failed {
+        /// The error the call would have returned.
+        error: RpcError,
+    },
+    /// The task was cancelled.
+    Cancelled,
+    /// The task's lifetime (`with_ttl`) passed before it finished.
+    Expired,
+    /// The task can no longer be read: the server does not know it (it
+    /// restarted, or the task's TTL passed), or the task belonged to a
+    /// session that is gone, or its record names a server or a protocol
+    /// revision the application cannot reach. Final: never retried.
+    Unreachable {
+        /// Why, in words.
+        reason: String,
+    },
+}
+
+impl Ending {
+    /// The task's outcome, when it ended on the server (`None` for
+    /// [`Ending::Unreachable`]).
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Ending::Completed { result } => Some(Outcome::Completed(result.clone())),
+            Ending::Failed { error } => Some(Outcome::Failed(error.clone())),
+            Ending::Cancelled => Some(Outcome::Cancelled),
+            Ending::Expired => Some(Outcome::Expired),
+            Ending::Unreachable { .. } => None,
+        }
+    }
+
+    /// Whether the task completed (even with a tool error).
+    pub fn is_completed(&self) -> bool {
+        matches!(self, Ending::Completed { .. })
+    }
+
+    /// Whether the task could not be reached any more.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, Ending::Unreachable { .. })
+    }
+
+    /// A short name: `completed`, `failed`, `cancelled`, `expired` or
+    /// `unreachable`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Ending::Completed { .. } => "completed",
+            Ending::Failed { .. } => "failed",
+            Ending::Cancelled => "cancelled",
+            Ending::Expired => "expired",
+            Ending::Unreachable { .. } => "unreachable",
+        }
+    }
+}
+
+impl From<Outcome> for Ending {
+    fn from(outcome: Outcome) -> Ending {
+        match outcome {
+            Outcome::Completed(result) => Ending::Completed { result },
+            Outcome::Failed(error) => Ending::Failed { error },
+            Outcome::Cancelled => Ending::Cancelled,
+            Outcome::Expired => Ending::Expired,
+        }
+    }
+}
+
+/// A task to record: what [`TaskStore::insert`] takes.
+#[derive(Debug, Clone)]
+pub struct NewTask {
+    /// How to find the task again.
+    pub reference: TaskRef,
+    /// The tool that was called.
+    pub tool: String,
+    /// The caller's own key for the task (an order number, a job id), if any.
+    pub key: Option<String>,
+    /// Whose task it is (a tenant, a user, an application): listings filter by it.
+    pub scope: String,
+    /// The status the server last stated.
+    pub status: TaskStatus,
+    /// The status message the server last stated.
+    pub status_message: Option<String>,
+    /// The server's suggested interval between reads, in milliseconds.
+    pub poll_interval_ms: Option<u64>,
+    /// When to read the task first.
+    pub due: SystemTime,
+    /// How the task already ended, for a task recorded after its end.
+    pub ending: Option<Ending>,
+}
+
+/// One tracked task, as its store keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRecord {
+    /// The record's key in its store.
+    pub id: RecordId,
+    /// How to find the task again (server id, protocol revision, task id).
+    pub reference: TaskRef,
+    /// The tool that was called.
+    pub tool: String,
+    /// The caller's own key for the task.
+    pub key: Option<String>,
+    /// Whose task it is.
+    pub scope: String,
+    /// When the record was inserted.
+    pub created: SystemTime,
+    /// When the record last changed.
+    pub updated: SystemTime,
+    /// The status the server last stated.
+    pub status: TaskStatus,
+    /// The status message the server last stated.
+    pub status_message: Option<String>,
+    /// The server's suggested interval between reads, in milliseconds.
+    pub poll_interval_ms: Option<u64>,
+    /// When the task is next due for a read.
+    pub due: SystemTime,
+    /// Reads that failed in a row (a timeout, a lost connection, a refusal).
+    pub failed_reads: u32,
+    /// The current or last lease; a record is free once `until` has passed.
+    pub lease: Option<Lease>,
+    /// The answers given, by the key of the question they answer.
+    pub answers: BTreeMap<String, Answer>,
+    /// Whether someone asked for the task to be cancelled.
+    pub cancel_requested: bool,
+    /// How the task ended, once it did.
+    pub ending: Option<Ending>,
+    /// Whether the application acknowledged the ending.
+    pub delivered: bool,
+}
+
+impl TaskRecord {
+    /// Whether the task ended (its ending may still await delivery).
+    pub fn is_finished(&self) -> bool {
+        self.ending.is_some()
+    }
+
+    /// The fencing token of the record's lease, if it has one.
+    pub fn fence(&self) -> Option<Fence> {
+        self.lease.as_ref().map(|l| l.fence)
+    }
+}
+
+/// A claim of due records: what [`TaskStore::claim`] takes.
+#[derive(Debug, Clone)]
+pub struct Claim<'a> {
+    /// The worker claiming.
+    pub worker: &'a str,
+    /// At most this many records.
+    pub limit: usize,
+    /// The clock: records due at or before it, with no live lease.
+    pub now: SystemTime,
+    /// How long the lease lasts from `now`.
+    pub lease: Duration,
+    /// Claim this record alone, due or not (a task taken back as a handle).
+    pub record: Option<RecordId>,
+}
+
+/// What one step of a task found, written back by [`TaskStore::save`],
+/// which also gives the record up until `due`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// The status the server stated.
+    pub status: TaskStatus,
+    /// The status message the server stated.
+    pub status_message: Option<String>,
+    /// The server's suggested interval between reads, in milliseconds.
+    pub poll_interval_ms: Option<u64>,
+    /// Reads that failed in a row, after this step.
+    pub failed_reads: u32,
+    /// When the task is next due.
+    pub due: SystemTime,
+    /// Answers the server acknowledged in this step.
+    pub taken: Vec<String>,
+}
+
+/// Which records [`TaskStore::list`] returns.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct Filter {
+    /// Only records of this scope.
+    pub scope: Option<String>,
+    /// Only records in one of these states.
+    pub state: Option<RecordState>,
+    /// At most this many (oldest first); all when `None`.
+    pub limit: Option<usize>,
+}
+
+impl Filter {
+    /// Every record.
+    pub fn all() -> Filter {
+        Filter::default()
+    }
+
+    /// Only records of `scope`.
+    pub fn scope(mut self, scope: impl Into<String>) -> Filter {
+        self.scope = Some(scope.into());
+        self
+    }
+
+    /// Only records in `state`.
+    pub fn state(mut self, state: RecordState) -> Filter {
+        self.state = Some(state);
+        self
+    }
+
+    /// At most `n` records.
+    pub fn limit(mut self, n: usize) -> Filter {
+        self.limit = Some(n);
+        self
+    }
+}
+
+/// Where a record stands, for [`Filter::state`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordState {
+    /// The task has not ended.
+    Open,
+    /// The task ended and its outcome awaits acknowledgement.
+    Undelivered,
+    /// The task ended and its outcome was acknowledged.
+    Delivered,
+}
+
+/// Durable storage for tracked tasks.
+///
+/// Implemented by [`MemoryStore`], `SqliteStore` and `PostgresStore`; the
+/// [`Tracker`] is written against this trait alone. Every method that
+/// writes under a lease takes the lease's [`Fence`] and fails with
+/// [`StoreError::is_stale`] when the record was claimed again since.
+pub trait TaskStore: Send + Sync + 'static {
+    /// Records a new task and returns its key.
+    fn insert(&self, task: NewTask) -> impl Future<Output = StoreResult<RecordId>> + Send;
+
+    /// The record with key `id`, if there is one.
+    fn get(&self, id: RecordId) -> impl Future<Output = StoreResult<Option<TaskRecord>>> + Send;
+
+    /// Claims at most `claim.limit` records that have no live lease and
+    /// either are due (an open task) or await delivery (an ended task),
+    /// oldest due first, each under a new lease with a new fencing token.
+    /// With `claim.record`, only that record, due or not, when it has no
+    /// live lease and is open or undelivered.
+    ///
+    /// A record that cannot be read (a corrupt row) comes back as an
+    /// error in its place, still leased, so that it is not claimed again
+    /// before its lease runs out.
+    fn claim(
+        &self,
+        claim: Claim<'_>,
+    ) -> impl Future<Output = StoreResult<Vec<StoreResult<TaskRecord>>>> + Send;
+
+    /// Extends the lease of `id` to `until`.
+    fn renew(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        until: SystemTime,
+    ) -> impl Future<Output = StoreResult<()>> + Send;
+
+    /// Records an answer to the question `key`, before it is sent.
+    fn record_answer(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        key: &str,
+        response: &InputResponse,
+    ) -> impl Future<Output = StoreResult<()>> + Send;
+
+    /// Writes what a step found and gives the record up until `progress.due`.
+    fn save(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        progress: Progress,
+    ) -> impl Future<Output = StoreResult<()>> + Send;
+
+    /// Records how the task ended and gives the record up; the ending then
+    /// awaits delivery.
+    fn finish(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        ending: &Ending,
+    ) -> impl Future<Output = StoreResult<()>> + Send;
+
+    /// Marks the ending of `id` delivered: it is never claimed again.
+    fn acknowledge(&self, id: RecordId, fence: Fence)
+    -> impl Future<Output = StoreResult<()>> + Send;
+
+    /// Asks for the task to be cancelled, from any process; the worker
+    /// that next claims it sends `tasks/cancel`. `false` when there is no
+    /// such record or the task already ended. The record becomes due at once.
+    fn request_cancel(
+        &self,
+        id: RecordId,
+        now: SystemTime,
+    ) -> impl Future<Output = StoreResult<bool>> + Send;
+
+    /// Removes the record of `id`, held under `fence` (a task taken back
+    /// as a handle, see [`Tracker::take`]).
+    fn remove(&self, id: RecordId, fence: Fence) -> impl Future<Output = StoreResult<()>> + Send;
+
+    /// The records `filter` selects, oldest first.
+    fn list(
+        &self,
+        filter: &Filter,
+    ) -> impl Future<Output = StoreResult<Vec<StoreResult<TaskRecord>>>> + Send;
+
+    /// The earliest moment any record becomes claimable (a due time or the
+    /// end of a lease), so that a worker sleeps on one timer for all of
+    /// them. `None` when no record is open or undelivered.
+    fn next_due(&self) -> impl Future<Output = StoreResult<Option<SystemTime>>> + Send;
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,101 @@
+//! How the stores write a record's values and read them back: times as
+//! milliseconds since the Unix epoch, statuses by their wire names, the
+//! answers and the ending as JSON. Reading is strict: a value the code
+//! would not have written is a corrupt record, never a guess.
+
+#![cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::{Answer, Ending, RecordId, StoreError, StoreResult};
+use crate::protocol::{PROTOCOL_VERSION, TaskId, TaskStatus};
+use crate::task::TaskRef;
+
+/// The protocol revisions a record may name.
+fn known_version(v: &str) -> bool {
+    v == PROTOCOL_VERSION || crate::client::LEGACY_VERSIONS.contains(&v)
+}
+
+/// Milliseconds since the Unix epoch (saturating; times before it are 0).
+pub(crate) fn millis(t: SystemTime) -> i64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// The moment `ms` milliseconds after the Unix epoch.
+pub(crate) fn time(ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+pub(crate) fn status(id: RecordId, name: &str) -> StoreResult<TaskStatus> {
+    match TaskStatus::from_wire(name) {
+        TaskStatus::Unknown if name != "unknown" => Err(StoreError::corrupt(
+            Some(id),
+            format!("unknown status {name:?}"),
+        )),
+        s => Ok(s),
+    }
+}
+
+pub(crate) fn reference(
+    id: RecordId,
+    task_id: String,
+    server: Option<String>,
+    protocol_version: Option<String>,
+) -> StoreResult<TaskRef> {
+    if task_id.is_empty() {
+        return Err(StoreError::corrupt(Some(id), "an empty task id"));
+    }
+    let r = TaskRef::new(TaskId::new(task_id), server);
+    match protocol_version {
+        None => Ok(r),
+        Some(v) if known_version(&v) => Ok(r.with_protocol_version(v)),
+        Some(v) => Err(StoreError::corrupt(
+            Some(id),
+            format!("unknown protocol revision {v:?}"),
+        )),
+    }
+}
+
+pub(crate) fn answers_json(answers: &BTreeMap<String, Answer>) -> String {
+    serde_json::to_string(answers).expect("answers serialize")
+}
+
+pub(crate) fn answers(id: RecordId, json: &str) -> StoreResult<BTreeMap<String, Answer>> {
+    serde_json::from_str(json)
+        .map_err(|e| StoreError::corrupt(Some(id), format!("its answers are not valid: {e}")))
+}
+
+pub(crate) fn answer_json(answer: &Answer) -> String {
+    serde_json::to_string(answer).expect("an answer serializes")
+}
+
+pub(crate) fn ending_json(ending: &Ending) -> String {
+    serde_json::to_string(ending).expect("an ending serializes")
+}
+
+pub(crate) fn ending(id: RecordId, json: Option<&str>) -> StoreResult<Option<Ending>> {
+    json.map(|j| {
+        serde_json::from_str(j)
+            .map_err(|e| StoreError::corrupt(Some(id), format!("its ending is not valid: {e}")))
+    })
+    .transpose()
+}
+
+pub(crate) fn count(id: RecordId, what: &str, n: i64) -> StoreResult<u32> {
+    u32::try_from(n).map_err(|_| StoreError::corrupt(Some(id), format!("{what} is {n}")))
+}
+
+pub(crate) fn interval(id: RecordId, ms: Option<i64>) -> StoreResult<Option<u64>> {
+    ms.map(|n| {
+        u64::try_from(n)
+            .map_err(|_| StoreError::corrupt(Some(id), format!("a poll interval of {n} ms")))
+    })
+    .transpose()
+}
+
+/// A suggested interval as a column value.
+pub(crate) fn interval_column(ms: Option<u64>) -> Option<i64> {
+    ms.map(|n| i64::try_from(n).unwrap_or(i64::MAX))
+}

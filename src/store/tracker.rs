@@ -1,0 +1,975 @@
+//! The tracker: a worker that drives stored tasks one step at a time.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+use tokio::sync::{Mutex, Notify, Semaphore};
+use tokio::task::JoinSet;
+
+use super::{
+    Claim, Ending, Fence, NewTask, Progress, RecordId, StoreError, StoreResult, TaskRecord,
+    TaskStore,
+};
+use crate::protocol::InputResponses;
+use crate::task::schedule::{After, Rules, seed_of};
+use crate::task::task_builder::IsComplete;
+use crate::task::{Finished, InputMode, Task, TaskBuilder, TaskState};
+use crate::{Client, Error};
+
+/// Failed reads in a row, of a kind a retry does not mend (a protocol
+/// error, a JSON-RPC error other than "unknown task"), after which a task
+/// ends as [`Ending::Unreachable`] instead of being read again forever.
+const MAX_HARD_FAILURES: u32 = 5;
+/// The longest pause of a tracker whose store is unavailable.
+const MAX_STORE_PAUSE: Duration = Duration::from_secs(5);
+
+/// Gives a tracker a [`Client`] for the server a record names
+/// ([`TaskRef::server`](crate::TaskRef::server), the client's
+/// [`server_id`](crate::ClientBuilder::server_id) when the task was
+/// started).
+///
+/// A [`Client`] is a connector for its own server. A tracker keeps each
+/// client it was given and asks again only when one closes.
+pub trait Connector: Send + Sync + 'static {
+    /// A client for `server`. The client's input handlers answer the
+    /// tracked tasks' questions.
+    fn connect(&self, server: Option<&str>) -> impl Future<Output = crate::Result<Client>> + Send;
+}
+
+impl Connector for Client {
+    async fn connect(&self, _server: Option<&str>) -> crate::Result<Client> {
+        Ok(self.clone())
+    }
+}
+
+/// How a tracked task is labelled in its store.
+#[derive(Debug, Clone, Default)]
+pub struct Label {
+    tool: String,
+    key: Option<String>,
+    scope: Option<String>,
+}
+
+impl Label {
+    /// A task of the tool `name`.
+    pub fn tool(name: impl Into<String>) -> Label {
+        Label {
+            tool: name.into(),
+            ..Label::default()
+        }
+    }
+
+    /// The caller's own key for the task (an order number, a job id).
+    pub fn key(mut self, key: impl Into<String>) -> Label {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// Whose task it is; the tracker's scope when not set.
+    pub fn scope(mut self, scope: impl Into<String>) -> Label {
+        self.scope = Some(scope.into());
+        self
+    }
+}
+
+/// What [`Tracker::call_tool`] and [`Tracker::track`] give back.
+#[derive(Debug)]
+pub enum Started {
+    /// The task is in the store under this key; its outcome will come
+    /// through [`Tracker::run`].
+    Tracked(RecordId),
+    /// The server answered at once, without a task: there is nothing to
+    /// track, and here is the answer.
+    Immediate(Task<Finished>),
+}
+
+impl Started {
+    /// The record's key, when the call became a tracked task.
+    pub fn record(&self) -> Option<RecordId> {
+        match self {
+            Started::Tracked(id) => Some(*id),
+            Started::Immediate(_) => None,
+        }
+    }
+}
+
+/// An error of [`Tracker::call_tool`], [`Tracker::track`] or
+/// [`Tracker::take`]. Like [`TaskError`](crate::TaskError), it never loses
+/// a task that exists: a handle the store could not take comes back.
+#[derive(Debug, thiserror::Error)]
+pub enum TrackError {
+    /// The call (or the read that takes a task back) failed.
+    #[error(transparent)]
+    Call(#[from] Error),
+    /// The store failed; `task` is the handle it did not take, if any.
+    #[error("{error}")]
+    Store {
+        /// What the store said.
+        #[source]
+        error: StoreError,
+        /// The task the store did not take, still live.
+        task: Option<Box<TaskState>>,
+    },
+}
+
+impl From<StoreError> for TrackError {
+    fn from(error: StoreError) -> TrackError {
+        TrackError::Store { error, task: None }
+    }
+}
+
+/// An ended task, handed to the application by [`Tracker::run`].
+///
+/// Returning `true` from the callback acknowledges it: it is never
+/// delivered again. Returning `false` (or a crash before the callback
+/// returns) delivers it again later: at least once.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    record: TaskRecord,
+    ending: Ending,
+}
+
+impl Delivery {
+    /// How the task ended.
+    pub fn ending(&self) -> &Ending {
+        &self.ending
+    }
+
+    /// The record's key.
+    pub fn id(&self) -> RecordId {
+        self.record.id
+    }
+
+    /// The whole record.
+    pub fn record(&self) -> &TaskRecord {
+        &self.record
+    }
+
+    /// The caller's own key, if the task was given one.
+    pub fn key(&self) -> Option<&str> {
+        self.record.key.as_deref()
+    }
+
+    /// The tool that was called.
+    pub fn tool(&self) -> &str {
+        &self.record.tool
+    }
+}
+
+/// What one [`Tracker::pass`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Pass {
+    /// Records claimed.
+    pub claimed: usize,
+    /// Tasks read (one step each).
+    pub stepped: usize,
+    /// Tasks that ended in this pass.
+    pub ended: usize,
+    /// Endings the application acknowledged.
+    pub delivered: usize,
+    /// Writes refused because another worker claimed the record since.
+    pub stale: usize,
+    /// Records that could not be read (see [`StoreError::is_corrupt`]).
+    pub corrupt: usize,
+}
+
+/// Builds a [`Tracker`]: see [`Tracker::builder`].
+#[derive(Debug)]
+pub struct TrackerBuilder<S, C> {
+    store: S,
+    connector: C,
+    worker: String,
+    scope: String,
+    lease: Duration,
+    batch: usize,
+    concurrency: usize,
+    idle: Duration,
+    rules: Rules,
+    request_timeout: Option<Duration>,
+}
+
+impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
+    /// This worker's name, written into the leases it takes (default: the
+    /// host's process id and a counter). Must differ between workers.
+    pub fn worker(mut self, name: impl Into<String>) -> Self {
+        self.worker = name.into();
+        self
+    }
+
+    /// The scope given to tasks that name none (default `"default"`).
+    pub fn scope(mut self, scope: impl Into<String>) -> Self {
+        self.scope = scope.into();
+        self
+    }
+
+    /// How long a claim lasts (default 30 s). A worker that stops for
+    /// longer loses its records to others; its writes are then refused.
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease.max(Duration::from_millis(10));
+        self
+    }
+
+    /// How many records one claim takes at most (default 64).
+    pub fn batch(mut self, n: usize) -> Self {
+        self.batch = n.max(1);
+        self
+    }
+
+    /// How many tasks are stepped at once at most (default 16).
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.concurrency = n.max(1);
+        self
+    }
+
+    /// The longest sleep between looks at the store when nothing is due
+    /// (default 1 s): tasks another process inserts are seen this soon.
+    pub fn idle(mut self, idle: Duration) -> Self {
+        self.idle = idle.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The interval between reads when the server suggests none (default 1 s).
+    pub fn poll_interval(mut self, d: Duration) -> Self {
+        self.rules.default = d;
+        self
+    }
+
+    /// The floor on any spacing of reads (default 50 ms).
+    pub fn min_poll_interval(mut self, d: Duration) -> Self {
+        self.rules.floor = d;
+        self
+    }
+
+    /// The ceiling on any interval, the server's included (default 30 s).
+    pub fn max_poll_interval(mut self, d: Duration) -> Self {
+        self.rules.ceiling = d;
+        self
+    }
+
+    /// The bound on each request the tracker sends (default: the client's).
+    pub fn request_timeout(mut self, d: Duration) -> Self {
+        self.request_timeout = Some(d);
+        self
+    }
+
+    /// The tracker.
+    pub fn build(self) -> Tracker<S, C> {
+        Tracker {
+            inner: Arc::new(Inner {
+                store: self.store,
+                connector: self.connector,
+                worker: self.worker,
+                scope: self.scope,
+                lease: self.lease,
+                batch: self.batch,
+                concurrency: Arc::new(Semaphore::new(self.concurrency)),
+                idle: self.idle,
+                rules: self.rules,
+                request_timeout: self.request_timeout,
+                clients: Mutex::new(HashMap::new()),
+                wake: Notify::new(),
+            }),
+        }
+    }
+}
+
+/// A worker that drives tracked tasks from a [`TaskStore`].
+///
+/// It claims the records that are due, takes each one step (one read; the
+/// client's input handlers when the task asks, each answer recorded before
+/// `tasks/update` goes out; `tasks/cancel` when a cancel was asked for),
+/// writes back under its lease, and hands every ending to the application.
+/// It keeps no future per task: between passes it sleeps on one timer, until
+/// the store's next due moment. Clones share the worker.
+///
+/// The spacing of reads follows the same rules as a handle's own wait (the
+/// server's interval within the floor and the ceiling, a read soon after a
+/// write, backoff after a failed read, `Retry-After`): both ask one schedule.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_tasks::Client;
+/// use mcp_tasks::protocol::CallToolResult;
+/// use mcp_tasks::store::{Label, MemoryStore, Tracker};
+/// use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = TestServer::new().tool(ScriptedTool::task(
+///     "export",
+///     TaskScript::new().complete(Duration::from_millis(20), CallToolResult::text("done")),
+/// ));
+/// let client = Client::connect(server.connect()).await?;
+/// let tracker = Tracker::builder(MemoryStore::new(), client.clone()).build();
+///
+/// let started = tracker.call_tool(client.task(), "export", ()).await?;
+/// let id = started.record().expect("a task");
+///
+/// // A worker: normally `tracker.run(…)` in a task of its own.
+/// let mut endings = Vec::new();
+/// while endings.is_empty() {
+///     tracker.pass(|d| { endings.push((d.id(), d.ending().clone())); async { true } }).await?;
+///     tokio::time::sleep(Duration::from_millis(10)).await;
+/// }
+/// assert_eq!(endings[0].0, id);
+/// assert!(endings[0].1.is_completed());
+/// # Ok(()) }
+/// ```
+pub struct Tracker<S, C> {
+    inner: Arc<Inner<S, C>>,
+}
+
+impl<S, C> Clone for Tracker<S, C> {
+    fn clone(&self) -> Self {
+        Tracker {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<S, C> fmt::Debug for Tracker<S, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tracker")
+            .field("worker", &self.inner.worker)
+            .field("lease", &self.inner.lease)
+            .field("batch", &self.inner.batch)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Inner<S, C> {
+    store: S,
+    connector: C,
+    worker: String,
+    scope: String,
+    lease: Duration,
+    batch: usize,
+    concurrency: Arc<Semaphore>,
+    idle: Duration,
+    rules: Rules,
+    request_timeout: Option<Duration>,
+    clients: Mutex<HashMap<Option<String>, Client>>,
+    /// Wakes a sleeping `run` when this process records a task.
+    wake: Notify,
+}
+
+/// A default worker name: unique within the host for a process's life.
+fn default_worker() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "worker-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// What one step of a task comes to.
+enum Step {
+    /// Still running: write this and give the record up.
+    Progress(Progress),
+    /// Ended.
+    Ended(Ending),
+}
+
+impl<S: TaskStore, C: Connector> Tracker<S, C> {
+    /// A tracker over `store`, reaching servers through `connector` (a
+    /// [`Client`] for one server).
+    pub fn builder(store: S, connector: C) -> TrackerBuilder<S, C> {
+        TrackerBuilder {
+            store,
+            connector,
+            worker: default_worker(),
+            scope: "default".to_owned(),
+            lease: Duration::from_secs(30),
+            batch: 64,
+            concurrency: 16,
+            idle: Duration::from_secs(1),
+            rules: Rules {
+                default: Duration::from_secs(1),
+                floor: Duration::from_millis(50),
+                ceiling: Duration::from_secs(30),
+            },
+            request_timeout: None,
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &S {
+        &self.inner.store
+    }
+
+    /// This worker's name.
+    pub fn worker(&self) -> &str {
+        &self.inner.worker
+    }
+
+    /// Calls a tool and tracks the task it starts: the record is inserted
+    /// as soon as the server's answer is read, before anything else is
+    /// awaited, so the window in which a crash loses the task is the time
+    /// of one insert. The task is labelled with the tool's name; see
+    /// [`track`](Tracker::track) for a key and a scope.
+    ///
+    /// # Errors
+    ///
+    /// [`TrackError::Call`] as [`TaskBuilder::call_tool`];
+    /// [`TrackError::Store`] with the live handle when the insert failed.
+    pub async fn call_tool<B: IsComplete>(
+        &self,
+        task: TaskBuilder<B>,
+        name: &str,
+        arguments: impl Serialize,
+    ) -> Result<Started, TrackError> {
+        let state = task.call_tool(name, arguments).await?;
+        self.track(state, Label::tool(name)).await
+    }
+
+    /// Hands a live task to the tracker: the handle is detached and the
+    /// task recorded, due at once. A finished handle is not recorded: it
+    /// comes back as [`Started::Immediate`].
+    ///
+    /// # Errors
+    ///
+    /// [`TrackError::Store`] with the live handle when the insert failed.
+    pub async fn track(&self, state: TaskState, label: Label) -> Result<Started, TrackError> {
+        let (reference, snapshot) = match &state {
+            TaskState::Finished(_) => {
+                let TaskState::Finished(t) = state else {
+                    unreachable!()
+                };
+                return Ok(Started::Immediate(t));
+            }
+            TaskState::Pending(t) => (t.reference(), t.snapshot().clone()),
+            TaskState::InputRequired(t) => (t.reference(), t.snapshot().clone()),
+        };
+        let task = NewTask {
+            reference,
+            tool: label.tool,
+            key: label.key,
+            scope: label.scope.unwrap_or_else(|| self.inner.scope.clone()),
+            status: snapshot.status,
+            status_message: snapshot.status_message,
+            poll_interval_ms: snapshot.poll_interval_ms,
+            due: SystemTime::now(),
+            ending: None,
+        };
+        match self.inner.store.insert(task).await {
+            Ok(id) => {
+                // Recorded: the handle lets go without a word to the server.
+                match state {
+                    TaskState::Pending(t) => drop(t.detach()),
+                    TaskState::InputRequired(t) => drop(t.detach()),
+                    TaskState::Finished(_) => {}
+                }
+                self.inner.wake.notify_one();
+                Ok(Started::Tracked(id))
+            }
+            Err(error) => Err(TrackError::Store {
+                error,
+                task: Some(Box::new(state)),
+            }),
+        }
+    }
+
+    /// Asks for a tracked task to be cancelled; the worker that next claims
+    /// it (at once, if one is idle) sends `tasks/cancel`, and the task ends
+    /// [`Ending::Cancelled`] once the server says so. Works from any
+    /// process that shares the store. `false` when there is no such record
+    /// or its task already ended.
+    pub async fn cancel(&self, id: RecordId) -> StoreResult<bool> {
+        let asked = self
+            .inner
+            .store
+            .request_cancel(id, SystemTime::now())
+            .await?;
+        self.inner.wake.notify_one();
+        Ok(asked)
+    }
+
+    /// Takes a tracked task back as a handle: the record is claimed (it
+    /// must not be held by a live lease), the task read once through the
+    /// connector's client, and the record removed. From then on the
+    /// handle is the only hold on the task, as if it were never tracked.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::is_not_found`] when there is no such open record, or
+    /// when another worker holds it now; [`TrackError::Call`] when the read
+    /// failed (the record stays).
+    pub async fn take(&self, id: RecordId) -> Result<TaskState, TrackError> {
+        let inner = &self.inner;
+        let claimed = inner
+            .store
+            .claim(Claim {
+                worker: &inner.worker,
+                limit: 1,
+                now: SystemTime::now(),
+                lease: inner.lease,
+                record: Some(id),
+            })
+            .await?;
+        let record = match claimed.into_iter().next() {
+            Some(r) => r?,
+            None => return Err(StoreError::not_found(id).into()),
+        };
+        let fence = record.fence().expect("a claimed record has a lease");
+        let client = match self.client_for(record.reference.server()).await {
+            Ok(c) => c,
+            Err(e) => {
+                self.give_up(&record, fence).await;
+                return Err(e.into());
+            }
+        };
+        let state = match client.task().resume(&record.reference).await {
+            Ok(state) => state,
+            Err(e) => {
+                self.give_up(&record, fence).await;
+                return Err(e.into());
+            }
+        };
+        match inner.store.remove(id, fence).await {
+            Ok(()) => Ok(state),
+            Err(error) => Err(TrackError::Store {
+                error,
+                task: Some(Box::new(state)),
+            }),
+        }
+    }
+
+    /// Releases a claimed record unchanged.
+    async fn give_up(&self, record: &TaskRecord, fence: Fence) {
+        let progress = Progress {
+            status: record.status,
+            status_message: record.status_message.clone(),
+            poll_interval_ms: record.poll_interval_ms,
+            failed_reads: record.failed_reads,
+            due: record.due,
+            taken: Vec::new(),
+        };
+        if let Err(e) = self.inner.store.save(record.id, fence, progress).await {
+            tracing::debug!(record = %record.id, "could not release a record: {e}");
+        }
+    }
+
+    /// Runs the worker until the store fails for good: pass after pass,
+    /// sleeping on one timer until the next record is due (or
+    /// [`idle`](TrackerBuilder::idle), or until this process tracks a new
+    /// task). `on_ending` gets each ended task; returning `true`
+    /// acknowledges it.
+    ///
+    /// A store that is unavailable (the database went away, a full disk)
+    /// pauses the worker, with a warning, and it resumes once the store
+    /// answers again: nothing is lost, since every task stays in the store.
+    /// Drop the future to stop the worker; its leases run out and other
+    /// workers take its records.
+    ///
+    /// # Errors
+    ///
+    /// A store error other than [`StoreError::is_unavailable`] (a schema
+    /// newer than the code, say).
+    pub async fn run<F, Fut>(&self, on_ending: F) -> StoreResult<()>
+    where
+        F: Fn(Delivery) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = bool> + Send + 'static,
+    {
+        let on_ending = Arc::new(on_ending);
+        let mut pause = Duration::from_millis(100);
+        loop {
+            match self.pass_shared(&on_ending).await {
+                Ok(p) if p.claimed >= self.inner.batch => {
+                    pause = Duration::from_millis(100);
+                    continue;
+                }
+                Ok(_) => {
+                    pause = Duration::from_millis(100);
+                    self.sleep().await;
+                }
+                Err(e) if e.is_unavailable() => {
+                    tracing::warn!(
+                        worker = %self.inner.worker,
+                        "the task store is unavailable; pausing {}: {e}",
+                        crate::human::duration(pause)
+                    );
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(MAX_STORE_PAUSE);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Sleeps until the store's next due moment, at most `idle`.
+    async fn sleep(&self) {
+        let idle = self.inner.idle;
+        let wait = match self.inner.store.next_due().await {
+            Ok(Some(at)) => at
+                .duration_since(SystemTime::now())
+                .unwrap_or(Duration::ZERO)
+                .min(idle),
+            Ok(None) | Err(_) => idle,
+        };
+        if wait.is_zero() {
+            tokio::task::yield_now().await;
+            return;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = self.inner.wake.notified() => {}
+        }
+    }
+
+    /// One pass: claims the due records (at most the batch), steps each
+    /// open task once and delivers each ending, at most `concurrency` at a
+    /// time. `run` is passes in a loop; a pass alone suits tests and
+    /// applications that bring their own schedule.
+    ///
+    /// # Errors
+    ///
+    /// The claim failed. Failures of single records are counted in the
+    /// [`Pass`] and logged, never returned.
+    pub async fn pass<F, Fut>(&self, on_ending: F) -> StoreResult<Pass>
+    where
+        F: FnMut(Delivery) -> Fut,
+        Fut: Future<Output = bool>,
+    {
+        let mut on_ending = on_ending;
+        let records = self.claim().await?;
+        let mut pass = Pass {
+            claimed: records.len(),
+            ..Pass::default()
+        };
+        let mut set = JoinSet::new();
+        let mut endings = Vec::new();
+        for record in records {
+            match record {
+                Err(e) => {
+                    pass.corrupt += 1;
+                    tracing::warn!(worker = %self.inner.worker, "skipping a task record: {e}");
+                }
+                Ok(record) if record.ending.is_some() => endings.push(record),
+                Ok(record) => {
+                    let permit = self.inner.concurrency.clone().acquire_owned().await;
+                    let this = self.clone();
+                    set.spawn(async move {
+                        let _permit = permit;
+                        this.step(record).await
+                    });
+                }
+            }
+        }
+        while let Some(done) = set.join_next().await {
+            match done {
+                Ok(Ok(Some(record))) => {
+                    pass.stepped += 1;
+                    pass.ended += 1;
+                    endings.push(record);
+                }
+                Ok(Ok(None)) => pass.stepped += 1,
+                Ok(Err(e)) if e.is_stale() => pass.stale += 1,
+                Ok(Err(e)) => return Err(e),
+                Err(e) => std::panic::resume_unwind(e.into_panic()),
+            }
+        }
+        for record in endings {
+            let fence = record.fence().expect("a claimed record has a lease");
+            let Some(ending) = record.ending.clone() else {
+                continue;
+            };
+            let id = record.id;
+            if on_ending(Delivery { record, ending }).await {
+                match self.inner.store.acknowledge(id, fence).await {
+                    Ok(()) => pass.delivered += 1,
+                    Err(e) if e.is_stale() => pass.stale += 1,
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(pass)
+    }
+
+    /// `pass` with a callback shared by the steps of `run`.
+    async fn pass_shared<F, Fut>(&self, on_ending: &Arc<F>) -> StoreResult<Pass>
+    where
+        F: Fn(Delivery) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = bool> + Send + 'static,
+    {
+        let f = on_ending.clone();
+        self.pass(move |d| f(d)).await
+    }
+
+    async fn claim(&self) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
+        let inner = &self.inner;
+        inner
+            .store
+            .claim(Claim {
+                worker: &inner.worker,
+                limit: inner.batch,
+                now: SystemTime::now(),
+                lease: inner.lease,
+                record: None,
+            })
+            .await
+    }
+
+    /// A client for `server`: the one kept, unless it closed.
+    async fn client_for(&self, server: Option<&str>) -> crate::Result<Client> {
+        let mut clients = self.inner.clients.lock().await;
+        let key = server.map(str::to_owned);
+        if let Some(c) = clients.get(&key)
+            && c.closed_reason().is_none()
+        {
+            return Ok(c.clone());
+        }
+        let client = self.inner.connector.connect(server).await?;
+        clients.insert(key, client.clone());
+        Ok(client)
+    }
+
+    /// Takes one open task one step and writes back what it found.
+    /// `Ok(Some(record))`: the task ended and awaits delivery.
+    async fn step(&self, record: TaskRecord) -> StoreResult<Option<TaskRecord>> {
+        let fence = record.fence().expect("a claimed record has a lease");
+        let step = match self.client_for(record.reference.server()).await {
+            Ok(client) => self.step_with(&client, &record, fence).await?,
+            Err(e) => self.failed(&record, None, &e),
+        };
+        let store = &self.inner.store;
+        match step {
+            Step::Progress(progress) => {
+                store.save(record.id, fence, progress).await?;
+                Ok(None)
+            }
+            Step::Ended(ending) => {
+                store.finish(record.id, fence, &ending).await?;
+                tracing::debug!(record = %record.id, ending = ending.name(), "a tracked task ended");
+                let mut record = record;
+                record.ending = Some(ending);
+                Ok(Some(record))
+            }
+        }
+    }
+
+    /// One step through `client`: a read, then answers or a cancel.
+    async fn step_with(
+        &self,
+        client: &Client,
+        record: &TaskRecord,
+        fence: Fence,
+    ) -> StoreResult<Step> {
+        let builder = client
+            .task()
+            .input(InputMode::Manual)
+            .maybe_request_timeout(self.inner.request_timeout);
+        let state = match builder.resume(&record.reference).await {
+            Ok(state) => state,
+            Err(e) => return Ok(self.failed(record, Some(client), &e)),
+        };
+        let task = match state {
+            TaskState::Finished(t) => return Ok(Step::Ended(t.into_outcome().into())),
+            TaskState::Pending(t) if record.cancel_requested => {
+                return Ok(self.cancel_step(client, record, t.cancel().await));
+            }
+            TaskState::InputRequired(t) if record.cancel_requested => {
+                return Ok(self.cancel_step(client, record, t.cancel().await));
+            }
+            TaskState::Pending(t) => {
+                let snapshot = t.snapshot().clone();
+                drop(t.detach());
+                return Ok(Step::Progress(self.progress(
+                    client,
+                    record,
+                    &snapshot,
+                    After::Read,
+                )));
+            }
+            TaskState::InputRequired(t) => t,
+        };
+
+        // Questions: a recorded answer is sent again; a new one is asked of
+        // the handler once, and recorded before it goes out.
+        let mut responses = InputResponses::new();
+        for (key, request) in task.requests() {
+            if let Some(answer) = record.answers.get(key) {
+                responses.insert(key.clone(), answer.response.clone());
+                continue;
+            }
+            if !client.handlers().can_answer(request) {
+                // Nobody here can answer: look again later.
+                let snapshot = task.snapshot().clone();
+                drop(task.detach());
+                return Ok(Step::Progress(self.progress(
+                    client,
+                    record,
+                    &snapshot,
+                    After::Read,
+                )));
+            }
+            // A person may take a while: hold the record meanwhile.
+            let inner = &self.inner;
+            inner
+                .store
+                .renew(record.id, fence, SystemTime::now() + inner.lease)
+                .await?;
+            match client.handlers().answer(key, request).await {
+                Ok(response) => {
+                    inner
+                        .store
+                        .record_answer(record.id, fence, key, &response)
+                        .await?;
+                    responses.insert(key.clone(), response);
+                }
+                Err(e) => {
+                    tracing::debug!(record = %record.id, "an input handler failed: {e}");
+                    let snapshot = task.snapshot().clone();
+                    drop(task.detach());
+                    return Ok(Step::Progress(self.progress(
+                        client,
+                        record,
+                        &snapshot,
+                        After::Read,
+                    )));
+                }
+            }
+        }
+        let keys: Vec<String> = responses.keys().cloned().collect();
+        match task.respond(responses).await {
+            Ok(state) => {
+                let snapshot = match &state {
+                    TaskState::Finished(_) => None,
+                    TaskState::Pending(t) => Some(t.snapshot().clone()),
+                    TaskState::InputRequired(t) => Some(t.snapshot().clone()),
+                };
+                match (state, snapshot) {
+                    (TaskState::Finished(t), _) => Ok(Step::Ended(t.into_outcome().into())),
+                    (state, Some(snapshot)) => {
+                        match state {
+                            TaskState::Pending(t) => drop(t.detach()),
+                            TaskState::InputRequired(t) => drop(t.detach()),
+                            TaskState::Finished(_) => {}
+                        }
+                        let mut progress = self.progress(client, record, &snapshot, After::Write);
+                        progress.taken = keys;
+                        Ok(Step::Progress(progress))
+                    }
+                    (_, None) => unreachable!("a live state has a snapshot"),
+                }
+            }
+            Err(e) => {
+                let (error, task) = e.into_parts();
+                drop(task.detach());
+                Ok(self.failed(record, Some(client), &error))
+            }
+        }
+    }
+
+    /// After a cancel was sent (or failed to be).
+    fn cancel_step<T: crate::task::Cancellable>(
+        &self,
+        client: &Client,
+        record: &TaskRecord,
+        sent: Result<(), crate::TaskError<Task<T>>>,
+    ) -> Step {
+        match sent {
+            Ok(()) => Step::Progress(Progress {
+                failed_reads: 0,
+                due: self.due(client, record, After::Write),
+                ..self.unchanged(record)
+            }),
+            Err(e) => {
+                let (error, task) = e.into_parts();
+                drop(task.detach());
+                self.failed(record, Some(client), &error)
+            }
+        }
+    }
+
+    fn unchanged(&self, record: &TaskRecord) -> Progress {
+        Progress {
+            status: record.status,
+            status_message: record.status_message.clone(),
+            poll_interval_ms: record.poll_interval_ms,
+            failed_reads: record.failed_reads,
+            due: record.due,
+            taken: Vec::new(),
+        }
+    }
+
+    /// The progress of a task seen as `snapshot`, next due per the schedule.
+    fn progress(
+        &self,
+        client: &Client,
+        record: &TaskRecord,
+        snapshot: &crate::task::Snapshot,
+        after: After,
+    ) -> Progress {
+        let mut seen = record.clone();
+        seen.poll_interval_ms = snapshot.poll_interval_ms;
+        Progress {
+            status: snapshot.status,
+            status_message: snapshot.status_message.clone(),
+            poll_interval_ms: snapshot.poll_interval_ms,
+            failed_reads: 0,
+            due: self.due(client, &seen, after),
+            taken: Vec::new(),
+        }
+    }
+
+    /// When `record` is next due after `after`, by the shared schedule,
+    /// and never before a pause the client's server asked for.
+    fn due(&self, client: &Client, record: &TaskRecord, after: After) -> SystemTime {
+        let seed = seed_of(record.reference.task_id().expose());
+        let delay = self.inner.rules.delay(record.poll_interval_ms, after, seed);
+        let held = client
+            .not_before()
+            .map(|at| at.saturating_duration_since(tokio::time::Instant::now()))
+            .unwrap_or_default();
+        SystemTime::now() + delay.max(held)
+    }
+
+    /// What a failed step comes to: the task ends as unreachable when the
+    /// server does not know it, or when the record names a server or an
+    /// era the client cannot reach, or after [`MAX_HARD_FAILURES`] errors
+    /// a retry does not mend; otherwise it is read again after a backoff.
+    fn failed(&self, record: &TaskRecord, client: Option<&Client>, e: &Error) -> Step {
+        if e.is_task_not_found() {
+            return Step::Ended(Ending::Unreachable {
+                reason: "the server does not know the task: it restarted, the task's \
+                         lifetime passed, or the task belonged to a session that ended"
+                    .to_owned(),
+            });
+        }
+        if e.is_builder() {
+            return Step::Ended(Ending::Unreachable {
+                reason: e.to_string(),
+            });
+        }
+        let attempt = record.failed_reads.saturating_add(1);
+        let mendable = e.is_timeout() || e.is_transport() || e.is_overloaded();
+        if !mendable && attempt >= MAX_HARD_FAILURES {
+            return Step::Ended(Ending::Unreachable {
+                reason: format!("{attempt} reads in a row failed; the last: {e}"),
+            });
+        }
+        tracing::debug!(record = %record.id, attempt, "a tracked read failed: {e}");
+        let after = After::Failure {
+            attempt,
+            overloaded: e.is_overloaded(),
+            retry_after: e.retry_after(),
+        };
+        let due = match client {
+            Some(c) => self.due(c, record, after),
+            None => {
+                let seed = seed_of(record.reference.task_id().expose());
+                SystemTime::now() + self.inner.rules.delay(record.poll_interval_ms, after, seed)
+            }
+        };
+        Step::Progress(Progress {
+            failed_reads: attempt,
+            due,
+            ..self.unchanged(record)
+        })
+    }
+}
