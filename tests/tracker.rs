@@ -1,0 +1,495 @@
+//! The tracker, in one process, on the memory store and the scripted
+//! server: outcomes delivered until acknowledged, questions answered once,
+//! cancels from elsewhere, tasks the server forgot, stale workers.
+
+mod support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use mcp_tasks::input::InputHandlers;
+use mcp_tasks::protocol::{ElicitResult, InputResponse, RpcError, TaskId, TaskStatus};
+use mcp_tasks::store::{
+    Claim, Ending, Fence, Filter, Label, MemoryStore, NewTask, Progress, RecordId, RecordState,
+    StoreResult, TaskRecord, TaskStore, Tracker,
+};
+use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
+use mcp_tasks::{Client, TaskRef, TaskState};
+use serde_json::json;
+use support::*;
+
+fn server() -> TestServer {
+    TestServer::new()
+        .tool(ScriptedTool::task(
+            "export",
+            TaskScript::new()
+                .poll_interval(ms(10))
+                .working(ms(20), "writing")
+                .complete(ms(20), text("exported")),
+        ))
+        .tool(ScriptedTool::task(
+            "approve",
+            TaskScript::new()
+                .poll_interval(ms(10))
+                .input(ms(10), requests(&["confirm"]))
+                .complete_with_inputs(ms(10)),
+        ))
+        .tool(ScriptedTool::task(
+            "long",
+            TaskScript::new()
+                .poll_interval(ms(10))
+                .working(Duration::from_secs(3600), "still going")
+                .complete(ms(1), text("never")),
+        ))
+        .tool(ScriptedTool::task(
+            "broken",
+            TaskScript::new()
+                .poll_interval(ms(10))
+                .fail(ms(10), RpcError::new(-32000, "disk on fire")),
+        ))
+}
+
+fn tracker<S: TaskStore>(store: S, client: &Client) -> Tracker<S, Client> {
+    Tracker::builder(store, client.clone())
+        .worker("w1")
+        .min_poll_interval(ms(5))
+        .build()
+}
+
+/// Passes until `n` endings were acknowledged (bounded: a tracker that
+/// never finishes fails the test instead of hanging it).
+async fn endings<S: TaskStore>(tracker: &Tracker<S, Client>, n: usize) -> Vec<(RecordId, Ending)> {
+    let mut out = Vec::new();
+    for _ in 0..1_000 {
+        tracker
+            .pass(|d| {
+                out.push((d.id(), d.ending().clone()));
+                async { true }
+            })
+            .await
+            .unwrap();
+        if out.len() >= n {
+            return out;
+        }
+        tokio::time::sleep(ms(5)).await;
+    }
+    panic!("only {} of {n} endings after 1,000 passes", out.len());
+}
+
+async fn record<S: TaskStore>(tracker: &Tracker<S, Client>, id: RecordId) -> TaskRecord {
+    tracker.store().get(id).await.unwrap().expect("the record")
+}
+
+#[tokio::test]
+async fn a_tracked_task_ends_and_its_outcome_is_delivered_once_acknowledged() {
+    let server = server();
+    let client = client(&server).await;
+    let tracker = tracker(MemoryStore::new(), &client);
+    let id = tracker
+        .call_tool(client.task(), "export", json!({}))
+        .await
+        .unwrap()
+        .record()
+        .expect("a task");
+    let r = record(&tracker, id).await;
+    assert_eq!(r.tool, "export");
+    assert_eq!(r.status, TaskStatus::Working);
+
+    let got = endings(&tracker, 1).await;
+    assert_eq!(got.len(), 1);
+    let (got_id, Ending::Completed { result }) = &got[0] else {
+        panic!("{got:?}")
+    };
+    assert_eq!(*got_id, id);
+    assert_eq!(*result, text("exported"));
+    let r = record(&tracker, id).await;
+    assert!(r.delivered);
+    // Acknowledged: never again, however many passes.
+    for _ in 0..5 {
+        let pass = tracker
+            .pass(|_| async { panic!("delivered twice") })
+            .await
+            .unwrap();
+        assert_eq!(pass.claimed, 0);
+    }
+}
+
+#[tokio::test]
+async fn an_unacknowledged_outcome_is_delivered_again() {
+    let server = server();
+    let client = client(&server).await;
+    let tracker = Tracker::builder(MemoryStore::new(), client.clone())
+        .min_poll_interval(ms(5))
+        .lease(ms(30))
+        .build();
+    tracker
+        .call_tool(client.task(), "export", ())
+        .await
+        .unwrap();
+    let offered = AtomicUsize::new(0);
+    for _ in 0..1_000 {
+        tracker
+            .pass(|_| {
+                // Refused the first time, as a crash before the
+                // acknowledgement would.
+                let n = offered.fetch_add(1, Ordering::SeqCst);
+                async move { n > 0 }
+            })
+            .await
+            .unwrap();
+        if offered.load(Ordering::SeqCst) == 2 {
+            break;
+        }
+        tokio::time::sleep(ms(5)).await;
+    }
+    assert_eq!(
+        offered.load(Ordering::SeqCst),
+        2,
+        "offered again after the lease"
+    );
+    let delivered = tracker
+        .store()
+        .list(&Filter::all().state(RecordState::Delivered))
+        .await
+        .unwrap();
+    assert_eq!(delivered.len(), 1);
+}
+
+fn counting(calls: Arc<AtomicUsize>) -> InputHandlers {
+    InputHandlers::new().elicitation_form(move |_| {
+        let calls = calls.clone();
+        async move {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Ok(ElicitResult::accept(json!({"ok": "from the handler"})))
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_question_is_answered_once_by_the_handler_and_recorded() {
+    let server = server();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let client = client_with(&server, counting(calls.clone())).await;
+    let tracker = tracker(MemoryStore::new(), &client);
+    let id = tracker
+        .call_tool(client.task(), "approve", ())
+        .await
+        .unwrap()
+        .record()
+        .unwrap();
+    let got = endings(&tracker, 1).await;
+    let Ending::Completed { result } = &got[0].1 else {
+        panic!("{got:?}")
+    };
+    let answers = &result.structured_content.as_ref().unwrap()["inputResponses"];
+    assert_eq!(answers["confirm"]["content"]["ok"], "from the handler");
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "the handler is asked once");
+    assert_eq!(of(&server, "tasks/update").len(), 1, "one answer sent");
+    let r = record(&tracker, id).await;
+    assert!(r.answers["confirm"].taken, "{:?}", r.answers);
+}
+
+#[tokio::test]
+async fn a_recorded_answer_is_sent_again_without_asking_the_handler() {
+    let server = server();
+    // First a worker whose client has no handler: the task waits with its
+    // question, as it would after a crash between recording and sending.
+    let bare = client(&server).await;
+    let store = MemoryStore::new();
+    let first = tracker(store.clone(), &bare);
+    let id = first
+        .call_tool(bare.task(), "approve", ())
+        .await
+        .unwrap()
+        .record()
+        .unwrap();
+    for _ in 0..1_000 {
+        first.pass(|_| async { true }).await.unwrap();
+        if record(&first, id).await.status == TaskStatus::InputRequired {
+            break;
+        }
+        tokio::time::sleep(ms(5)).await;
+    }
+    assert_eq!(record(&first, id).await.status, TaskStatus::InputRequired);
+    // The answer recorded, the write never sent.
+    let held = store
+        .claim(Claim {
+            worker: "crashed",
+            limit: 1,
+            now: SystemTime::now(),
+            lease: ms(1),
+            record: Some(id),
+        })
+        .await
+        .unwrap()
+        .remove(0)
+        .unwrap();
+    let recorded: InputResponse = ElicitResult::accept(json!({"ok": "recorded"})).into();
+    let fence = held.fence().unwrap();
+    store
+        .record_answer(id, fence, "confirm", &recorded)
+        .await
+        .unwrap();
+    assert_eq!(of(&server, "tasks/update").len(), 0);
+
+    // A worker that could ask a person does not: it sends what was recorded.
+    let calls = Arc::new(AtomicUsize::new(0));
+    let client = client_with(&server, counting(calls.clone())).await;
+    tokio::time::sleep(ms(5)).await;
+    let got = endings(&tracker(store.clone(), &client), 1).await;
+    let Ending::Completed { result } = &got[0].1 else {
+        panic!("{got:?}")
+    };
+    let answers = &result.structured_content.as_ref().unwrap()["inputResponses"];
+    assert_eq!(answers["confirm"]["content"]["ok"], "recorded");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        0,
+        "the handler is never asked"
+    );
+    assert_eq!(
+        of(&server, "tasks/update").len(),
+        1,
+        "the server took one answer"
+    );
+}
+
+#[tokio::test]
+async fn a_cancel_asked_for_elsewhere_cancels_the_task_on_the_server() {
+    let server = server();
+    let client = client(&server).await;
+    let store = MemoryStore::new();
+    let tracker = tracker(store.clone(), &client);
+    let id = tracker
+        .call_tool(client.task(), "long", ())
+        .await
+        .unwrap()
+        .record()
+        .unwrap();
+    tracker.pass(|_| async { true }).await.unwrap();
+    // Another process shares the store, not the tracker.
+    assert!(store.request_cancel(id, SystemTime::now()).await.unwrap());
+    let got = endings(&tracker, 1).await;
+    assert_eq!(got[0], (id, Ending::Cancelled));
+    assert_eq!(of(&server, "tasks/cancel").len(), 1);
+    assert!(!tracker.cancel(id).await.unwrap(), "already ended");
+}
+
+#[tokio::test]
+async fn a_failed_task_is_delivered_as_failed() {
+    let server = server();
+    let client = client(&server).await;
+    let tracker = tracker(MemoryStore::new(), &client);
+    tracker
+        .call_tool(client.task(), "broken", ())
+        .await
+        .unwrap();
+    let got = endings(&tracker, 1).await;
+    let Ending::Failed { error } = &got[0].1 else {
+        panic!("{got:?}")
+    };
+    assert_eq!(error.code, -32000);
+    assert_eq!(error.message, "disk on fire");
+}
+
+#[tokio::test]
+async fn a_task_the_server_does_not_know_ends_unreachable_once() {
+    let server = server();
+    let client = client(&server).await;
+    let tracker = tracker(MemoryStore::new(), &client);
+    let reference = TaskRef::new(TaskId::new("forgotten-by-a-restart"), None)
+        .with_protocol_version("2026-07-28");
+    let id = tracker
+        .store()
+        .insert(NewTask {
+            reference,
+            tool: "export".into(),
+            key: None,
+            scope: "default".into(),
+            status: TaskStatus::Working,
+            status_message: None,
+            poll_interval_ms: None,
+            due: SystemTime::now(),
+            ending: None,
+        })
+        .await
+        .unwrap();
+    let got = endings(&tracker, 1).await;
+    assert_eq!(got[0].0, id);
+    assert!(got[0].1.is_unreachable(), "{got:?}");
+    for _ in 0..5 {
+        let pass = tracker
+            .pass(|_| async { panic!("delivered twice") })
+            .await
+            .unwrap();
+        assert_eq!(pass.claimed, 0);
+    }
+    assert_eq!(
+        of(&server, "tasks/get").len(),
+        1,
+        "read once, never retried"
+    );
+}
+
+#[tokio::test]
+async fn a_tracked_task_can_be_taken_back_as_a_handle() {
+    let server = server();
+    let client = client(&server).await;
+    let tracker = tracker(MemoryStore::new(), &client);
+    let id = tracker
+        .call_tool(client.task(), "export", ())
+        .await
+        .unwrap()
+        .record()
+        .unwrap();
+    let state = tracker.take(id).await.unwrap();
+    assert!(
+        tracker.store().get(id).await.unwrap().is_none(),
+        "no longer tracked"
+    );
+    let done = state.finish().await.unwrap();
+    assert_eq!(done.outcome().result(), Some(&text("exported")));
+    assert_eq!(tracker.pass(|_| async { true }).await.unwrap().claimed, 0);
+}
+
+#[tokio::test]
+async fn a_read_is_next_due_one_server_interval_later() {
+    let server = TestServer::new().tool(ScriptedTool::task(
+        "slow",
+        TaskScript::new()
+            .poll_interval(ms(700))
+            .working(Duration::from_secs(3600), "working"),
+    ));
+    let client = client(&server).await;
+    let tracker = tracker(MemoryStore::new(), &client);
+    let id = tracker
+        .call_tool(client.task(), "slow", ())
+        .await
+        .unwrap()
+        .record()
+        .unwrap();
+    let before = SystemTime::now();
+    assert_eq!(tracker.pass(|_| async { true }).await.unwrap().stepped, 1);
+    let after = SystemTime::now();
+    let r = record(&tracker, id).await;
+    assert_eq!(r.poll_interval_ms, Some(700));
+    assert!(
+        r.due >= before + ms(700) && r.due <= after + ms(700),
+        "{r:?}"
+    );
+    // Not due yet: the next pass reads nothing.
+    assert_eq!(tracker.pass(|_| async { true }).await.unwrap().claimed, 0);
+    assert_eq!(of(&server, "tasks/get").len(), 1);
+}
+
+/// A store whose `save` comes after another worker took the record over,
+/// as for a worker stopped past its lease.
+#[derive(Clone)]
+struct Overtaken {
+    inner: MemoryStore,
+    fences: Arc<Mutex<Vec<Fence>>>,
+}
+
+impl TaskStore for Overtaken {
+    async fn insert(&self, task: NewTask) -> StoreResult<RecordId> {
+        self.inner.insert(task).await
+    }
+    async fn get(&self, id: RecordId) -> StoreResult<Option<TaskRecord>> {
+        self.inner.get(id).await
+    }
+    async fn claim(&self, claim: Claim<'_>) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
+        self.inner.claim(claim).await
+    }
+    async fn renew(&self, id: RecordId, fence: Fence, until: SystemTime) -> StoreResult<()> {
+        self.inner.renew(id, fence, until).await
+    }
+    async fn record_answer(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        key: &str,
+        response: &InputResponse,
+    ) -> StoreResult<()> {
+        self.inner.record_answer(id, fence, key, response).await
+    }
+    async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
+        let later = SystemTime::now() + Duration::from_secs(3600);
+        let other = self
+            .inner
+            .claim(Claim {
+                worker: "w2",
+                limit: 1,
+                now: later,
+                lease: Duration::from_secs(30),
+                record: Some(id),
+            })
+            .await?;
+        self.fences
+            .lock()
+            .unwrap()
+            .push(other[0].as_ref().unwrap().fence().unwrap());
+        self.inner.save(id, fence, progress).await
+    }
+    async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {
+        self.inner.finish(id, fence, ending).await
+    }
+    async fn acknowledge(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
+        self.inner.acknowledge(id, fence).await
+    }
+    async fn request_cancel(&self, id: RecordId, now: SystemTime) -> StoreResult<bool> {
+        self.inner.request_cancel(id, now).await
+    }
+    async fn remove(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
+        self.inner.remove(id, fence).await
+    }
+    async fn list(&self, filter: &Filter) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
+        self.inner.list(filter).await
+    }
+    async fn next_due(&self) -> StoreResult<Option<SystemTime>> {
+        self.inner.next_due().await
+    }
+}
+
+#[tokio::test]
+async fn a_worker_overtaken_after_its_lease_cannot_write() {
+    let server = server();
+    let client = client(&server).await;
+    let store = Overtaken {
+        inner: MemoryStore::new(),
+        fences: Arc::default(),
+    };
+    let tracker = tracker(store.clone(), &client);
+    let id = tracker
+        .call_tool(client.task(), "long", ())
+        .await
+        .unwrap()
+        .record()
+        .unwrap();
+    let pass = tracker.pass(|_| async { true }).await.unwrap();
+    assert_eq!((pass.stepped, pass.stale), (0, 1), "{pass:?}");
+    let r = store.inner.get(id).await.unwrap().unwrap();
+    let lease = r.lease.unwrap();
+    assert_eq!(lease.owner, "w2", "the newer holder keeps it");
+    assert_eq!(lease.fence, store.fences.lock().unwrap()[0]);
+    assert_eq!(r.status_message, None, "the stale snapshot was not written");
+}
+
+#[tokio::test]
+async fn a_finished_handle_is_given_back_not_tracked() {
+    let server = TestServer::new().tool(ScriptedTool::immediate("now", text("at once")));
+    let client = client(&server).await;
+    let tracker = tracker(MemoryStore::new(), &client);
+    let state = client.task().call_tool("now", ()).await.unwrap();
+    assert!(matches!(state, TaskState::Finished(_)));
+    let started = tracker.track(state, Label::tool("now")).await.unwrap();
+    assert!(started.record().is_none());
+    assert!(
+        tracker
+            .store()
+            .list(&Filter::all())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
