@@ -53,6 +53,12 @@ pub struct Label {
     scope: Option<String>,
 }
 
+impl From<&str> for Label {
+    fn from(tool: &str) -> Label {
+        Label::tool(tool)
+    }
+}
+
 impl Label {
     /// A task of the tool `name`.
     pub fn tool(name: impl Into<String>) -> Label {
@@ -410,8 +416,18 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// Calls a tool and tracks the task it starts: the record is inserted
     /// as soon as the server's answer is read, before anything else is
     /// awaited, so the window in which a crash loses the task is the time
-    /// of one insert. The task is labelled with the tool's name; see
-    /// [`track`](Tracker::track) for a key and a scope.
+    /// of one insert. `tool` is the tool's name, or a [`Label`] with the
+    /// name and the caller's key and scope:
+    ///
+    /// ```no_run
+    /// # async fn f(tracker: mcp_tasks::store::Tracker<mcp_tasks::store::MemoryStore, mcp_tasks::Client>, client: mcp_tasks::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// use mcp_tasks::store::Label;
+    /// tracker.call_tool(client.task(), "export", ()).await?;
+    /// tracker
+    ///     .call_tool(client.task(), Label::tool("export").key("order-17").scope("acme"), ())
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -420,11 +436,12 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     pub async fn call_tool<B: IsComplete>(
         &self,
         task: TaskBuilder<B>,
-        name: &str,
+        tool: impl Into<Label>,
         arguments: impl Serialize,
     ) -> Result<Started, TrackError> {
-        let state = task.call_tool(name, arguments).await?;
-        self.track(state, Label::tool(name)).await
+        let label = tool.into();
+        let state = task.call_tool(&label.tool, arguments).await?;
+        self.track(state, label).await
     }
 
     /// Hands a live task to the tracker: the handle is detached and the
