@@ -196,9 +196,6 @@ impl TaskStore for MemoryStore {
         let r = records.held(id, fence)?;
         r.ending = Some(ending.clone());
         r.updated = SystemTime::now();
-        if let Some(l) = r.lease.as_mut() {
-            l.until = SystemTime::UNIX_EPOCH;
-        }
         Ok(())
     }
 

@@ -402,8 +402,9 @@ pub trait TaskStore: Send + Sync + 'static {
         progress: Progress,
     ) -> impl Future<Output = StoreResult<()>> + Send;
 
-    /// Records how the task ended and gives the record up; the ending then
-    /// awaits delivery.
+    /// Records how the task ended. The lease stays, so that the worker
+    /// that saw the end delivers it; if that worker dies first, the ending
+    /// is claimed for delivery once the lease runs out.
     fn finish(
         &self,
         id: RecordId,

@@ -261,8 +261,11 @@ async fn endings_are_delivered_until_acknowledged<S: TaskStore>(store: &S) {
         store.finish(id, fence, ending).await.unwrap();
         ids.push(id);
     }
-    // Ended records await delivery, whatever their due time.
-    let got = claimed(store, claim("w", 10, t(0))).await;
+    // The worker that saw the end keeps its lease, to deliver it.
+    assert!(claimed(store, claim("w2", 10, t(0))).await.is_empty());
+    // Once that lease runs out, ended records await delivery, whatever
+    // their due time.
+    let got = claimed(store, claim("w", 10, t(40))).await;
     assert_eq!(got.len(), endings.len());
     for (r, ending) in got.iter().zip(&endings) {
         assert_eq!(
@@ -275,6 +278,7 @@ async fn endings_are_delivered_until_acknowledged<S: TaskStore>(store: &S) {
     // Not acknowledged: delivered again once the lease runs out.
     let again = claimed(store, claim("w", 10, t(100))).await;
     assert_eq!(again.len(), endings.len());
+    assert!(again[0].fence().unwrap() > got[0].fence().unwrap());
     for r in &again {
         store.acknowledge(r.id, r.fence().unwrap()).await.unwrap();
     }

@@ -692,6 +692,16 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         }
         for record in endings {
             let fence = record.fence().expect("a claimed record has a lease");
+            // A worker stopped past its lease (a pause, a debugger) may find
+            // its records taken by others: it delivers none of them.
+            if record
+                .lease
+                .as_ref()
+                .is_some_and(|l| l.until <= SystemTime::now())
+            {
+                pass.stale += 1;
+                continue;
+            }
             let Some(ending) = record.ending.clone() else {
                 continue;
             };
