@@ -13,6 +13,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
+use super::counts::Tally;
 use super::faults::{Faults, REORDER_HOLD, STRAY_SUBSCRIPTION, STRAY_TASK};
 use super::record::RecordedRequest;
 use super::script::{Action, Step, TaskScript};
@@ -51,6 +52,7 @@ impl Shared {
                 faults: Faults::new(),
                 faults_fired: 0,
                 next_hold: 0,
+                tally: Tally::default(),
             }),
         })
     }
@@ -84,6 +86,8 @@ pub(super) struct State {
     faults_fired: usize,
     /// Numbers the pushes held back by `reorder_pushes`.
     next_hold: u64,
+    /// What clients asked about each task.
+    tally: Tally,
 }
 
 #[derive(Debug)]
@@ -174,6 +178,14 @@ impl State {
 
     pub(super) fn open_subscriptions(&self) -> usize {
         self.subs.len()
+    }
+
+    pub(super) fn tally(&self) -> &Tally {
+        &self.tally
+    }
+
+    pub(super) fn tally_mut(&mut self) -> &mut Tally {
+        &mut self.tally
     }
 
     pub(super) fn set_faults(&mut self, faults: Faults) {
@@ -548,6 +560,7 @@ pub(super) fn create_task(shared: &Arc<Shared>, script: &TaskScript) -> CreateTa
     };
     state.tasks.insert(id.clone(), entry);
     state.created.push(task_id.clone());
+    state.tally.created(&id);
     // Steps due at once are applied before the creation result is sent, so a
     // read right after creation sees them.
     let mut steps = script.steps.clone().into_iter().peekable();
