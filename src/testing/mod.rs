@@ -109,6 +109,7 @@ struct Config {
     accept_listen_task_ids: bool,
     listen_supported: bool,
     read_delay: Duration,
+    keep_requests: bool,
 }
 
 impl fmt::Debug for TestServer {
@@ -150,6 +151,7 @@ impl TestServer {
                 accept_listen_task_ids: true,
                 listen_supported: true,
                 read_delay: Duration::ZERO,
+                keep_requests: true,
             }),
             shared: tasks::Shared::new(),
         }
@@ -215,6 +217,17 @@ impl TestServer {
         self
     }
 
+    /// Whether every request and notification is kept for
+    /// [`TestServer::requests`] (default `true`). A server that serves
+    /// many clients for long (hundreds of thousands of requests, each
+    /// kept with its params) can keep only the counts instead: by method
+    /// ([`TestServer::count`]) and by task ([`TestServer::counters`]);
+    /// [`TestServer::requests`] is then empty.
+    pub fn keep_requests(mut self, keep: bool) -> Self {
+        self.config().keep_requests = keep;
+        self
+    }
+
     /// Makes the server misbehave in the ways `faults` lists (replacing any
     /// set given before). The faults apply to every clone of this server,
     /// since clones share their tasks and streams.
@@ -270,19 +283,15 @@ impl TestServer {
             .await
     }
 
-    /// Every request and notification received so far, in order.
+    /// Every request and notification received so far, in order (none
+    /// with [`TestServer::keep_requests`] `false`).
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.lock().requests().to_vec()
     }
 
     /// How many requests or notifications with this method were received.
     pub fn count(&self, method: &str) -> usize {
-        self.shared
-            .lock()
-            .requests()
-            .iter()
-            .filter(|r| r.method == method)
-            .count()
+        self.shared.lock().count(method)
     }
 
     /// The ids of the tasks created so far, in order (expired ones included).

@@ -42,6 +42,7 @@ impl Shared {
         Arc::new(Shared {
             state: Mutex::new(State {
                 requests: Vec::new(),
+                methods: HashMap::new(),
                 tasks: HashMap::new(),
                 created: Vec::new(),
                 next_task: 0,
@@ -75,6 +76,8 @@ pub(super) enum TaskError {
 #[derive(Debug)]
 pub(super) struct State {
     requests: Vec<RecordedRequest>,
+    /// How many requests and notifications came, by method.
+    methods: HashMap<String, usize>,
     tasks: HashMap<String, TaskEntry>,
     created: Vec<TaskId>,
     next_task: u64,
@@ -160,8 +163,23 @@ impl TaskEntry {
 }
 
 impl State {
-    pub(super) fn record(&mut self, request: RecordedRequest) {
-        self.requests.push(request);
+    /// Counts one request or notification by its method; keeps it too
+    /// when `keep` says so.
+    pub(super) fn record(&mut self, request: RecordedRequest, keep: bool) {
+        match self.methods.get_mut(&request.method) {
+            Some(n) => *n += 1,
+            None => {
+                self.methods.insert(request.method.clone(), 1);
+            }
+        }
+        if keep {
+            self.requests.push(request);
+        }
+    }
+
+    /// How many requests or notifications with this method came.
+    pub(super) fn count(&self, method: &str) -> usize {
+        self.methods.get(method).copied().unwrap_or(0)
     }
 
     pub(super) fn requests(&self) -> &[RecordedRequest] {

@@ -189,3 +189,16 @@ async fn reads_of_one_task_at_once_overlap_when_replies_are_held() {
     let counts = server.task_counts(&job).unwrap();
     assert_eq!((counts.reads, counts.overlapping_reads), (6, 1));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_keeps_no_requests_still_counts_them() {
+    let server = server().keep_requests(false);
+    let mut wire = Wire::open(&server).await;
+    let job = start(&mut wire, "job", json!({})).await;
+    get(&mut wire, &job).await;
+    get(&mut wire, &job).await;
+    assert!(server.requests().is_empty());
+    assert_eq!(server.count("tools/call"), 1);
+    assert_eq!(server.count("tasks/get"), 2);
+    assert_eq!(server.task_counts(&job).unwrap().reads, 2);
+}

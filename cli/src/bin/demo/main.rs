@@ -294,7 +294,11 @@ async fn serve_http(addr: &str, options: &[String]) -> Result<(), String> {
     };
     // Listen streams need SSE replies, which this front does not write:
     // clients are told the method does not exist, and poll.
-    let server = server().listen_supported(false).read_delay(delay);
+    // Many clients for long: the counts are kept, not every request.
+    let server = server()
+        .listen_supported(false)
+        .read_delay(delay)
+        .keep_requests(false);
     http::serve(server, addr).await
 }
 
