@@ -6,7 +6,9 @@
 //! (immediate results, multi round-trip input, tasks following a
 //! [`TaskScript`]), serves `tasks/get`, `tasks/update` and `tasks/cancel`,
 //! and pushes `notifications/tasks` on `subscriptions/listen` streams. Every
-//! request it receives is recorded for assertions.
+//! request it receives is recorded for assertions, and what clients asked
+//! about each task (reads, overlapping reads, answers, cancels) is counted
+//! ([`TestServer::counters`]).
 //!
 //! Everything runs on tokio's clock, so tests can use
 //! `#[tokio::test(start_paused = true)]` and take no real time.
@@ -61,6 +63,7 @@
 use std::fmt;
 use std::io;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tracing::warn;
 
@@ -68,6 +71,7 @@ use crate::protocol::{PROTOCOL_VERSION, TaskId};
 use crate::transport::memory::{self, MemoryTransport};
 use crate::transport::{LineTransport, Transport};
 
+mod counts;
 mod faults;
 mod record;
 mod script;
@@ -78,6 +82,7 @@ mod wire;
 #[cfg(test)]
 mod tests;
 
+pub use counts::{Counters, TaskCounts, Totals};
 pub use faults::Faults;
 pub use record::RecordedRequest;
 pub use script::{ScriptedTool, TaskScript};
@@ -103,6 +108,8 @@ struct Config {
     supported_versions: Vec<String>,
     accept_listen_task_ids: bool,
     listen_supported: bool,
+    read_delay: Duration,
+    keep_requests: bool,
 }
 
 impl fmt::Debug for TestServer {
@@ -143,6 +150,8 @@ impl TestServer {
                 supported_versions: vec![PROTOCOL_VERSION.to_owned()],
                 accept_listen_task_ids: true,
                 listen_supported: true,
+                read_delay: Duration::ZERO,
+                keep_requests: true,
             }),
             shared: tasks::Shared::new(),
         }
@@ -196,6 +205,26 @@ impl TestServer {
     /// method is answered with `-32601`.
     pub fn listen_supported(mut self, yes: bool) -> Self {
         self.config().listen_supported = yes;
+        self
+    }
+
+    /// Holds every `tasks/get` reply for `d` before sending it (default
+    /// zero: at once), as a slow server does. The snapshot is taken when
+    /// the read arrives. Reads of the same task that arrive meanwhile
+    /// count as [`TaskCounts::overlapping_reads`].
+    pub fn read_delay(mut self, d: Duration) -> Self {
+        self.config().read_delay = d;
+        self
+    }
+
+    /// Whether every request and notification is kept for
+    /// [`TestServer::requests`] (default `true`). A server that serves
+    /// many clients for long (hundreds of thousands of requests, each
+    /// kept with its params) can keep only the counts instead: by method
+    /// ([`TestServer::count`]) and by task ([`TestServer::counters`]);
+    /// [`TestServer::requests`] is then empty.
+    pub fn keep_requests(mut self, keep: bool) -> Self {
+        self.config().keep_requests = keep;
         self
     }
 
@@ -254,24 +283,31 @@ impl TestServer {
             .await
     }
 
-    /// Every request and notification received so far, in order.
+    /// Every request and notification received so far, in order (none
+    /// with [`TestServer::keep_requests`] `false`).
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.lock().requests().to_vec()
     }
 
     /// How many requests or notifications with this method were received.
     pub fn count(&self, method: &str) -> usize {
-        self.shared
-            .lock()
-            .requests()
-            .iter()
-            .filter(|r| r.method == method)
-            .count()
+        self.shared.lock().count(method)
     }
 
     /// The ids of the tasks created so far, in order (expired ones included).
     pub fn task_ids(&self) -> Vec<TaskId> {
         self.shared.lock().task_ids().to_vec()
+    }
+
+    /// What clients asked about `task` so far, if this server created it.
+    pub fn task_counts(&self, task: &str) -> Option<TaskCounts> {
+        self.shared.lock().tally().of(task)
+    }
+
+    /// What clients asked about every task this server created, and the
+    /// totals: reads, overlapping reads, answers per input key, cancels.
+    pub fn counters(&self) -> Counters {
+        self.shared.lock().tally().counters()
     }
 
     /// Gracefully ends every open listen stream: each gets its final response

@@ -1,5 +1,7 @@
 //! What the scripted tools do: [`ScriptedTool`] and [`TaskScript`].
 
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -50,6 +52,25 @@ pub(super) enum Behavior {
     InputForever(InputRequests),
     /// A task following a script.
     Task(TaskScript),
+    /// A task following the script written for the call's arguments.
+    TaskFrom(ScriptFn),
+}
+
+/// Writes a task's script from the arguments of its `tools/call`.
+#[derive(Clone)]
+pub(super) struct ScriptFn(Arc<dyn Fn(&Value) -> TaskScript + Send + Sync>);
+
+impl ScriptFn {
+    /// The script for a call with `arguments` (`{}` when the call has none).
+    pub(super) fn script(&self, arguments: &Value) -> TaskScript {
+        (self.0)(arguments)
+    }
+}
+
+impl fmt::Debug for ScriptFn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ScriptFn(..)")
+    }
 }
 
 impl ScriptedTool {
@@ -106,6 +127,36 @@ impl ScriptedTool {
     /// `-32021` naming the extension in `data.requiredCapabilities`.
     pub fn task(name: impl Into<String>, script: TaskScript) -> Self {
         Self::with(name, Behavior::Task(script))
+    }
+
+    /// A tool whose calls become tasks following the script that `write`
+    /// returns for the call's `arguments` (`{}` when the call has none):
+    /// a task whose length or result depends on what it was asked, so
+    /// that each outcome can be told apart from the others.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_tasks::protocol::CallToolResult;
+    /// use mcp_tasks::testing::{ScriptedTool, TaskScript};
+    ///
+    /// // `{"ms": 50, "n": 7}` works 50 ms, then returns its arguments.
+    /// let job = ScriptedTool::task_from_arguments("job", |arguments| {
+    ///     let ms = arguments["ms"].as_u64().unwrap_or(300);
+    ///     TaskScript::new().complete(
+    ///         Duration::from_millis(ms),
+    ///         CallToolResult::text("done").with_structured(arguments.clone()),
+    ///     )
+    /// });
+    /// # drop(job);
+    /// ```
+    ///
+    /// As with [`ScriptedTool::task`], a call that does not declare the
+    /// Tasks extension is refused.
+    pub fn task_from_arguments<F>(name: impl Into<String>, write: F) -> Self
+    where
+        F: Fn(&Value) -> TaskScript + Send + Sync + 'static,
+    {
+        Self::with(name, Behavior::TaskFrom(ScriptFn(Arc::new(write))))
     }
 
     /// Sets the description shown by `tools/list`.

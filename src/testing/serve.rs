@@ -10,6 +10,7 @@ use tokio::time::Instant;
 use tracing::{debug, warn};
 
 use super::TestServer;
+use super::counts::{Ask, Reading};
 use super::record::{RecordedRequest, declares_tasks};
 use super::script::Behavior;
 use super::tasks::{self, TaskError};
@@ -171,11 +172,18 @@ impl TestServer {
                 let server = self.clone();
                 let conn = conn.clone();
                 let key = id.clone();
+                let reading = self.tally(&method, &params);
                 let handle = handlers.spawn(async move {
                     if let Some(reply) = server.handle_request(&conn, &id, &method, &params) {
+                        let delay = server.config.read_delay;
+                        if method == TASKS_GET && !delay.is_zero() {
+                            tokio::time::sleep(delay).await;
+                        }
                         // A send error means the connection is closing; nothing to do.
                         let _ = conn.tx.send(reply);
                     }
+                    // The read is over, answered or not.
+                    drop(reading);
                 });
                 in_flight.retain(|_, h| !h.is_finished());
                 in_flight.insert(key, handle);
@@ -207,13 +215,37 @@ impl TestServer {
         }
     }
 
+    /// Counts a `tasks/*` request; a read of a task of this server comes
+    /// back as a [`Reading`], to hold until it is answered.
+    fn tally(&self, method: &str, params: &Value) -> Option<Reading> {
+        let ask = match method {
+            TASKS_GET => Ask::Read,
+            TASKS_UPDATE => Ask::Answer(
+                params
+                    .get("inputResponses")
+                    .and_then(Value::as_object)
+                    .map(|answers| answers.keys().map(String::as_str).collect())
+                    .unwrap_or_default(),
+            ),
+            TASKS_CANCEL => Ask::Cancel,
+            _ => return None,
+        };
+        let task = params.get("taskId").and_then(Value::as_str);
+        let reading = self.shared.lock().tally_mut().count(task, ask);
+        task.filter(|_| reading)
+            .map(|task| Reading::new(self.shared.clone(), task.to_owned()))
+    }
+
     fn record(&self, method: &str, id: Option<RequestId>, params: &Value) {
-        self.shared.lock().record(RecordedRequest {
+        let keep = self.config.keep_requests;
+        let request = RecordedRequest {
             method: method.to_owned(),
             id,
-            params: params.clone(),
+            // Only counted: the params need no copy.
+            params: if keep { params.clone() } else { Value::Null },
             at: Instant::now(),
-        });
+        };
+        self.shared.lock().record(request, keep);
     }
 
     /// The reply to one request; `None` for a listen stream (answered later, if ever).
@@ -416,16 +448,26 @@ impl TestServer {
                 result,
             } => mrtr(params, requests, request_state.as_deref(), result),
             Behavior::InputForever(requests) => Ok(input_required(requests, None)),
-            Behavior::Task(_) if !tasks_declared => Err(tasks_required()),
-            Behavior::Task(script) => {
-                let created = tasks::create_task(&self.shared, script);
-                Ok(finish(
-                    serde_json::to_value(created).unwrap_or_default(),
-                    "task",
-                    false,
-                ))
+            Behavior::Task(_) | Behavior::TaskFrom(_) if !tasks_declared => Err(tasks_required()),
+            Behavior::Task(script) => Ok(self.start_task(script)),
+            Behavior::TaskFrom(write) => {
+                let arguments = match params.get("arguments") {
+                    None | Some(Value::Null) => json!({}),
+                    Some(arguments) => arguments.clone(),
+                };
+                Ok(self.start_task(&write.script(&arguments)))
             }
         }
+    }
+
+    /// Creates a task following `script`; its `CreateTaskResult`.
+    fn start_task(&self, script: &super::TaskScript) -> Value {
+        let created = tasks::create_task(&self.shared, script);
+        finish(
+            serde_json::to_value(created).unwrap_or_default(),
+            "task",
+            false,
+        )
     }
 
     /// `params.taskId` of a `tasks/*` request, once the extension is known to be declared.

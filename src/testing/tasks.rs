@@ -13,6 +13,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
+use super::counts::Tally;
 use super::faults::{Faults, REORDER_HOLD, STRAY_SUBSCRIPTION, STRAY_TASK};
 use super::record::RecordedRequest;
 use super::script::{Action, Step, TaskScript};
@@ -41,6 +42,7 @@ impl Shared {
         Arc::new(Shared {
             state: Mutex::new(State {
                 requests: Vec::new(),
+                methods: HashMap::new(),
                 tasks: HashMap::new(),
                 created: Vec::new(),
                 next_task: 0,
@@ -51,6 +53,7 @@ impl Shared {
                 faults: Faults::new(),
                 faults_fired: 0,
                 next_hold: 0,
+                tally: Tally::default(),
             }),
         })
     }
@@ -73,6 +76,8 @@ pub(super) enum TaskError {
 #[derive(Debug)]
 pub(super) struct State {
     requests: Vec<RecordedRequest>,
+    /// How many requests and notifications came, by method.
+    methods: HashMap<String, usize>,
     tasks: HashMap<String, TaskEntry>,
     created: Vec<TaskId>,
     next_task: u64,
@@ -84,6 +89,8 @@ pub(super) struct State {
     faults_fired: usize,
     /// Numbers the pushes held back by `reorder_pushes`.
     next_hold: u64,
+    /// What clients asked about each task.
+    tally: Tally,
 }
 
 #[derive(Debug)]
@@ -156,8 +163,23 @@ impl TaskEntry {
 }
 
 impl State {
-    pub(super) fn record(&mut self, request: RecordedRequest) {
-        self.requests.push(request);
+    /// Counts one request or notification by its method; keeps it too
+    /// when `keep` says so.
+    pub(super) fn record(&mut self, request: RecordedRequest, keep: bool) {
+        match self.methods.get_mut(&request.method) {
+            Some(n) => *n += 1,
+            None => {
+                self.methods.insert(request.method.clone(), 1);
+            }
+        }
+        if keep {
+            self.requests.push(request);
+        }
+    }
+
+    /// How many requests or notifications with this method came.
+    pub(super) fn count(&self, method: &str) -> usize {
+        self.methods.get(method).copied().unwrap_or(0)
     }
 
     pub(super) fn requests(&self) -> &[RecordedRequest] {
@@ -174,6 +196,14 @@ impl State {
 
     pub(super) fn open_subscriptions(&self) -> usize {
         self.subs.len()
+    }
+
+    pub(super) fn tally(&self) -> &Tally {
+        &self.tally
+    }
+
+    pub(super) fn tally_mut(&mut self) -> &mut Tally {
+        &mut self.tally
     }
 
     pub(super) fn set_faults(&mut self, faults: Faults) {
@@ -548,6 +578,7 @@ pub(super) fn create_task(shared: &Arc<Shared>, script: &TaskScript) -> CreateTa
     };
     state.tasks.insert(id.clone(), entry);
     state.created.push(task_id.clone());
+    state.tally.created(&id);
     // Steps due at once are applied before the creation result is sent, so a
     // read right after creation sees them.
     let mut steps = script.steps.clone().into_iter().peekable();

@@ -1,6 +1,7 @@
 //! Wire-level tests of the test server: discovery, paging, metadata
 //! checks, MRTR and request cancellation. Task tests are in `tasks.rs`, fault
-//! tests in `faults.rs`.
+//! tests in `faults.rs`, those of the counts and of tasks written from
+//! their arguments in `counts.rs`.
 
 use std::time::Duration;
 
@@ -15,6 +16,7 @@ use crate::protocol::{
 use crate::transport::memory::{MemorySink, MemoryStream};
 use crate::transport::{Inbound, MessageSink, MessageStream, Outbound};
 
+mod counts;
 mod faults;
 mod tasks;
 

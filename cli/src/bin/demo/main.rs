@@ -20,17 +20,55 @@
 //! mcp-tasks call export --detach -- mcp-tasks-demo --shared /tmp/demo.sock
 //! mcp-tasks wait REF -- mcp-tasks-demo --shared /tmp/demo.sock
 //! ```
+//!
+//! For many clients at once, each in a process of its own, serve
+//! Streamable HTTP on a loopback port instead:
+//!
+//! ```text
+//! mcp-tasks-demo --http 127.0.0.1:PORT [--read-delay MS]
+//! ```
+//!
+//! The first line on stdout is the endpoint, as
+//! `listening on http://127.0.0.1:43121/mcp` (port 0 picks a free port).
+//! `POST /mcp` takes one JSON-RPC message and answers with JSON; there
+//! are no listen streams, so clients poll. `GET /counters` answers with
+//! what clients asked about each task so far (JSON, task ids in full:
+//! loopback only):
+//!
+//! ```text
+//! {"tasks": {"task-1-…": {"reads": 3, "overlapping_reads": 0,
+//!                         "answers": {"answer": 1}, "cancels": 0}, …},
+//!  "totals": {"tasks": 1, "reads": 3, "overlapping_reads": 0, "answers": 1,
+//!             "cancels": 0, "unknown_task_requests": 0}}
+//! ```
+//!
+//! `--read-delay MS` holds every `tasks/get` reply that long, so that two
+//! clients reading the same task at once show as `overlapping_reads`. The
+//! tasks live as long as the process: killed and started again on the
+//! same port (which it binds again at once), the server has forgotten
+//! them. Besides the tools above it has three for such tests: `job`
+//! (works `ms` milliseconds, 300 by default, then returns its arguments
+//! as its structured result), `ask` (asks one question, key `answer`,
+//! then returns the answer) and `long` (works ten minutes, unless
+//! cancelled).
 
+mod http;
+
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mcp_tasks::protocol::{CallToolResult, InputRequest, RpcError};
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 use mcp_tasks::transport::LineTransport;
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::net::{UnixListener, UnixStream};
 
-const USAGE: &str = "usage: mcp-tasks-demo [--shared SOCKET | --serve-socket SOCKET]";
+const USAGE: &str = "usage: mcp-tasks-demo \
+    [--shared SOCKET | --serve-socket SOCKET | --http 127.0.0.1:PORT [--read-delay MS]]";
+
+/// How long a `job` works when its arguments do not say.
+const JOB_MS: u64 = 300;
 
 /// How long a shared server waits for a connection before it stops.
 const IDLE: Duration = Duration::from_secs(600);
@@ -154,6 +192,71 @@ fn server() -> TestServer {
         .tool(archive)
         .tool(migrate)
         .tool(hello)
+        .tool(job())
+        .tool(ask())
+        .tool(long())
+}
+
+/// A quick task whose result is its arguments, so that each outcome can
+/// be matched to its call.
+fn job() -> ScriptedTool {
+    ScriptedTool::task_from_arguments("job", |arguments| {
+        let length = arguments
+            .get("ms")
+            .and_then(Value::as_u64)
+            .unwrap_or(JOB_MS);
+        TaskScript::new()
+            .poll_interval(ms(100))
+            .status_message("working")
+            .complete(
+                ms(length),
+                CallToolResult::text(format!("done: {arguments}"))
+                    .with_structured(arguments.clone()),
+            )
+    })
+    .description("Work `ms` milliseconds (default 300), then return the arguments")
+    .input_schema(json!({
+        "type": "object",
+        "properties": {
+            "ms": { "type": "integer", "minimum": 0, "description": "How long to work" },
+        },
+    }))
+}
+
+/// A task that asks one question (key `answer`, its message naming the
+/// arguments), then returns the answer.
+fn ask() -> ScriptedTool {
+    ScriptedTool::task_from_arguments("ask", |arguments| {
+        let question = InputRequest::form(
+            format!("Your answer for {arguments}?"),
+            json!({
+                "type": "object",
+                "properties": { "answer": { "type": "string", "title": "Answer" } },
+                "required": ["answer"],
+            }),
+        );
+        TaskScript::new()
+            .poll_interval(ms(100))
+            .status_message("about to ask")
+            .input(ms(100), [("answer".to_owned(), question)].into())
+            .complete_with_inputs(ms(100))
+    })
+    .description("Ask one question, then return the answer")
+}
+
+/// A task that works ten minutes: one to cancel.
+fn long() -> ScriptedTool {
+    ScriptedTool::task(
+        "long",
+        TaskScript::new()
+            .poll_interval(ms(200))
+            .status_message("working")
+            .complete(
+                Duration::from_secs(600),
+                CallToolResult::text("worked ten minutes"),
+            ),
+    )
+    .description("Work ten minutes (cancel it)")
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -163,6 +266,7 @@ async fn main() {
         [] => server().serve_stdio().await.map_err(|e| e.to_string()),
         [flag, path] if flag == "--shared" => relay(Path::new(path)).await,
         [flag, path] if flag == "--serve-socket" => serve_socket(Path::new(path)).await,
+        [flag, addr, options @ ..] if flag == "--http" => serve_http(addr, options).await,
         [flag] if flag == "--help" || flag == "-h" => {
             println!("{USAGE}");
             Ok(())
@@ -173,6 +277,29 @@ async fn main() {
         eprintln!("mcp-tasks-demo: {e}");
         std::process::exit(2);
     }
+}
+
+/// Serves Streamable HTTP on `addr` (a loopback address and port);
+/// `options` may hold `--read-delay MS`.
+async fn serve_http(addr: &str, options: &[String]) -> Result<(), String> {
+    let addr: SocketAddr = addr
+        .parse()
+        .map_err(|_| format!("--http wants an address and a port (127.0.0.1:0), not {addr:?}"))?;
+    let delay = match options {
+        [] => Duration::ZERO,
+        [flag, n] if flag == "--read-delay" => ms(n
+            .parse()
+            .map_err(|_| format!("--read-delay wants milliseconds, not {n:?}"))?),
+        _ => return Err(USAGE.to_owned()),
+    };
+    // Listen streams need SSE replies, which this front does not write:
+    // clients are told the method does not exist, and poll.
+    // Many clients for long: the counts are kept, not every request.
+    let server = server()
+        .listen_supported(false)
+        .read_delay(delay)
+        .keep_requests(false);
+    http::serve(server, addr).await
 }
 
 /// Serves every connection to the socket at `path` with one server, so
