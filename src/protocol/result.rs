@@ -102,8 +102,6 @@ pub(crate) fn decode_ack(json: &str, method: &str) -> Result<(), DecodeError> {
 
 #[cfg(test)]
 mod tests {
-    use std::fmt;
-
     use super::*;
 
     /// What a caller gets for a `tools/call` result (the request declared
@@ -184,7 +182,8 @@ mod tests {
                 r#"{"resultType":"complete","content":[]} x"#,
                 "trailing characters",
             ),
-            (r#"["complete"]"#, "invalid type: sequence"),
+            // An array is no result: the tag probe reads it by position.
+            (r#"["complete"]"#, "invalid type: string \"complete\""),
             ("7", "invalid type: integer `7`"),
             ("", "EOF while parsing"),
         ];
@@ -223,7 +222,7 @@ mod tests {
                 r#"{"resultType":"task","taskId":"t","status":"working","resultType":"task"}"#,
                 "duplicate field `resultType`",
             ),
-            (r#"["t","working"]"#, "invalid type: sequence"),
+            (r#"["t","working"]"#, "trailing characters"),
         ] {
             let e = decode_task_snapshot(json).unwrap_err().to_string();
             assert!(e.contains(expected), "{json}: {e}");
