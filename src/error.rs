@@ -299,12 +299,18 @@ impl Error {
         matches!(self.inner.kind, Kind::Refused(_))
     }
 
-    /// The server answered with a JSON-RPC error.
+    /// The server answered with a JSON-RPC error, which
+    /// [`rpc_error`](Error::rpc_error) gives: to the request, or as the
+    /// error a task ended with (the error
+    /// [`Outcome::into_result`](crate::Outcome::into_result) and
+    /// [`Client::call_tool`](crate::Client::call_tool) give for a task
+    /// that ended `failed`; its `Display` says so).
     pub fn is_rpc(&self) -> bool {
-        matches!(self.inner.kind, Kind::Rpc(_))
+        self.rpc_error().is_some()
     }
 
-    /// The server's JSON-RPC error, when it sent one.
+    /// The server's JSON-RPC error; `Some` exactly when
+    /// [`is_rpc`](Error::is_rpc).
     pub fn rpc_error(&self) -> Option<&RpcError> {
         match &self.inner.kind {
             Kind::Rpc(e) | Kind::TaskFailed(e) => Some(e),
@@ -487,21 +493,6 @@ impl Error {
         matches!(self.inner.kind, Kind::InputRequired(_))
     }
 
-    /// The task ended `failed`; [`Error::rpc_error`] holds its error.
-    pub fn is_task_failed(&self) -> bool {
-        matches!(self.inner.kind, Kind::TaskFailed(_))
-    }
-
-    /// The task ended `cancelled`.
-    pub fn is_cancelled(&self) -> bool {
-        matches!(self.inner.kind, Kind::Cancelled)
-    }
-
-    /// The task outlived the lifetime set with `with_ttl`; the client cancelled it.
-    pub fn is_expired(&self) -> bool {
-        matches!(self.inner.kind, Kind::Expired)
-    }
-
     /// The task this error concerns, when there is one.
     pub fn task_id(&self) -> Option<&TaskId> {
         self.inner.task_id.as_ref()
@@ -557,6 +548,8 @@ impl Error {
         text
     }
 
+    /// The code of the error the request itself was answered with (not
+    /// a failed task's).
     fn rpc_code(&self) -> Option<i64> {
         match &self.inner.kind {
             Kind::Rpc(e) => Some(e.code),
@@ -748,6 +741,37 @@ mod tests {
         assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
     }
 
+    /// `is_rpc()` and `rpc_error()` answer alike for every kind of error,
+    /// a failed task's included.
+    #[test]
+    fn is_rpc_exactly_when_there_is_an_rpc_error() {
+        let failed = crate::Outcome::Failed(RpcError::new(-32603, "boom"))
+            .into_result()
+            .unwrap_err();
+        assert!(
+            failed.to_string().contains("the task failed: boom"),
+            "{failed}"
+        );
+        let errors = [
+            Error::rpc(RpcError::new(-32602, "no")),
+            Error::rpc(RpcError::new(-32000, "slow down")).with_http(429, None),
+            failed,
+            crate::Outcome::Cancelled.into_result().unwrap_err(),
+            crate::Outcome::Expired.into_result().unwrap_err(),
+            Error::transport("reset"),
+            Error::protocol("bad"),
+            Error::new(Kind::Refused("HTTP 404".into())),
+            Error::new(Kind::ServerCancelled {
+                reason: None,
+                partial: false,
+            }),
+        ];
+        for e in &errors {
+            assert_eq!(e.is_rpc(), e.rpc_error().is_some(), "{e}");
+        }
+        assert_eq!(errors.iter().filter(|e| e.is_rpc()).count(), 3);
+    }
+
     #[test]
     fn not_found_needs_a_task_method() {
         let e = Error::rpc(RpcError::new(-32602, "no such task")).with_method("tasks/get");
@@ -826,7 +850,7 @@ mod tests {
         })
         .with_method("tools/call");
         assert!(e.is_server_cancelled() && e.is_outcome_unknown());
-        assert!(!e.is_timeout() && !e.is_transport() && !e.is_cancelled());
+        assert!(!e.is_timeout() && !e.is_transport());
         assert_eq!(
             e.to_string(),
             "tools/call: the server cancelled the request: shutting down; the tool may have partly run"

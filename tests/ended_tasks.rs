@@ -103,11 +103,13 @@ fn seen_error(e: &Error) -> Seen {
     if e.is_protocol() {
         return Seen::Malformed;
     }
-    if e.is_cancelled() {
+    // What `Outcome::into_result` makes of an ended task, as its text says.
+    let text = e.to_string();
+    if text.contains("the task was cancelled") {
         return Seen::Cancelled;
     }
     match e.rpc_error() {
-        Some(rpc) if e.is_task_failed() => Seen::Failed {
+        Some(rpc) if text.contains("the task failed") => Seen::Failed {
             code: rpc.code,
             message: rpc.message.clone(),
         },

@@ -220,7 +220,8 @@ async fn a_failed_task_fails_with_its_tool_error_or_its_json_rpc_error() {
             .call_tool("broken", json!({}))
             .await
             .unwrap_err()
-            .is_task_failed()
+            .rpc_error()
+            .is_some_and(|e| e.message == "disk full")
     );
     let finished = start(&client, "down").await.finish().await.unwrap();
     let Outcome::Failed(error) = finished.outcome() else {

@@ -194,11 +194,11 @@ fn classify(e: &Error) -> End {
         End::Transport
     } else if e.is_deadline() {
         End::Deadline
-    } else if e.is_task_failed() {
+    } else if e.is_rpc() && e.to_string().contains("the task failed") {
         End::Failed
-    } else if e.is_cancelled() {
+    } else if e.to_string().contains("the task was cancelled") {
         End::Cancelled
-    } else if e.is_expired() {
+    } else if e.to_string().contains("outlived its time to live") {
         End::Expired
     } else {
         panic!("an error no fault explains: {e} ({e:?})")

@@ -203,7 +203,8 @@ async fn failed_cancelled_and_tool_error_outcomes() {
         &Outcome::Failed(RpcError::new(-32603, "disk full"))
     );
     let e = failed.into_result().unwrap_err();
-    assert!(e.is_task_failed() && e.rpc_error().unwrap().code == -32603);
+    assert!(e.is_rpc() && e.rpc_error().unwrap().code == -32603);
+    assert!(e.to_string().contains("the task failed: disk full"), "{e}");
 
     let tool_error = client
         .task()
@@ -224,7 +225,11 @@ async fn failed_cancelled_and_tool_error_outcomes() {
     };
     let cancelled = task.cancel_and_wait().await.unwrap();
     assert_eq!(cancelled.outcome(), &Outcome::Cancelled);
-    assert!(cancelled.into_result().unwrap_err().is_cancelled());
+    let e = cancelled.into_result().unwrap_err();
+    assert!(
+        !e.is_rpc() && e.to_string().contains("the task was cancelled"),
+        "{e}"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -324,10 +324,9 @@ impl Watch {
                             return self.cancel(state).await;
                         }
                         self.report.clear();
-                        let hint = match &state {
-                            TaskState::Pending(t) => self.resume_hint(&t.reference()),
-                            TaskState::InputRequired(t) => self.resume_hint(&t.reference()),
-                            TaskState::Finished(_) => String::new(),
+                        let hint = match state.reference() {
+                            Some(task) if !state.is_finished() => self.resume_hint(&task),
+                            _ => String::new(),
                         };
                         return Err(anyhow::anyhow!("{}; {hint}", one_line(&e)));
                     }
@@ -386,12 +385,13 @@ impl Watch {
     /// The first Ctrl-C: `tasks/cancel`, then a bounded wait for the end;
     /// a second Ctrl-C stops waiting at once.
     async fn cancel(&mut self, state: TaskState) -> anyhow::Result<u8> {
-        let Some(task) = reference_of(&state) else {
-            if let TaskState::Finished(done) = state {
-                self.report.clear();
-                return Ok(self.outcome(done.outcome(), false));
-            }
-            unreachable!("only a finished task has no reference");
+        if let TaskState::Finished(done) = &state {
+            self.report.clear();
+            return Ok(self.outcome(done.outcome(), false));
+        }
+        let Some(task) = state.reference() else {
+            // Only an immediate result has no reference, and it is finished.
+            return Err(anyhow::anyhow!("the call has no task to cancel"));
         };
         self.report
             .status("cancelling", Some("Ctrl-C again to stop waiting"));
@@ -519,14 +519,6 @@ impl Watch {
 enum Unanswerable {
     Interrupted,
     Kinds(String),
-}
-
-fn reference_of(state: &TaskState) -> Option<TaskRef> {
-    match state {
-        TaskState::Pending(t) => Some(t.reference()),
-        TaskState::InputRequired(t) => Some(t.reference()),
-        TaskState::Finished(_) => None,
-    }
 }
 
 async fn cancel_and_wait(state: TaskState) -> Result<Outcome, Error> {

@@ -6,7 +6,6 @@ use serde_json::value::RawValue;
 
 use crate::error::{Error, Result};
 use crate::protocol::ResultType;
-use crate::protocol::tagged::decode_once;
 
 /// Decodes the result of a method that has only one kind of result
 /// (`server/discover`, `tools/list`): `resultType` must be `complete` or
@@ -16,10 +15,6 @@ pub(crate) fn decode<T: serde::de::DeserializeOwned>(
     raw: &RawValue,
     method: &'static str,
 ) -> Result<T> {
-    // Read once when all is well; the probe first names what is not.
-    if let Some((ResultType::Complete, result)) = decode_once(raw.get()) {
-        return Ok(result);
-    }
     let malformed =
         |e: &dyn fmt::Display| Error::protocol(format!("malformed {method} result: {e}"));
     match ResultType::of(raw.get()) {

@@ -1,112 +1,42 @@
-//! The one way a request's params get their `_meta`: the protocol version,
-//! the client's capabilities (with the Tasks extension where the method
-//! needs it) and the client's info, as 2026-07-28 requires on every
-//! request. Also which protocol versions the client speaks.
+//! The one way a 2026-07-28 request's params get their `_meta`: the
+//! protocol version, the client's capabilities (with the Tasks extension
+//! where the method needs it), the client's info, and a progress token
+//! when the caller asked for progress. Also which protocol versions the
+//! client speaks. (The initialize era sends no such `_meta`: see
+//! `wire/legacy.rs`.)
 
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use serde_json::value::{RawValue, to_raw_value};
 use serde_json::{Map, Value};
 
 use crate::protocol::method::Method;
 use crate::protocol::{ClientCapabilities, Implementation, PROTOCOL_VERSION, RequestId};
 
-/// Protocol versions this client can speak, preferred first.
+/// Protocol versions this client speaks, preferred first.
 const KNOWN_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
 
 /// What every request's `_meta` says, and the version it says it in.
 pub(crate) struct Envelope {
     info: Implementation,
     capabilities: ClientCapabilities,
-    /// The `capabilities.tasks` a 2025-11-25 `initialize` declares for
-    /// hosted tasks; never in a 2026-07-28 `_meta`.
-    hosted_tasks: Option<Map<String, Value>>,
+    /// `capabilities` with the Tasks extension declared, for the methods
+    /// that need it.
+    capabilities_with_tasks: ClientCapabilities,
     protocol_version: Mutex<Arc<str>>,
-    /// `capabilities` (with and without the Tasks extension) and `info` as JSON, written
-    /// once: they go into every request's `_meta` unchanged, and escaping
-    /// them again for each request was the largest cost the client added
-    /// to a lifecycle (`benches/lifecycle.rs --profile`).
-    written: Written,
-}
-
-/// The parts of `_meta` that never change, already serialized, for the
-/// methods that declare the Tasks extension and for the others; and the
-/// whole `_meta` (its keys too) in the version the client starts with,
-/// which is the one nearly every request is sent in.
-struct Written {
-    plain: Forms,
-    with_tasks: Forms,
-    info: Box<RawValue>,
-    version: Box<str>,
-}
-
-/// One set of capabilities, alone and in the whole starting `_meta`.
-struct Forms {
-    capabilities: Box<RawValue>,
-    meta: Box<RawValue>,
-}
-
-impl Written {
-    fn new(
-        capabilities: &ClientCapabilities,
-        with_tasks: &ClientCapabilities,
-        info: &Implementation,
-        version: &str,
-    ) -> Written {
-        let info = written(info);
-        let forms = |capabilities: &ClientCapabilities| {
-            let capabilities = written(capabilities);
-            let meta = written(&MetaRef {
-                protocol_version: version,
-                client_capabilities: &capabilities,
-                client_info: &info,
-                progress_token: None,
-            });
-            Forms { capabilities, meta }
-        };
-        Written {
-            plain: forms(capabilities),
-            with_tasks: forms(with_tasks),
-            version: version.into(),
-            info,
-        }
-    }
-}
-
-/// `value` as JSON text. The client's capabilities and info are plain
-/// structs and JSON objects with string keys, which always serialize.
-fn written(value: &impl Serialize) -> Box<RawValue> {
-    to_raw_value(value).expect("the client's capabilities and info serialize to JSON")
 }
 
 /// The `_meta` of one request, borrowed from the envelope.
 #[derive(Serialize)]
-struct MetaRef<'a> {
+struct Meta<'a> {
     #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
     protocol_version: &'a str,
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
-    client_capabilities: &'a RawValue,
+    client_capabilities: &'a ClientCapabilities,
     #[serde(rename = "io.modelcontextprotocol/clientInfo")]
-    client_info: &'a RawValue,
+    client_info: &'a Implementation,
     #[serde(rename = "progressToken", skip_serializing_if = "Option::is_none")]
     progress_token: Option<&'a RequestId>,
-}
-
-/// A request's `_meta`: written whole when the client wrote it beforehand
-/// (the version it started with, no progress token), else from its parts.
-struct Meta<'a> {
-    parts: MetaRef<'a>,
-    whole: Option<&'a RawValue>,
-}
-
-impl Serialize for Meta<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.whole {
-            Some(whole) if self.parts.progress_token.is_none() => whole.serialize(s),
-            _ => self.parts.serialize(s),
-        }
-    }
 }
 
 /// A request's params with the envelope's `_meta` beside them.
@@ -121,33 +51,8 @@ pub(crate) struct WithMeta<'a, P: Serialize> {
 impl<'a, P: Serialize> WithMeta<'a, P> {
     /// Asks the server for progress reports under `token`.
     pub(crate) fn with_progress(mut self, token: Option<&'a RequestId>) -> Self {
-        self.meta.parts.progress_token = token;
+        self.meta.progress_token = token;
         self
-    }
-}
-
-/// An initialize-era request's params, with `_meta.progressToken` when the
-/// caller asked for progress (that era sends no other `_meta`).
-#[derive(Serialize)]
-pub(crate) struct WithProgress<'a, P: Serialize> {
-    #[serde(flatten)]
-    params: &'a P,
-    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    meta: Option<ProgressMeta<'a>>,
-}
-
-#[derive(Serialize)]
-struct ProgressMeta<'a> {
-    #[serde(rename = "progressToken")]
-    progress_token: &'a RequestId,
-}
-
-impl<'a, P: Serialize> WithProgress<'a, P> {
-    pub(crate) fn new(params: &'a P, token: Option<&'a RequestId>) -> Self {
-        WithProgress {
-            params,
-            meta: token.map(|progress_token| ProgressMeta { progress_token }),
-        }
     }
 }
 
@@ -157,33 +62,14 @@ impl Envelope {
         capabilities: ClientCapabilities,
         protocol_version: Option<String>,
     ) -> Self {
-        let capabilities_with_tasks = capabilities.clone().with_tasks();
-        let protocol_version: Arc<str> =
+        let protocol_version =
             protocol_version.map_or_else(|| Arc::from(PROTOCOL_VERSION), Arc::from);
         Envelope {
-            written: Written::new(
-                &capabilities,
-                &capabilities_with_tasks,
-                &info,
-                &protocol_version,
-            ),
+            capabilities_with_tasks: capabilities.clone().with_tasks(),
             capabilities,
             info,
-            hosted_tasks: None,
             protocol_version: Mutex::new(protocol_version),
         }
-    }
-
-    /// Declares `tasks` as the `capabilities.tasks` of a 2025-11-25
-    /// `initialize` (the tasks the client hosts for the server).
-    pub(crate) fn with_hosted_tasks(mut self, tasks: Option<Map<String, Value>>) -> Self {
-        self.hosted_tasks = tasks;
-        self
-    }
-
-    /// The `capabilities.tasks` of a 2025-11-25 `initialize`, if any.
-    pub(crate) fn hosted_tasks(&self) -> Option<&Map<String, Value>> {
-        self.hosted_tasks.as_ref()
     }
 
     pub(crate) fn info(&self) -> &Implementation {
@@ -201,12 +87,19 @@ impl Envelope {
         self.protocol_version.lock().unwrap().clone()
     }
 
-    /// What `_meta` declares for `method`, written.
-    fn forms_for(&self, method: &str) -> &Forms {
-        if Method::of(method).declares_tasks() {
-            &self.written.with_tasks
+    /// The `_meta` of a request of `method` in `version`: the Tasks
+    /// extension declared where the method needs it.
+    fn meta<'a>(&'a self, method: &str, version: &'a str) -> Meta<'a> {
+        let client_capabilities = if Method::of(method).declares_tasks() {
+            &self.capabilities_with_tasks
         } else {
-            &self.written.plain
+            &self.capabilities
+        };
+        Meta {
+            protocol_version: version,
+            client_capabilities,
+            client_info: &self.info,
+            progress_token: None,
         }
     }
 
@@ -217,18 +110,9 @@ impl Envelope {
         params: &'a P,
         version: &'a str,
     ) -> WithMeta<'a, P> {
-        let forms = self.forms_for(method);
         WithMeta {
             params,
-            meta: Meta {
-                parts: MetaRef {
-                    protocol_version: version,
-                    client_capabilities: &forms.capabilities,
-                    client_info: &self.written.info,
-                    progress_token: None,
-                },
-                whole: (version == &*self.written.version).then_some(&*forms.meta),
-            },
+            meta: self.meta(method, version),
         }
     }
 
@@ -236,13 +120,7 @@ impl Envelope {
     /// replace (the raw request path).
     pub(crate) fn meta_object(&self, method: &str) -> Map<String, Value> {
         let version = self.protocol_version();
-        let meta = MetaRef {
-            protocol_version: &version,
-            client_capabilities: &self.forms_for(method).capabilities,
-            client_info: &self.written.info,
-            progress_token: None,
-        };
-        match serde_json::to_value(meta) {
+        match serde_json::to_value(self.meta(method, &version)) {
             Ok(Value::Object(map)) => map,
             _ => Map::new(),
         }
@@ -314,11 +192,9 @@ mod tests {
         assert!(meta[META_CLIENT_CAPABILITIES]["extensions"][TASKS_EXTENSION].is_object());
     }
 
-    /// The `_meta` written once is byte for byte the one written from its
-    /// parts, and is used only where it is the same: another version or a
-    /// progress token writes it from the parts.
+    /// Another version, or a progress token, is written as asked.
     #[test]
-    fn the_meta_written_once_is_the_meta_written_from_its_parts() {
+    fn meta_says_the_version_and_progress_token_it_is_given() {
         let envelope = Envelope::new(
             Implementation::new("c \"quoted\"", "1"),
             ClientCapabilities::default(),
@@ -326,21 +202,16 @@ mod tests {
         );
         let params = serde_json::json!({"taskId": "t"});
         let token = RequestId::Number(7);
-        for method in ["tasks/get", "tools/call", "tools/list"] {
-            for version in [PROTOCOL_VERSION, "2099-01-01"] {
-                for progress in [None, Some(&token)] {
-                    let wrapped = envelope
-                        .wrap(method, &params, version)
-                        .with_progress(progress);
-                    let whole = serde_json::to_string(&wrapped).unwrap();
-                    let mut parts = wrapped;
-                    parts.meta.whole = None;
-                    let parts = serde_json::to_string(&parts).unwrap();
-                    assert_eq!(whole, parts, "{method} {version} {progress:?}");
-                    let v: Value = serde_json::from_str(&whole).unwrap();
-                    assert_eq!(v["_meta"][META_PROTOCOL_VERSION], version);
-                    assert_eq!(v["_meta"]["progressToken"], json_token(progress));
-                }
+        for version in [PROTOCOL_VERSION, "2099-01-01"] {
+            for progress in [None, Some(&token)] {
+                let wrapped = envelope
+                    .wrap("tasks/get", &params, version)
+                    .with_progress(progress);
+                let v = serde_json::to_value(&wrapped).unwrap();
+                assert_eq!(v["_meta"][META_PROTOCOL_VERSION], version);
+                assert_eq!(v["_meta"]["progressToken"], json_token(progress));
+                assert_eq!(v["_meta"][META_CLIENT_INFO]["name"], "c \"quoted\"");
+                assert_eq!(v["taskId"], "t");
             }
         }
     }

@@ -227,8 +227,8 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
             Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
         });
         let pin = session::Pin::of(config.protocol_version.as_deref());
-        let envelope = Envelope::new(info, handlers.capabilities(), config.protocol_version)
-            .with_hosted_tasks(hosted::capability(&handlers));
+        let envelope = Envelope::new(info, handlers.capabilities(), config.protocol_version);
+        let hosted = hosted::capability(&handlers);
         let request_timeout = config.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
         let probe_timeout = config
             .probe_timeout
@@ -236,6 +236,7 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         let session = session::negotiate(
             conn,
             Arc::new(envelope),
+            hosted.as_ref(),
             pin,
             probe_timeout,
             request_timeout,

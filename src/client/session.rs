@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Map;
+use serde_json::{Map, Value};
 
 use super::decode::decode;
 use super::envelope::Envelope;
@@ -49,12 +49,13 @@ pub(crate) struct Session {
 pub(crate) async fn negotiate(
     conn: Connection,
     envelope: Arc<Envelope>,
+    hosted: Option<&Map<String, Value>>,
     pin: Pin,
     probe_timeout: Duration,
     request_timeout: Duration,
 ) -> Result<Session> {
     let held = conn.clone();
-    handshake(conn, envelope, pin, probe_timeout, request_timeout)
+    handshake(conn, envelope, hosted, pin, probe_timeout, request_timeout)
         .await
         .map_err(|e| explain(e, &held))
 }
@@ -80,6 +81,7 @@ fn explain(e: Error, conn: &Connection) -> Error {
 async fn handshake(
     conn: Connection,
     envelope: Arc<Envelope>,
+    hosted: Option<&Map<String, Value>>,
     pin: Pin,
     probe_timeout: Duration,
     request_timeout: Duration,
@@ -132,7 +134,8 @@ async fn handshake(
             }
         }
     };
-    let (legacy, discovered) = Legacy::initialize(conn, envelope, &offer, request_timeout).await?;
+    let (legacy, discovered) =
+        Legacy::initialize(conn, envelope, hosted, &offer, request_timeout).await?;
     Ok(Session {
         wire: Wire::Legacy(legacy),
         discovered: Some(discovered),

@@ -3,7 +3,7 @@
 use serde::de::DeserializeOwned;
 
 use super::decode_error::DecodeError;
-use super::tagged::{ResultType, decode_once, leading_result_type};
+use super::tagged::ResultType;
 use super::{CallToolResult, CreateTaskResult, DetailedTask, InputRequiredResult};
 
 /// What a `tools/call` can answer, discriminated by `resultType`.
@@ -33,21 +33,6 @@ impl CallToolResponse {
     /// Fails on invalid JSON, an unknown `resultType`, an undeclared task, or
     /// a body that does not fit its `resultType`.
     pub fn decode(json: &str, tasks_declared: bool) -> Result<CallToolResponse, DecodeError> {
-        // A task is what a waiting client reads most, and servers write
-        // `resultType` first: then the body is read once, its tag checked
-        // on the way. Anything else, and any error, is probed first.
-        if tasks_declared
-            && leading_result_type(json) == Some(ResultType::Task)
-            && let Some((ResultType::Task, task)) = decode_once(json)
-        {
-            return Ok(CallToolResponse::Task(task));
-        }
-        Self::decode_probed(json, tasks_declared)
-    }
-
-    /// [`decode`](Self::decode) by probing for `resultType` first, then
-    /// decoding the body the probe chose.
-    fn decode_probed(json: &str, tasks_declared: bool) -> Result<CallToolResponse, DecodeError> {
         match ResultType::of(json)? {
             ResultType::Complete if is_legacy_task(json) => Err(DecodeError::invalid(
                 "the server answered with a 2025-11-25 task creation result ({\"task\": {…}} \
@@ -97,15 +82,6 @@ pub(crate) fn is_legacy_task(json: &str) -> bool {
 /// `resultType` must be `complete` or absent; `task` is accepted too, since
 /// one of the specification's own examples shows it.
 pub(crate) fn decode_task_snapshot(json: &str) -> Result<DetailedTask, DecodeError> {
-    // Read once when all is well; the probe first names what is not.
-    if let Some((ResultType::Complete | ResultType::Task, task)) = decode_once(json) {
-        return Ok(task);
-    }
-    snapshot_probed(json)
-}
-
-/// [`decode_task_snapshot`] by probing for `resultType` first.
-fn snapshot_probed(json: &str) -> Result<DetailedTask, DecodeError> {
     match ResultType::of(json)? {
         ResultType::Complete | ResultType::Task => decode(json),
         ResultType::InputRequired => Err(DecodeError::invalid(
@@ -126,95 +102,131 @@ pub(crate) fn decode_ack(json: &str, method: &str) -> Result<(), DecodeError> {
 
 #[cfg(test)]
 mod tests {
-    use std::fmt;
-
     use super::*;
 
-    /// Results that are valid, odd or broken, with `resultType` anywhere.
-    fn placements() -> Vec<String> {
-        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
-        let mut cases: Vec<String> = [
-            r#"{"content":[]}"#,
-            r#"{"resultType":"complete","content":[]}"#,
-            r#"{"content":[],"resultType":"complete"}"#,
-            r#"{"resultType":null,"content":[]}"#,
-            r#"{"resultType":null,"content":[],"resultType":"task"}"#,
-            r#"{"content":[{"type":"text","text":"x"}],"resultType":"complete","isError":true}"#,
-            r#"{"re\u0073ultType":"complete","content":[]}"#,
-            r#"{"resultType":"compl\u0065te","content":[]}"#,
-            r#"{"content":[],"structuredContent":{"resultType":"task"}}"#,
-            r#"{"resultType":"task","content":[]}"#,
-            r#"{"content":[],"resultType":"later"}"#,
-            r#"{"content":7,"resultType":"later"}"#,
-            r#"{"resultType":"later","content":7}"#,
-            r#"{"resultType":"complete","content":[],"resultType":"complete"}"#,
-            r#"{"resultType":"complete","content":7,"resultType":"x"}"#,
-            r#"{"resultType":1,"content":[]}"#,
-            r#"{"resultType":"complete","content":7}"#,
-            r#"{"content":[],"structuredContent":1e400,"resultType":"later"}"#,
-            r#"{"content":[{"type":"text","text":"\ud800"}],"resultType":"later"}"#,
-            r#"{"resultType":"complete","content":[]"#,
-            r#"{"resultType":"complete","content":[]} x"#,
-            r#"["complete"]"#,
-            r#"[[],null,false,null,"x"]"#,
-            r#"["t-1","working"]"#,
-            "7",
-            "",
-            // Tasks, for the snapshot and the creation result.
-            r#"{"resultType":"task","taskId":"t","status":"working","ttlMs":null}"#,
-            r#"{"taskId":"t","status":"working","resultType":"task"}"#,
-            r#"{"resultType":"complete","taskId":"t","status":"completed","result":{"content":[]}}"#,
-            r#"{"resultType":"complete","taskId":"t","status":"completed"}"#,
-            r#"{"resultType":"input_required","taskId":"t","status":"working"}"#,
-            r#"{"resultType":"input_required","taskId":"t","status":"completed","result":{"content":[],"structuredContent":1e400}}"#,
-            r#"{"resultType":"task","taskId":"t","status":"working","_meta":{"x":1e400},"resultType":"later"}"#,
-            r#"{"resultType":"task","taskId":"t","status":"working","resultType":"task"}"#,
-            r#"{"resultType":"task","taskId":7,"status":"working"}"#,
-            r#"{"resultType":"task","task":{"taskId":"t"}}"#,
-            r#"{"task":{"taskId":"t","status":"working"}}"#,
-            r#"{"resultType":"input_required","inputRequests":{}}"#,
-            r#"{"resultType":"input_required"}"#,
-        ]
-        .map(str::to_owned)
-        .to_vec();
-        cases.push(format!(
-            r#"{{"content":[],"structuredContent":{deep},"resultType":"later"}}"#
-        ));
-        cases
-    }
-
-    /// Equal results, or the same error in the same words.
-    fn same<T: PartialEq + fmt::Debug>(
-        json: &str,
-        once: Result<T, DecodeError>,
-        probed: Result<T, DecodeError>,
-    ) {
-        match (&once, &probed) {
-            (Ok(a), Ok(b)) => assert_eq!(a, b, "{json}"),
-            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{json}"),
-            _ => panic!("{json}: read once {once:?}, probed first {probed:?}"),
-        }
-    }
-
-    /// Reading `resultType` in the same pass as the body changes nothing a
-    /// caller sees: not the result, not an error, not the order of errors.
+    /// What a caller gets for a `tools/call` result (the request declared
+    /// the Tasks extension), with `resultType` anywhere, spelled oddly or
+    /// wrong, and bodies that do not fit: the kind, or words of the error.
     #[test]
-    fn reading_once_agrees_with_probing_first() {
-        let mut read_once = 0;
-        for json in placements() {
-            let json = json.as_str();
-            same(json, decode_task_snapshot(json), snapshot_probed(json));
-            for declared in [true, false] {
-                same(
-                    json,
-                    CallToolResponse::decode(json, declared),
-                    CallToolResponse::decode_probed(json, declared),
-                );
-            }
-            read_once += usize::from(decode_once::<DetailedTask>(json).is_some());
+    fn each_tools_call_result_reads_as_its_result_type_says() {
+        let deep = format!(
+            r#"{{"content":[],"structuredContent":{}{},"resultType":"later"}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let cases: &[(&str, &str)] = &[
+            (r#"{"content":[]}"#, "complete"),
+            (r#"{"resultType":"complete","content":[]}"#, "complete"),
+            (r#"{"content":[],"resultType":"complete"}"#, "complete"),
+            (r#"{"resultType":null,"content":[]}"#, "complete"),
+            (r#"{"re\u0073ultType":"complete","content":[]}"#, "complete"),
+            (r#"{"resultType":"compl\u0065te","content":[]}"#, "complete"),
+            (
+                r#"{"content":[],"structuredContent":{"resultType":"task"}}"#,
+                "complete",
+            ),
+            (
+                r#"{"resultType":"task","taskId":"t","status":"working","ttlMs":null}"#,
+                "task",
+            ),
+            (
+                r#"{"taskId":"t","status":"working","resultType":"task"}"#,
+                "task",
+            ),
+            (
+                r#"{"resultType":"input_required","requestState":"s"}"#,
+                "input_required",
+            ),
+            (
+                r#"{"resultType":"input_required","inputRequests":{}}"#,
+                "input_required",
+            ),
+            (
+                r#"{"content":[],"resultType":"later"}"#,
+                r#"unknown resultType "later""#,
+            ),
+            (
+                r#"{"content":7,"resultType":"later"}"#,
+                r#"unknown resultType "later""#,
+            ),
+            (&deep, r#"unknown resultType "later""#),
+            (
+                r#"{"resultType":null,"content":[],"resultType":"task"}"#,
+                "duplicate field `resultType`",
+            ),
+            (
+                r#"{"resultType":"complete","content":7}"#,
+                "invalid type: integer `7`",
+            ),
+            (
+                r#"{"resultType":1,"content":[]}"#,
+                "invalid type: integer `1`",
+            ),
+            (
+                r#"{"resultType":"task","taskId":7,"status":"working"}"#,
+                "invalid type: integer `7`",
+            ),
+            (
+                r#"{"resultType":"task","content":[]}"#,
+                "missing field `taskId`",
+            ),
+            (
+                r#"{"resultType":"input_required"}"#,
+                "needs inputRequests or requestState",
+            ),
+            (
+                r#"{"resultType":"complete","content":[]"#,
+                "EOF while parsing",
+            ),
+            (
+                r#"{"resultType":"complete","content":[]} x"#,
+                "trailing characters",
+            ),
+            // An array is no result: the tag probe reads it by position.
+            (r#"["complete"]"#, "invalid type: string \"complete\""),
+            ("7", "invalid type: integer `7`"),
+            ("", "EOF while parsing"),
+        ];
+        for (json, expected) in cases {
+            let seen = match CallToolResponse::decode(json, true) {
+                Ok(CallToolResponse::Complete(_)) => "complete".to_owned(),
+                Ok(CallToolResponse::Task(_)) => "task".to_owned(),
+                Ok(CallToolResponse::InputRequired(_)) => "input_required".to_owned(),
+                Err(e) => e.to_string(),
+            };
+            assert!(seen.contains(expected), "{json}: {seen}");
         }
-        // The fast path is taken, not only the fallback.
-        assert!(read_once >= 4, "{read_once}");
+    }
+
+    /// A `tasks/get` result is a snapshot whatever its `resultType` but
+    /// `input_required`; the same errors otherwise.
+    #[test]
+    fn a_snapshot_is_complete_or_task() {
+        for json in [
+            r#"{"resultType":"complete","taskId":"t","status":"completed","result":{"content":[]}}"#,
+            r#"{"taskId":"t","status":"working","resultType":"task"}"#,
+            r#"{"taskId":"t","status":"working"}"#,
+        ] {
+            assert_eq!(decode_task_snapshot(json).unwrap().task_id.expose(), "t");
+        }
+        for (json, expected) in [
+            (
+                r#"{"resultType":"input_required","taskId":"t","status":"working"}"#,
+                "tasks/get answered with resultType input_required",
+            ),
+            (
+                r#"{"resultType":"later","taskId":"t","status":"working"}"#,
+                r#"unknown resultType "later""#,
+            ),
+            (
+                r#"{"resultType":"task","taskId":"t","status":"working","resultType":"task"}"#,
+                "duplicate field `resultType`",
+            ),
+            (r#"["t","working"]"#, "trailing characters"),
+        ] {
+            let e = decode_task_snapshot(json).unwrap_err().to_string();
+            assert!(e.contains(expected), "{json}: {e}");
+        }
     }
 
     #[test]

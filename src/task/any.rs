@@ -2,12 +2,13 @@
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
+use std::time::Duration;
 
-use super::Task;
 use super::core::Core;
 use super::handle::TaskError;
 use super::observed::Observed;
 use super::state::{Finished, InputRequired, Pending};
+use super::{Task, TaskRef};
 use crate::protocol::{TaskId, TaskStatus};
 
 /// A task handle in whichever state the server's answer put it.
@@ -55,6 +56,29 @@ impl TaskState {
             TaskState::Pending(t) => Some(t.id()),
             TaskState::InputRequired(t) => Some(t.id()),
             TaskState::Finished(t) => t.id(),
+        }
+    }
+
+    /// A serialisable reference to resume the task later, in any state;
+    /// `None` only for an immediate result (the server answered at once,
+    /// without a task).
+    ///
+    /// ```
+    /// # async fn f(client: mcp_tasks::Client) -> mcp_tasks::Result<()> {
+    /// let state = client.task().call_tool("build", serde_json::json!({})).await?;
+    /// if let Some(reference) = state.reference() {
+    ///     // Keep it (it serialises) to resume the task after a restart.
+    ///     let kept = serde_json::to_string(&reference).unwrap();
+    /// #   drop(kept);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn reference(&self) -> Option<TaskRef> {
+        match self {
+            TaskState::Pending(t) => Some(t.reference()),
+            TaskState::InputRequired(t) => Some(t.reference()),
+            TaskState::Finished(t) => t.reference(),
         }
     }
 
@@ -127,6 +151,39 @@ impl TaskState {
         match self {
             TaskState::Pending(t) => t.finish().await,
             TaskState::InputRequired(t) => t.finish().await,
+            TaskState::Finished(t) => Ok(t),
+        }
+    }
+
+    /// [`finish`](TaskState::finish), bounded by `bound` for this wait
+    /// instead of the builder's `timeout`; see
+    /// [`Task::<Pending>::finish_within`]. A finished handle is returned
+    /// at once.
+    ///
+    /// ```
+    /// # async fn f(state: mcp_tasks::TaskState) {
+    /// # use std::time::Duration;
+    /// match state.finish_within(Duration::from_secs(5)).await {
+    ///     Ok(done) => println!("{:?}", done.outcome()),
+    ///     Err(e) if e.error().is_deadline() => {
+    ///         let still_running = e.into_task(); // wait again later, or cancel
+    /// #       drop(still_running);
+    ///     }
+    ///     Err(e) => println!("{e}"),
+    /// }
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Task::<Pending>::finish_within`].
+    pub async fn finish_within(
+        self,
+        bound: Duration,
+    ) -> Result<Task<Finished>, TaskError<TaskState>> {
+        match self {
+            TaskState::Pending(t) => t.finish_within(bound).await,
+            TaskState::InputRequired(t) => t.finish_within(bound).await,
             TaskState::Finished(t) => Ok(t),
         }
     }

@@ -136,6 +136,12 @@ impl<T> From<TaskError<T>> for Error {
 
 type Finish = Result<Task<Finished>, TaskError<TaskState>>;
 
+/// The reference to task `id` of `client`'s server.
+fn reference_to(id: &TaskId, client: &Client) -> TaskRef {
+    TaskRef::new(id.clone(), client.server_id().map(Into::into))
+        .with_protocol_version(&*client.protocol_version())
+}
+
 fn settle(core: Box<Core>, observed: Observed, r: Result<()>) -> Finish {
     let state = TaskState::from_core(core, observed);
     match (r, state) {
@@ -182,8 +188,7 @@ impl<S: Cancellable> Task<S> {
 
     /// A serialisable reference to resume the task later.
     pub fn reference(&self) -> TaskRef {
-        TaskRef::new(self.id().clone(), self.client().server_id().map(Into::into))
-            .with_protocol_version(&*self.client().protocol_version())
+        reference_to(self.id(), self.client())
     }
 
     /// Asks the server to cancel the task (`tasks/cancel`) and lets go of
@@ -422,6 +427,13 @@ impl Task<Finished> {
     /// The task's id; `None` when the server answered at once without a task.
     pub fn id(&self) -> Option<&TaskId> {
         self.core.id()
+    }
+
+    /// A serialisable reference to the ended task (to read it again, or
+    /// to name it in a log); `None` when the server answered at once
+    /// without a task.
+    pub fn reference(&self) -> Option<TaskRef> {
+        Some(reference_to(self.id()?, self.client()))
     }
 
     /// How the task ended.

@@ -40,9 +40,10 @@ impl Outcome {
     ///
     /// # Errors
     ///
-    /// `Failed` gives an error with [`Error::is_task_failed`] and
-    /// [`Error::rpc_error`]; `Cancelled` gives [`Error::is_cancelled`];
-    /// `Expired` gives [`Error::is_expired`]. A completed tool error is `Ok`.
+    /// `Failed`, `Cancelled` and `Expired` give an error that says so;
+    /// `Failed`'s is also [`Error::is_rpc`], with the task's error in
+    /// [`Error::rpc_error`]. Match the outcome itself to tell them apart.
+    /// A completed tool error is `Ok`.
     pub fn into_result(self) -> Result<CallToolResult> {
         match self {
             Outcome::Completed(r) => Ok(r),

@@ -101,7 +101,7 @@ pub async fn forbidden_tool(peer: &Peer) {
 /// `tasks/result` is the `isError` result. The stated status decides: a
 /// failed outcome (never a completion), with the tool's text as the
 /// message and its result as the error's data; `call_tool` fails with
-/// `is_task_failed()`.
+/// the task's error (`is_rpc()`, `rpc_error()`).
 pub async fn tool_error(peer: &Peer) {
     let client = peer.client().await;
     let finished = client
@@ -121,7 +121,12 @@ pub async fn tool_error(peer: &Peer) {
         Some(&json!(true))
     );
     let plain = client.call_tool("tool_error", json!({})).await.unwrap_err();
-    assert!(plain.is_task_failed(), "{plain}");
+    assert!(
+        plain
+            .rpc_error()
+            .is_some_and(|e| e.message.contains("does not exist")),
+        "{plain}"
+    );
 }
 
 /// A `required` tool called without the opt-in (the raw request, which

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::legacy_tasks::{Follow, LegacyTasks, Registry};
 use super::start::{Call, Started};
-use crate::client::envelope::{Envelope, WithProgress};
+use crate::client::envelope::Envelope;
 use crate::client::hosted::HOSTING_VERSION;
 use crate::client::rpc::Connection;
 use crate::error::{Error, Result};
@@ -21,7 +21,7 @@ use crate::protocol::result::is_legacy_task;
 use crate::protocol::{
     CallToolParams, CallToolResponse, ClientCapabilities, DetailedTask, DiscoverResult,
     Implementation, InputResponses, LegacyCreateResult, ListTasksResult, META_SERVER_INFO,
-    ServerCapabilities, TaskId,
+    RequestId, ServerCapabilities, TaskId,
 };
 
 /// The initialize-era versions this client speaks, newest first.
@@ -39,6 +39,31 @@ pub(crate) struct Legacy {
     /// 2025-11-25: task-augmented requests from the server become tasks.
     hosts_tasks: bool,
     tasks: LegacyTasks,
+}
+
+/// An initialize-era request's params, with `_meta.progressToken` when the
+/// caller asked for progress (that era sends no other `_meta`).
+#[derive(Serialize)]
+struct WithProgress<'a, P: Serialize> {
+    #[serde(flatten)]
+    params: &'a P,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<ProgressMeta<'a>>,
+}
+
+#[derive(Serialize)]
+struct ProgressMeta<'a> {
+    #[serde(rename = "progressToken")]
+    progress_token: &'a RequestId,
+}
+
+impl<'a, P: Serialize> WithProgress<'a, P> {
+    fn new(params: &'a P, token: Option<&'a RequestId>) -> Self {
+        WithProgress {
+            params,
+            meta: token.map(|progress_token| ProgressMeta { progress_token }),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -66,15 +91,20 @@ impl Legacy {
     /// choice checked against the versions this client speaks, then
     /// `notifications/initialized`. Returns the session and what the
     /// server said of itself, in the shape `server/discover` gives.
+    ///
+    /// `hosted` is the `capabilities.tasks` the client declares on
+    /// 2025-11-25 for the tasks it hosts for the server (see
+    /// `client/hosted.rs`), if any.
     pub(crate) async fn initialize(
         conn: Connection,
         envelope: Arc<Envelope>,
+        hosted: Option<&Map<String, Value>>,
         offer: &str,
         request_timeout: Duration,
     ) -> Result<(Legacy, DiscoverResult)> {
         // Hosted tasks are declared on 2025-11-25 only, and used only when
         // the server settles on that version too.
-        let hosted = envelope.hosted_tasks().filter(|_| offer == HOSTING_VERSION);
+        let hosted = hosted.filter(|_| offer == HOSTING_VERSION);
         let params = InitializeParams {
             protocol_version: offer,
             capabilities: initialize_capabilities(envelope.capabilities(), hosted),
