@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use mcp_tasks::protocol::CallToolResult;
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
-use mcp_tasks::{Client, TaskRef, TaskState};
+use mcp_tasks::{BoxError, Client, TaskRef, TaskState};
 use serde_json::json;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), BoxError> {
     let ms = Duration::from_millis;
     let server = TestServer::new().tool(ScriptedTool::task(
         "reindex",
@@ -26,9 +26,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Handles are 'static + Send + Sync: spawn the wait and carry on.
     let client = Client::connect(server.connect()).await?;
     let state = client.task().call_tool("reindex", json!({})).await?;
-    let waiter = tokio::spawn(async move { state.await.map(|task| task.into_outcome()) });
+    let waiter = tokio::spawn(async move {
+        // A failed, cancelled or expired task is an error: the example then
+        // exits non-zero.
+        let done = state.await?;
+        Ok::<_, BoxError>(done.into_result()?)
+    });
     println!("doing other work while the task runs…");
-    println!("background result: {:?}", waiter.await??);
+    println!("background result: {}", waiter.await??.joined_text());
 
     // Save a reference (it is a secret: it grants access to the task)…
     let saved = {

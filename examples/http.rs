@@ -13,7 +13,9 @@
 //! elicitation form, a sampling request) are asked at the terminal, and
 //! `roots/list` gets the current folder. A token in
 //! `MCP_BEARER_TOKEN` is sent as `Authorization: Bearer …` on every request.
-//! The `stdio` example does the same with a server run as a child process.
+//! Exits 0 when the call completed, 1 when the tool reported an error or the
+//! task failed, was cancelled or expired, 2 on a usage error. The `stdio`
+//! example does the same with a server run as a child process.
 //!
 //! For example, against the reference server `server-everything` (pinned
 //! in `interop/everything`; `npm ci --prefix interop/everything` installs it):
@@ -34,6 +36,7 @@
 #[path = "support/drive.rs"]
 mod drive;
 
+use std::process::ExitCode;
 use std::time::Duration;
 
 use mcp_tasks::Client;
@@ -41,11 +44,11 @@ use mcp_tasks::transport::Http;
 use serde_json::{Value, json};
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let Some(url) = args.next() else {
         eprintln!("usage: http URL [TOOL [JSON_ARGUMENTS]]");
-        std::process::exit(2);
+        return Ok(ExitCode::from(2));
     };
     let tool = args.next();
     let arguments: Value = match args.next() {

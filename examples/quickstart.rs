@@ -7,9 +7,12 @@
 //! The example starts itself a second time with `--serve`, as a child
 //! process that runs the crate's scripted demo server over stdio, so the
 //! client below uses the real stdio transport. It calls `export`, a tool
-//! that becomes a task, prints each status message as it changes, and
-//! prints the final result.
+//! that becomes a task, follows it with `updates()` (a stream of snapshots:
+//! every status and status message as it changes), and prints the final
+//! result. It exits non-zero when the task fails or the tool reports an
+//! error, as a script would expect.
 
+use std::process::ExitCode;
 use std::time::Duration;
 
 use mcp_tasks::protocol::CallToolResult;
@@ -41,10 +44,10 @@ fn demo_server() -> TestServer {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     if std::env::args().any(|a| a == "--serve") {
         demo_server().serve_stdio().await?;
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     }
 
     let server = Stdio::command(std::env::current_exe()?).arg("--serve");
@@ -60,42 +63,50 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         info.capabilities.supports_tasks()
     );
 
-    let mut state = client
+    let state = client
         .task()
         .timeout(Duration::from_secs(30))
         .call_tool("export", json!({ "table": "orders" }))
         .await?;
-    println!(
-        "task {} started",
-        state.id().map(|id| id.redacted()).unwrap_or_default()
-    );
 
-    // Print every status message until the task ends.
-    let mut last = None;
-    let finished = loop {
-        let message = state.status_message().map(str::to_owned);
-        if message.is_some() && message != last {
-            println!(
-                "  {} — {}",
-                state.status(),
-                message.as_deref().unwrap_or("")
-            );
-            last = message;
+    let finished = match state {
+        // The call became a task. Its updates are a stream of snapshots:
+        // the task as it stands, then one per change of status or status
+        // message, the last one when the task ends.
+        TaskState::Pending(task) => {
+            // The id is a secret: it prints shortened.
+            println!("task {} started", task.id().redacted());
+            let mut updates = task.updates();
+            while let Some(snapshot) = updates.next().await {
+                let snapshot = snapshot?;
+                println!(
+                    "  {:<9} {}",
+                    snapshot.status.as_str(),
+                    snapshot.status_message.as_deref().unwrap_or("")
+                );
+            }
+            // The stream hands the task back; once it has ended, the task
+            // has finished and awaiting it returns at once.
+            updates.into_task().await?
         }
-        state = match state {
-            TaskState::Pending(task) => task.next().await?,
-            TaskState::InputRequired(task) => task.finish().await?.into(),
-            TaskState::Finished(task) => break task,
-        };
+        // A server may also ask a question first, or answer at once.
+        TaskState::InputRequired(task) => task.finish().await?,
+        TaskState::Finished(task) => task,
     };
 
+    // A failed, cancelled or expired task is an error here; a tool that
+    // reports an error completes with `is_error` set.
     let result = finished.into_result()?;
+    // Ends the connection and waits until it is ended; dropping the
+    // client would do it in the background, unawaited.
+    client.close().await?;
+    if result.is_error {
+        eprintln!("the tool reported an error: {}", result.joined_text());
+        return Ok(ExitCode::FAILURE);
+    }
     println!("result: {}", result.joined_text());
     if let Some(data) = &result.structured_content {
         println!("structured: {data}");
     }
-    // Ends the connection and waits until it is ended; dropping the
-    // client would do it in the background, unawaited.
-    client.close().await?;
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }

@@ -12,8 +12,9 @@
 //! result. The client declares what it can answer: the server's
 //! questions (an elicitation form, a sampling request) are asked at the
 //! terminal, and `roots/list` gets the current folder. The server's
-//! stderr passes through. The twin of the
-//! `http` example.
+//! stderr passes through. Exits 0 when the call completed, 1 when the tool
+//! reported an error or the task failed, was cancelled or expired, 2 on a
+//! usage error. The twin of the `http` example.
 //!
 //! For example, against the reference server `server-everything` (pinned
 //! in `interop/everything`; `npm ci --prefix interop/everything` installs it):
@@ -32,12 +33,14 @@
 #[path = "support/drive.rs"]
 mod drive;
 
+use std::process::ExitCode;
+
 use mcp_tasks::Client;
 use mcp_tasks::transport::Stdio;
 use serde_json::{Value, json};
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (command, call) = match args.iter().position(|a| a == "--") {
         Some(at) => (&args[..at], &args[at + 1..]),
@@ -45,7 +48,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let Some((program, program_args)) = command.split_first() else {
         eprintln!("usage: stdio PROGRAM [ARGS…] [-- TOOL [JSON_ARGUMENTS]]");
-        std::process::exit(2);
+        return Ok(ExitCode::from(2));
     };
     let tool = call.first().cloned();
     let arguments: Value = match call.get(1) {

@@ -6,7 +6,9 @@
 //!
 //! Three tools on the in-process test server: one answers at once, one
 //! becomes a task that completes, one becomes a task that fails. Each
-//! `TaskState` variant has only the methods valid in its state.
+//! `TaskState` variant has only the methods valid in its state. The failed
+//! task is what the example shows, not an error of the example: it exits 0
+//! once every outcome is printed (and non-zero if the client fails).
 
 use std::time::Duration;
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite against examples/conformance_client.rs:
-# every client scenario, the auth/* ones included (the example is built with the
-# `oauth` feature), of protocol revision 2026-07-28 and of the initialize era's
-# 2025-11-25 and 2025-06-18 (the client negotiates the era the suite names in
-# MCP_CONFORMANCE_PROTOCOL_VERSION).
+# Runs the official MCP conformance suite against conformance/src/main.rs (the
+# workspace member mcp-tasks-conformance, built with the `oauth` feature):
+# every client scenario, the auth/* ones included, of protocol revision
+# 2026-07-28 and of the initialize era's 2025-11-25 and 2025-06-18 (the client
+# negotiates the era the suite names in MCP_CONFORMANCE_PROTOCOL_VERSION).
 #
 # Installs Node 22 (npm package node-linux-*) and the pinned suite into a cache
 # folder on first use, needing only npm on PATH. Fails if any scenario fails,
@@ -40,8 +40,8 @@ fi
 export PATH="$node_dir:$PATH"
 echo "== node $(node --version), suite $SUITE_VERSION"
 
-cargo build --quiet --example conformance_client --features oauth
-client="$TARGET_DIR/debug/examples/conformance_client"
+cargo build --quiet -p mcp-tasks-conformance
+client="$TARGET_DIR/debug/conformance_client"
 # The suite splits its --command on spaces.
 [[ "$client" != *" "* ]] || { echo "conformance: the target dir must not contain spaces" >&2; exit 1; }
 

@@ -99,6 +99,10 @@ impl fmt::Display for HumanBytes {
 /// The start of a text the server sent, to quote in a message: on one
 /// line (runs of whitespace become one space), at most `max` characters,
 /// cut on a character boundary and marked `…` when cut.
+#[cfg_attr(
+    not(feature = "http"),
+    allow(dead_code, reason = "used by the HTTP transport")
+)]
 pub(crate) fn quote(text: &str, max: usize) -> String {
     // The words joined by single spaces, read lazily: a large body is
     // never copied whole.

@@ -1,9 +1,10 @@
 //! What the `http` and `stdio` examples do once connected: list the tools,
 //! or call one, printing each progress report and each status change on
 //! the way, answering the server's questions at the terminal, then the
-//! outcome.
+//! outcome, with the exit status a script expects.
 
 use std::io::{BufRead, Write};
+use std::process::ExitCode;
 use std::time::Duration;
 
 use mcp_tasks::input::{FormRequest, InputHandlers};
@@ -139,12 +140,15 @@ fn ask(req: &FormRequest) -> Result<ElicitResult, BoxError> {
     Ok(ElicitResult::accept(Value::Object(content)))
 }
 
-/// Lists the server's tools when `tool` is `None`, else calls it.
+/// Lists the server's tools when `tool` is `None`, else calls it. The exit
+/// status a script expects: success when the tools were listed or the call
+/// completed, failure when the tool reported an error or the task failed,
+/// was cancelled, expired, or asked for input no handler answers.
 pub async fn run(
     client: &Client,
     tool: Option<String>,
     arguments: Value,
-) -> Result<(), Box<dyn std::error::Error>> {
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let Some(tool) = tool else {
         let server = client.discover().await?;
         println!("server: {}", client.server_id().unwrap_or("(unnamed)"));
@@ -156,7 +160,7 @@ pub async fn run(
             let about = about.lines().next().unwrap_or("");
             println!("  {:<32} {about}", tool.name);
         }
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     };
 
     let mut state = client
@@ -186,23 +190,33 @@ pub async fn run(
             }
             TaskState::InputRequired(task) => {
                 // Only questions no handler answers stop here.
-                println!(
+                eprintln!(
                     "the server asks for input no handler answers: {:?}",
                     task.requests().keys()
                 );
                 task.cancel().await?;
-                return Ok(());
+                return Ok(ExitCode::FAILURE);
             }
         };
     };
     match finished.outcome() {
         Outcome::Completed(result) if result.is_error => {
-            println!("the tool reported an error: {}", result.joined_text())
+            eprintln!("the tool reported an error: {}", result.joined_text());
+            return Ok(ExitCode::FAILURE);
         }
         Outcome::Completed(result) => println!("{}", result.joined_text()),
-        Outcome::Failed(error) => println!("the task failed: {error}"),
-        Outcome::Cancelled => println!("the task was cancelled"),
-        Outcome::Expired => println!("the task expired"),
+        Outcome::Failed(error) => {
+            eprintln!("the task failed: {error}");
+            return Ok(ExitCode::FAILURE);
+        }
+        Outcome::Cancelled => {
+            eprintln!("the task was cancelled");
+            return Ok(ExitCode::FAILURE);
+        }
+        Outcome::Expired => {
+            eprintln!("the task expired");
+            return Ok(ExitCode::FAILURE);
+        }
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }

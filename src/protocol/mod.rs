@@ -34,6 +34,8 @@ pub use input::{
     InputRequest, InputRequests, InputRequiredResult, InputResponse, InputResponses,
     ListRootsRequest, ListRootsResult, Root, SamplingMessage,
 };
+// Only the HTTP transport reads a field this way outside `jsonrpc`.
+#[cfg(feature = "http")]
 pub(crate) use jsonrpc::present;
 pub use jsonrpc::{Message, RequestId, RpcError, error_codes};
 pub(crate) use legacy_tasks::{

@@ -12,9 +12,8 @@
 //! bash scripts/conformance.sh
 //! ```
 //!
-//! The `auth/*` scenarios (feature `oauth`) put an OAuth authorization
-//! server in front of the mock server. Their authorization server is
-//! headless: the client's [`Authorizer`] fetches the authorization URL and
+//! The `auth/*` scenarios put an OAuth authorization server in front of the
+//! mock server. Their authorization server is headless: the client's [`Authorizer`] fetches the authorization URL and
 //! returns the redirect it answers with, as a browser would.
 
 use std::process::ExitCode;
@@ -22,7 +21,6 @@ use std::process::ExitCode;
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, PROTOCOL_VERSION, Tool};
 use mcp_tasks::transport::Http;
-#[cfg(feature = "oauth")]
 use mcp_tasks::transport::auth::{Authorizer, BoxFuture, OAuth};
 use mcp_tasks::{BoxError, Client};
 use serde_json::{Map, Value, json};
@@ -57,7 +55,7 @@ async fn run(scenario: &str, url: &str) -> Result<(), BoxError> {
     });
     let mut http = Http::new(url);
     if scenario.starts_with("auth/") {
-        http = with_auth(http, &context)?;
+        http = with_auth(http, &context);
     }
     let client = Client::builder()
         .client_info("mcp-tasks-conformance", env!("CARGO_PKG_VERSION"))
@@ -119,14 +117,12 @@ async fn run(scenario: &str, url: &str) -> Result<(), BoxError> {
 }
 
 /// The client ID metadata document URL the suite expects (`auth/basic-cimd`).
-#[cfg(feature = "oauth")]
 const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
 
 /// OAuth for the `auth/*` scenarios: the credentials the scenario's context
 /// gives (`auth/pre-registration`), else a client ID metadata document URL
 /// (used where the server supports them), else dynamic registration.
-#[cfg(feature = "oauth")]
-fn with_auth(http: Http, context: &Value) -> Result<Http, BoxError> {
+fn with_auth(http: Http, context: &Value) -> Http {
     let oauth = OAuth::builder()
         .authorizer(Headless)
         .client_name("mcp-tasks-conformance")
@@ -134,20 +130,13 @@ fn with_auth(http: Http, context: &Value) -> Result<Http, BoxError> {
         .maybe_client_id(context["client_id"].as_str())
         .maybe_client_secret(context["client_secret"].as_str())
         .build();
-    Ok(http.auth(oauth))
-}
-
-#[cfg(not(feature = "oauth"))]
-fn with_auth(_: Http, _: &Value) -> Result<Http, BoxError> {
-    Err("the auth/* scenarios need the `oauth` feature".into())
+    http.auth(oauth)
 }
 
 /// The user of a headless authorization server: fetches the authorization
 /// URL and returns where it redirects, without following it.
-#[cfg(feature = "oauth")]
 struct Headless;
 
-#[cfg(feature = "oauth")]
 impl Authorizer for Headless {
     fn redirect_uri(&self) -> String {
         // Never listened on: the redirect is read from the `Location` header.

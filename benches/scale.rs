@@ -2,13 +2,13 @@
 //! and requests sent against the minimum the poll schedule needs.
 //!
 //! ```text
-//! cargo run --release --example scale -- 10000
-//! cargo run --release --example scale --features http -- 10000 --http
-//! cargo run --release --example scale --features http -- 10000 --http --burst
-//! cargo run --release --example scale --features http -- 10000 --http --burst --max-in-flight 64
+//! cargo bench --bench scale -- 10000
+//! cargo bench --bench scale --features http -- 10000 --http
+//! cargo bench --bench scale --features http -- 10000 --http --burst
+//! cargo bench --bench scale --features http -- 10000 --http --burst --max-in-flight 64
 //! ```
 //!
-//! The server runs in a child process (this example started with
+//! The server runs in a child process (this program started with
 //! `--serve`, or `--serve-http` behind a Streamable HTTP front on
 //! 127.0.0.1), so the figures are the client's alone. Every task asks to be
 //! polled every `I` and completes after 2.5 `I`: the schedule needs exactly
@@ -22,7 +22,7 @@
 //!
 //! Memory is reported twice: the growth of the resident set (what the
 //! system sees, allocator overhead and fragmentation included) and the
-//! growth of live heap bytes, counted by this example's allocator: the
+//! growth of live heap bytes, counted by this program's allocator: the
 //! handles (what `call_tool` returns) and their waits (each a spawned tokio
 //! task running `finish()`).
 //!
@@ -558,7 +558,7 @@ mod front {
         }
     }
 
-    /// Starts this example with `--serve-http` and reads its URL.
+    /// Starts this program with `--serve-http` and reads its URL.
     pub async fn spawn(n: usize) -> Result<Served, Box<dyn std::error::Error>> {
         let mut child = Command::new(std::env::current_exe()?)
             .arg(n.to_string())
