@@ -114,9 +114,10 @@ macro_rules! columns {
 ///
 /// # Statements
 ///
-/// A claim is one statement (`UPDATE … WHERE id IN (SELECT … FOR UPDATE
-/// SKIP LOCKED)`), so that concurrent workers skip each other's rows
-/// instead of waiting on them, and every fenced write is one `UPDATE …
+/// A claim is one statement (`WITH picked AS (SELECT id … ORDER BY due
+/// LIMIT n FOR UPDATE SKIP LOCKED) UPDATE … SET fence = nextval(…) FROM
+/// picked … RETURNING …`), so that concurrent workers skip each other's
+/// rows instead of waiting on them, and every fenced write is one `UPDATE …
 /// WHERE id = $1 AND fence = $2`; only when it changes no row does a
 /// second statement tell a stale fence from a missing record. A tracked
 /// read therefore costs two statements: its share of one batched claim,
