@@ -243,7 +243,7 @@ impl Statements {
                 .await?,
             finish: client
                 .prepare(
-                    "UPDATE mcp_tasks_tasks SET ending = $3, updated = $4, lease_until = 0 \
+                    "UPDATE mcp_tasks_tasks SET ending = $3, updated = $4 \
                      WHERE id = $1 AND fence = $2",
                 )
                 .await?,
