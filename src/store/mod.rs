@@ -441,5 +441,11 @@ pub trait TaskStore: Send + Sync + 'static {
     fn next_due(&self) -> impl Future<Output = StoreResult<Option<SystemTime>>> + Send;
 }
 
-#[cfg(test)]
+#[cfg(any(test, feature = "test-util"))]
 mod tests;
+
+/// The contract every [`TaskStore`] keeps, for a store's own tests: call
+/// it on an empty store; it panics on the first broken rule.
+#[cfg(feature = "test-util")]
+#[doc(hidden)]
+pub use tests::contract;

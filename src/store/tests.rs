@@ -1,5 +1,6 @@
 //! The contract every [`TaskStore`] keeps, checked against each store:
-//! the memory store here, the database stores in their own modules.
+//! the memory store here, the database stores in their own modules or
+//! test binaries (through `store::contract`, with `test-util`).
 
 use std::time::{Duration, SystemTime};
 
@@ -17,7 +18,7 @@ fn new_task(n: u32, due: SystemTime) -> NewTask {
             .with_protocol_version("2026-07-28"),
         tool: "export".into(),
         key: Some(format!("key-{n}")),
-        scope: if n % 2 == 0 { "even" } else { "odd" }.into(),
+        scope: if n.is_multiple_of(2) { "even" } else { "odd" }.into(),
         status: TaskStatus::Working,
         status_message: Some("queued".into()),
         poll_interval_ms: Some(250),
@@ -58,7 +59,8 @@ fn progress(due: SystemTime) -> Progress {
 }
 
 /// Every check, on an empty store.
-pub(crate) async fn contract<S: TaskStore>(store: &S) {
+#[cfg_attr(not(feature = "test-util"), allow(unreachable_pub))]
+pub async fn contract<S: TaskStore>(store: &S) {
     records_come_back_as_inserted(store).await;
     claims_take_due_records_once_oldest_first(store).await;
     a_stale_fence_cannot_write(store).await;

@@ -1,0 +1,764 @@
+//! `PostgresStore`: a task store on Postgres, for many workers on many
+//! machines sharing one database.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use tokio::sync::Mutex;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::FromSql;
+use tokio_postgres::{Client, Config, NoTls, Row, Statement};
+
+use super::row::{self, millis};
+use super::{
+    Answer, Claim, Ending, Fence, Filter, Lease, NewTask, Progress, RecordId, RecordState,
+    StoreError, StoreResult, TaskRecord, TaskStore,
+};
+use crate::protocol::InputResponse;
+
+/// The schema version this code writes and reads.
+const VERSION: i64 = 1;
+
+/// The key of the advisory lock that migrations hold, so that workers
+/// starting together apply them once ("mcp-task" in ASCII).
+const MIGRATION_LOCK: i64 = 0x6d63_702d_7461_736b;
+
+/// The migrations, in order: a version and the statements that reach it.
+const MIGRATIONS: &[(i64, &str)] = &[(1, SCHEMA_V1)];
+
+/// Version 1: the tasks table, the fencing sequence and the claim indexes.
+const SCHEMA_V1: &str = "
+CREATE SEQUENCE mcp_tasks_fence AS BIGINT;
+CREATE TABLE mcp_tasks_tasks (
+    id BIGSERIAL PRIMARY KEY,
+    task_id TEXT NOT NULL,
+    server TEXT,
+    protocol_version TEXT,
+    tool TEXT NOT NULL,
+    key TEXT,
+    scope TEXT NOT NULL,
+    created BIGINT NOT NULL,
+    updated BIGINT NOT NULL,
+    status TEXT NOT NULL,
+    status_message TEXT,
+    poll_interval_ms BIGINT,
+    due BIGINT NOT NULL,
+    failed_reads INTEGER NOT NULL DEFAULT 0,
+    lease_owner TEXT,
+    lease_until BIGINT,
+    fence BIGINT,
+    answers TEXT NOT NULL DEFAULT '{}',
+    cancel_requested BOOLEAN NOT NULL DEFAULT FALSE,
+    ending TEXT,
+    delivered BOOLEAN NOT NULL DEFAULT FALSE
+);
+CREATE INDEX mcp_tasks_tasks_open_due ON mcp_tasks_tasks (due, id) WHERE ending IS NULL;
+CREATE INDEX mcp_tasks_tasks_undelivered ON mcp_tasks_tasks (due, id)
+    WHERE ending IS NOT NULL AND NOT delivered;
+CREATE INDEX mcp_tasks_tasks_scope ON mcp_tasks_tasks (scope, id);
+";
+
+/// A record's columns, in the order [`decode`] reads them by name.
+macro_rules! columns {
+    () => {
+        "t.id, t.task_id, t.server, t.protocol_version, t.tool, t.key, t.scope, \
+         t.created, t.updated, t.status, t.status_message, t.poll_interval_ms, t.due, \
+         t.failed_reads, t.lease_owner, t.lease_until, t.fence, t.answers, \
+         t.cancel_requested, t.ending, t.delivered"
+    };
+}
+
+/// A task store on Postgres: many worker processes on many machines share
+/// one database, and the database alone decides who holds a task.
+///
+/// ```no_run
+/// use mcp_tasks::store::{Filter, PostgresStore, TaskStore};
+///
+/// # async fn run() -> Result<(), mcp_tasks::store::StoreError> {
+/// let store = PostgresStore::connect("postgres://tasks@db.internal/app").await?;
+/// for record in store.list(&Filter::all().scope("tenant-7")).await? {
+///     let record = record?;
+///     println!("{} {:?}", record.id, record.status);
+/// }
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Schema
+///
+/// [`connect`](PostgresStore::connect) applies the schema's migrations
+/// inside one transaction that holds an advisory lock, so that workers
+/// starting together apply them once; the version is kept in
+/// `mcp_tasks_schema`. Every name starts with `mcp_tasks_`, so the store
+/// can share a database with the application; to keep it in a schema of
+/// its own, name that schema in the connection string
+/// (`options=-csearch_path=tasks`).
+///
+/// | column | type | |
+/// |---|---|---|
+/// | `id` | `BIGSERIAL` | the [`RecordId`](super::RecordId) |
+/// | `task_id`, `server`, `protocol_version` | `TEXT` | the task reference (the id is a secret) |
+/// | `tool`, `key`, `scope` | `TEXT` | |
+/// | `created`, `updated`, `due`, `lease_until` | `BIGINT` | milliseconds since the Unix epoch |
+/// | `status`, `status_message` | `TEXT` | the status by its wire name |
+/// | `poll_interval_ms` | `BIGINT` | |
+/// | `failed_reads` | `INTEGER` | |
+/// | `lease_owner`, `fence` | `TEXT`, `BIGINT` | the fence from the sequence `mcp_tasks_fence` |
+/// | `answers`, `ending` | `TEXT` | JSON, kept as text (`JSONB` refuses `\u0000`, which a tool result may hold) |
+/// | `cancel_requested`, `delivered` | `BOOLEAN` | |
+///
+/// Two partial indexes serve the claim: open tasks by due time, and ended
+/// tasks whose outcome awaits delivery.
+///
+/// # Statements
+///
+/// A claim is one statement (`WITH picked AS (SELECT id … ORDER BY due
+/// LIMIT n FOR UPDATE SKIP LOCKED) UPDATE … SET fence = nextval(…) FROM
+/// picked … RETURNING …`), so that concurrent workers skip each other's
+/// rows instead of waiting on them, and every fenced write is one `UPDATE …
+/// WHERE id = $1 AND fence = $2`; only when it changes no row does a
+/// second statement tell a stale fence from a missing record. A tracked
+/// read therefore costs two statements: its share of one batched claim,
+/// and one save. Recording an answer, and the save that marks answers
+/// taken, read the answers first (one statement more). Statements are
+/// prepared once per connection.
+///
+/// # Connection
+///
+/// A store keeps one connection, shared by its clones; statements from
+/// concurrent calls are pipelined on it. When the connection is lost, the
+/// call that finds out fails with [`StoreError::is_unavailable`] and the
+/// next call connects again. There is no TLS: keep the database on
+/// loopback or a private network, or put TLS in front of it.
+///
+/// # Secrets
+///
+/// The table holds every task id in full, and a task id lets whoever
+/// knows it read, answer or cancel the task: grant access to the database
+/// as to a password store. The connection string may hold a password; the
+/// store never logs it, nor a task id.
+#[derive(Clone)]
+pub struct PostgresStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: Config,
+    conn: Mutex<Option<Arc<Conn>>>,
+}
+
+impl fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PostgresStore").finish_non_exhaustive()
+    }
+}
+
+/// One connection and its prepared statements.
+struct Conn {
+    client: Client,
+    st: Statements,
+}
+
+/// The statements a store runs, prepared on each connection.
+struct Statements {
+    insert: Statement,
+    get: Statement,
+    claim_due: Statement,
+    claim_one: Statement,
+    renew: Statement,
+    answers: Statement,
+    write_answers: Statement,
+    save: Statement,
+    finish: Statement,
+    acknowledge: Statement,
+    request_cancel: Statement,
+    remove: Statement,
+    exists: Statement,
+    list: Statement,
+    next_due: Statement,
+}
+
+impl Statements {
+    async fn prepare(client: &Client) -> Result<Statements, tokio_postgres::Error> {
+        Ok(Statements {
+            insert: client
+                .prepare(
+                    "INSERT INTO mcp_tasks_tasks (task_id, server, protocol_version, tool, key, \
+                     scope, created, updated, status, status_message, poll_interval_ms, due, ending) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11, $12) RETURNING id",
+                )
+                .await?,
+            get: client
+                .prepare(concat!(
+                    "SELECT ",
+                    columns!(),
+                    " FROM mcp_tasks_tasks AS t WHERE t.id = $1"
+                ))
+                .await?,
+            claim_due: client
+                .prepare(concat!(
+                    "WITH picked AS MATERIALIZED (SELECT id FROM mcp_tasks_tasks \
+                     WHERE (lease_until IS NULL OR lease_until <= $1) \
+                     AND ((ending IS NULL AND due <= $1) OR (ending IS NOT NULL AND NOT delivered)) \
+                     ORDER BY due, id LIMIT $4 FOR UPDATE SKIP LOCKED), \
+                     claimed AS (UPDATE mcp_tasks_tasks AS t SET lease_owner = $2, \
+                     lease_until = $3, fence = nextval('mcp_tasks_fence') \
+                     FROM picked WHERE t.id = picked.id RETURNING ",
+                    columns!(),
+                    ") SELECT * FROM claimed ORDER BY due, id"
+                ))
+                .await?,
+            claim_one: client
+                .prepare(concat!(
+                    "WITH picked AS MATERIALIZED (SELECT id FROM mcp_tasks_tasks \
+                     WHERE id = $4 AND (lease_until IS NULL OR lease_until <= $1) \
+                     AND (ending IS NULL OR NOT delivered) FOR UPDATE SKIP LOCKED) \
+                     UPDATE mcp_tasks_tasks AS t SET lease_owner = $2, lease_until = $3, \
+                     fence = nextval('mcp_tasks_fence') \
+                     FROM picked WHERE t.id = picked.id RETURNING ",
+                    columns!()
+                ))
+                .await?,
+            renew: client
+                .prepare("UPDATE mcp_tasks_tasks SET lease_until = $3 WHERE id = $1 AND fence = $2")
+                .await?,
+            answers: client
+                .prepare("SELECT answers FROM mcp_tasks_tasks WHERE id = $1 AND fence = $2")
+                .await?,
+            write_answers: client
+                .prepare(
+                    "UPDATE mcp_tasks_tasks SET answers = $3, updated = $4 \
+                     WHERE id = $1 AND fence = $2",
+                )
+                .await?,
+            save: client
+                .prepare(
+                    "UPDATE mcp_tasks_tasks SET status = $3, status_message = $4, \
+                     poll_interval_ms = $5, failed_reads = $6, due = $7, \
+                     answers = COALESCE($8, answers), updated = $9, lease_until = 0 \
+                     WHERE id = $1 AND fence = $2",
+                )
+                .await?,
+            finish: client
+                .prepare(
+                    "UPDATE mcp_tasks_tasks SET ending = $3, updated = $4 \
+                     WHERE id = $1 AND fence = $2",
+                )
+                .await?,
+            acknowledge: client
+                .prepare(
+                    "UPDATE mcp_tasks_tasks SET delivered = TRUE, updated = $3, lease_until = 0 \
+                     WHERE id = $1 AND fence = $2",
+                )
+                .await?,
+            request_cancel: client
+                .prepare(
+                    "UPDATE mcp_tasks_tasks SET cancel_requested = TRUE, due = LEAST(due, $2), \
+                     updated = $2 WHERE id = $1 AND ending IS NULL",
+                )
+                .await?,
+            remove: client
+                .prepare("DELETE FROM mcp_tasks_tasks WHERE id = $1 AND fence = $2")
+                .await?,
+            exists: client
+                .prepare("SELECT 1 FROM mcp_tasks_tasks WHERE id = $1")
+                .await?,
+            list: client
+                .prepare(concat!(
+                    "SELECT ",
+                    columns!(),
+                    " FROM mcp_tasks_tasks AS t WHERE ($1::text IS NULL OR t.scope = $1) \
+                     AND ($2::int4 IS NULL OR CASE $2 \
+                     WHEN 0 THEN t.ending IS NULL \
+                     WHEN 1 THEN t.ending IS NOT NULL AND NOT t.delivered \
+                     ELSE t.ending IS NOT NULL AND t.delivered END) \
+                     ORDER BY t.id LIMIT $3"
+                ))
+                .await?,
+            next_due: client
+                .prepare(
+                    "SELECT min(GREATEST(COALESCE(lease_until, 0), \
+                     CASE WHEN ending IS NULL THEN due ELSE 0 END)) \
+                     FROM mcp_tasks_tasks WHERE ending IS NULL OR NOT delivered",
+                )
+                .await?,
+        })
+    }
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` and brings its schema up to date.
+    ///
+    /// `url` is a libpq connection string, as a URL
+    /// (`postgres://user:password@host:5432/dbname`) or as `key=value`
+    /// pairs (`host=/run/postgresql dbname=app`). Unless it says otherwise,
+    /// connecting gives up after 10 seconds and the connection names
+    /// itself `mcp-tasks` (`application_name`).
+    ///
+    /// # Errors
+    ///
+    /// - [`StoreError::is_unavailable`]: the database cannot be reached.
+    /// - [`StoreError::is_schema_too_new`]: the database was set up by a
+    ///   newer version of this crate.
+    /// - otherwise: `url` is not a connection string, the login was
+    ///   refused, or a migration failed.
+    pub async fn connect(url: &str) -> StoreResult<PostgresStore> {
+        let mut config: Config = url
+            .parse()
+            .map_err(|e| StoreError::other("not a Postgres connection string").with_source(e))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("mcp-tasks");
+        }
+        let conn = open(&config).await?;
+        Ok(PostgresStore {
+            inner: Arc::new(Inner {
+                config,
+                conn: Mutex::new(Some(Arc::new(conn))),
+            }),
+        })
+    }
+
+    /// The live connection, connecting again when it was lost.
+    async fn conn(&self) -> StoreResult<Arc<Conn>> {
+        let mut slot = self.inner.conn.lock().await;
+        if let Some(conn) = slot.as_ref()
+            && !conn.client.is_closed()
+        {
+            return Ok(Arc::clone(conn));
+        }
+        *slot = None;
+        let conn = Arc::new(open(&self.inner.config).await?);
+        *slot = Some(Arc::clone(&conn));
+        Ok(conn)
+    }
+
+    /// The store's error for `e`, dropping `conn` when it is lost, so that
+    /// the next call connects again.
+    async fn fail(&self, conn: &Arc<Conn>, e: tokio_postgres::Error) -> StoreError {
+        let (error, lost) = classify(e);
+        if lost || conn.client.is_closed() {
+            let mut slot = self.inner.conn.lock().await;
+            if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
+                *slot = None;
+            }
+        }
+        error
+    }
+
+    /// After a fenced write changed no row: whether the record is gone
+    /// (not found) or held under another fence (stale).
+    async fn refused(&self, conn: &Arc<Conn>, id: RecordId) -> StoreError {
+        match conn.client.query_opt(&conn.st.exists, &[&id.0]).await {
+            Ok(Some(_)) => StoreError::stale(id),
+            Ok(None) => StoreError::not_found(id),
+            Err(e) => self.fail(conn, e).await,
+        }
+    }
+
+    /// Runs a fenced write of `id`: `Ok` when it changed the record.
+    async fn fenced(
+        &self,
+        conn: &Arc<Conn>,
+        id: RecordId,
+        statement: &Statement,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> StoreResult<()> {
+        match conn.client.execute(statement, params).await {
+            Ok(0) => Err(self.refused(conn, id).await),
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.fail(conn, e).await),
+        }
+    }
+
+    /// The answers of `id` held under `fence`.
+    async fn answers(
+        &self,
+        conn: &Arc<Conn>,
+        id: RecordId,
+        fence: Fence,
+    ) -> StoreResult<BTreeMap<String, Answer>> {
+        match conn
+            .client
+            .query_opt(&conn.st.answers, &[&id.0, &fence.0])
+            .await
+        {
+            Ok(Some(r)) => row::answers(id, &column::<String>(&r, id, "answers")?),
+            Ok(None) => Err(self.refused(conn, id).await),
+            Err(e) => Err(self.fail(conn, e).await),
+        }
+    }
+
+    /// Rows decoded one by one, each in its place.
+    fn records(rows: &[Row]) -> Vec<StoreResult<TaskRecord>> {
+        rows.iter().map(decode).collect()
+    }
+}
+
+/// Connects, applies the migrations and prepares the statements.
+async fn open(config: &Config) -> StoreResult<Conn> {
+    let (mut client, connection) = config.connect(NoTls).await.map_err(|e| classify(e).0)?;
+    tokio::spawn(async move {
+        if let Err(e) = connection.await {
+            tracing::debug!("the task store's connection closed: {e}");
+        }
+    });
+    migrate(&mut client).await?;
+    let st = Statements::prepare(&client)
+        .await
+        .map_err(|e| classify(e).0)?;
+    Ok(Conn { client, st })
+}
+
+/// Brings the schema up to date, under an advisory lock held until the
+/// transaction ends.
+async fn migrate(client: &mut Client) -> StoreResult<()> {
+    let sql = |e| classify(e).0;
+    let tx = client.transaction().await.map_err(sql)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await
+        .map_err(sql)?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS mcp_tasks_schema \
+         (version BIGINT PRIMARY KEY, applied BIGINT NOT NULL)",
+    )
+    .await
+    .map_err(sql)?;
+    let found: Option<i64> = tx
+        .query_one("SELECT max(version) FROM mcp_tasks_schema", &[])
+        .await
+        .map_err(sql)?
+        .try_get(0)
+        .map_err(sql)?;
+    let found = found.unwrap_or(0);
+    if found > VERSION {
+        // Dropping the transaction rolls it back.
+        return Err(StoreError::schema_too_new(found, VERSION));
+    }
+    for (version, statements) in MIGRATIONS.iter().filter(|(v, _)| *v > found) {
+        tx.batch_execute(statements).await.map_err(sql)?;
+        tx.execute(
+            "INSERT INTO mcp_tasks_schema (version, applied) VALUES ($1, $2)",
+            &[version, &millis(SystemTime::now())],
+        )
+        .await
+        .map_err(sql)?;
+        tracing::info!(version, "the task store's schema was migrated");
+    }
+    tx.commit().await.map_err(sql)
+}
+
+/// The store's error for a database error, and whether the connection is
+/// lost. A server's message is kept, never its detail (which may quote a
+/// row, task id included).
+fn classify(e: tokio_postgres::Error) -> (StoreError, bool) {
+    if e.is_closed() {
+        return (StoreError::unavailable("the connection was lost"), true);
+    }
+    if let Some(db) = e.as_db_error() {
+        let code = db.code();
+        let what = format!("{} ({})", db.message(), code.code());
+        let lost = code.code().starts_with("08")
+            || [
+                SqlState::ADMIN_SHUTDOWN,
+                SqlState::CRASH_SHUTDOWN,
+                SqlState::CANNOT_CONNECT_NOW,
+            ]
+            .contains(code);
+        let error = if *code == SqlState::DISK_FULL {
+            StoreError::full()
+        } else if lost
+            || [
+                SqlState::TOO_MANY_CONNECTIONS,
+                SqlState::OUT_OF_MEMORY,
+                SqlState::T_R_SERIALIZATION_FAILURE,
+                SqlState::T_R_DEADLOCK_DETECTED,
+                SqlState::LOCK_NOT_AVAILABLE,
+                SqlState::QUERY_CANCELED,
+            ]
+            .contains(code)
+        {
+            StoreError::unavailable(what)
+        } else {
+            StoreError::other(what)
+        };
+        return (error, lost);
+    }
+    let io = std::error::Error::source(&e).is_some_and(|s| s.is::<std::io::Error>());
+    if io {
+        (
+            StoreError::unavailable("cannot reach the database").with_source(e),
+            true,
+        )
+    } else {
+        (StoreError::other("a database error").with_source(e), false)
+    }
+}
+
+/// Column `name` of `row`, or a corrupt record.
+fn column<'a, T: FromSql<'a>>(row: &'a Row, id: RecordId, name: &str) -> StoreResult<T> {
+    row.try_get(name)
+        .map_err(|e| StoreError::corrupt(Some(id), format!("its column {name} is not valid: {e}")))
+}
+
+/// A record from its row, strictly: a value the code would not have
+/// written is a corrupt record.
+fn decode(row: &Row) -> StoreResult<TaskRecord> {
+    let id = RecordId(
+        row.try_get("id")
+            .map_err(|e| StoreError::corrupt(None, format!("an unreadable id: {e}")))?,
+    );
+    let lease = match (
+        column::<Option<String>>(row, id, "lease_owner")?,
+        column::<Option<i64>>(row, id, "lease_until")?,
+        column::<Option<i64>>(row, id, "fence")?,
+    ) {
+        (Some(owner), Some(until), Some(fence)) => Some(Lease {
+            owner,
+            until: row::time(until),
+            fence: Fence(fence),
+        }),
+        (None, None, None) => None,
+        _ => return Err(StoreError::corrupt(Some(id), "a partial lease")),
+    };
+    let failed_reads = column::<i32>(row, id, "failed_reads")?;
+    Ok(TaskRecord {
+        id,
+        reference: row::reference(
+            id,
+            column(row, id, "task_id")?,
+            column(row, id, "server")?,
+            column(row, id, "protocol_version")?,
+        )?,
+        tool: column(row, id, "tool")?,
+        key: column(row, id, "key")?,
+        scope: column(row, id, "scope")?,
+        created: row::time(column(row, id, "created")?),
+        updated: row::time(column(row, id, "updated")?),
+        status: row::status(id, column(row, id, "status")?)?,
+        status_message: column(row, id, "status_message")?,
+        poll_interval_ms: row::interval(id, column(row, id, "poll_interval_ms")?)?,
+        due: row::time(column(row, id, "due")?),
+        failed_reads: row::count(id, "failed_reads", i64::from(failed_reads))?,
+        lease,
+        answers: row::answers(id, column(row, id, "answers")?)?,
+        cancel_requested: column(row, id, "cancel_requested")?,
+        ending: row::ending(id, column(row, id, "ending")?)?,
+        delivered: column(row, id, "delivered")?,
+    })
+}
+
+/// A count or limit as a column value (saturating).
+fn big(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+impl TaskStore for PostgresStore {
+    async fn insert(&self, task: NewTask) -> StoreResult<RecordId> {
+        let conn = self.conn().await?;
+        let ending = task.ending.as_ref().map(row::ending_json);
+        let r = &task.reference;
+        let result = conn
+            .client
+            .query_one(
+                &conn.st.insert,
+                &[
+                    &r.task_id().expose(),
+                    &r.server(),
+                    &r.protocol_version(),
+                    &task.tool,
+                    &task.key,
+                    &task.scope,
+                    &millis(SystemTime::now()),
+                    &task.status.as_str(),
+                    &task.status_message,
+                    &row::interval_column(task.poll_interval_ms),
+                    &millis(task.due),
+                    &ending,
+                ],
+            )
+            .await;
+        match result {
+            Ok(row) => row
+                .try_get(0)
+                .map(RecordId)
+                .map_err(|e| StoreError::other("an insert returned no id").with_source(e)),
+            Err(e) => Err(self.fail(&conn, e).await),
+        }
+    }
+
+    async fn get(&self, id: RecordId) -> StoreResult<Option<TaskRecord>> {
+        let conn = self.conn().await?;
+        match conn.client.query_opt(&conn.st.get, &[&id.0]).await {
+            Ok(row) => row.as_ref().map(decode).transpose(),
+            Err(e) => Err(self.fail(&conn, e).await),
+        }
+    }
+
+    async fn claim(&self, claim: Claim<'_>) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
+        if claim.limit == 0 {
+            return Ok(Vec::new());
+        }
+        let conn = self.conn().await?;
+        let now = millis(claim.now);
+        let until = claim.now.checked_add(claim.lease).map_or(i64::MAX, millis);
+        let rows = match claim.record {
+            Some(id) => {
+                conn.client
+                    .query(&conn.st.claim_one, &[&now, &claim.worker, &until, &id.0])
+                    .await
+            }
+            None => {
+                conn.client
+                    .query(
+                        &conn.st.claim_due,
+                        &[&now, &claim.worker, &until, &big(claim.limit)],
+                    )
+                    .await
+            }
+        };
+        match rows {
+            Ok(rows) => Ok(Self::records(&rows)),
+            Err(e) => Err(self.fail(&conn, e).await),
+        }
+    }
+
+    async fn renew(&self, id: RecordId, fence: Fence, until: SystemTime) -> StoreResult<()> {
+        let conn = self.conn().await?;
+        self.fenced(
+            &conn,
+            id,
+            &conn.st.renew,
+            &[&id.0, &fence.0, &millis(until)],
+        )
+        .await
+    }
+
+    async fn record_answer(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        key: &str,
+        response: &InputResponse,
+    ) -> StoreResult<()> {
+        let conn = self.conn().await?;
+        // Read, change, write back under the fence: only the lease's holder
+        // writes answers, and a write under a stale fence changes nothing.
+        let mut answers = self.answers(&conn, id, fence).await?;
+        answers.insert(
+            key.to_owned(),
+            Answer {
+                response: response.clone(),
+                taken: false,
+            },
+        );
+        let json = row::answers_json(&answers);
+        let now = millis(SystemTime::now());
+        self.fenced(
+            &conn,
+            id,
+            &conn.st.write_answers,
+            &[&id.0, &fence.0, &json, &now],
+        )
+        .await
+    }
+
+    async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
+        let conn = self.conn().await?;
+        let answers = if progress.taken.is_empty() {
+            None
+        } else {
+            let mut answers = self.answers(&conn, id, fence).await?;
+            for key in &progress.taken {
+                if let Some(a) = answers.get_mut(key) {
+                    a.taken = true;
+                }
+            }
+            Some(row::answers_json(&answers))
+        };
+        let failed_reads = i32::try_from(progress.failed_reads).unwrap_or(i32::MAX);
+        self.fenced(
+            &conn,
+            id,
+            &conn.st.save,
+            &[
+                &id.0,
+                &fence.0,
+                &progress.status.as_str(),
+                &progress.status_message,
+                &row::interval_column(progress.poll_interval_ms),
+                &failed_reads,
+                &millis(progress.due),
+                &answers,
+                &millis(SystemTime::now()),
+            ],
+        )
+        .await
+    }
+
+    async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {
+        let conn = self.conn().await?;
+        let json = row::ending_json(ending);
+        let now = millis(SystemTime::now());
+        self.fenced(&conn, id, &conn.st.finish, &[&id.0, &fence.0, &json, &now])
+            .await
+    }
+
+    async fn acknowledge(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
+        let conn = self.conn().await?;
+        let now = millis(SystemTime::now());
+        self.fenced(&conn, id, &conn.st.acknowledge, &[&id.0, &fence.0, &now])
+            .await
+    }
+
+    async fn request_cancel(&self, id: RecordId, now: SystemTime) -> StoreResult<bool> {
+        let conn = self.conn().await?;
+        match conn
+            .client
+            .execute(&conn.st.request_cancel, &[&id.0, &millis(now)])
+            .await
+        {
+            Ok(n) => Ok(n > 0),
+            Err(e) => Err(self.fail(&conn, e).await),
+        }
+    }
+
+    async fn remove(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
+        let conn = self.conn().await?;
+        self.fenced(&conn, id, &conn.st.remove, &[&id.0, &fence.0])
+            .await
+    }
+
+    async fn list(&self, filter: &Filter) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
+        let conn = self.conn().await?;
+        let state: Option<i32> = filter.state.map(|s| match s {
+            RecordState::Open => 0,
+            RecordState::Undelivered => 1,
+            RecordState::Delivered => 2,
+        });
+        let limit = filter.limit.map(big);
+        match conn
+            .client
+            .query(&conn.st.list, &[&filter.scope, &state, &limit])
+            .await
+        {
+            Ok(rows) => Ok(Self::records(&rows)),
+            Err(e) => Err(self.fail(&conn, e).await),
+        }
+    }
+
+    async fn next_due(&self) -> StoreResult<Option<SystemTime>> {
+        let conn = self.conn().await?;
+        match conn.client.query_one(&conn.st.next_due, &[]).await {
+            Ok(row) => row
+                .try_get::<_, Option<i64>>(0)
+                .map(|ms| ms.map(row::time))
+                .map_err(|e| StoreError::other("an unreadable due time").with_source(e)),
+            Err(e) => Err(self.fail(&conn, e).await),
+        }
+    }
+}

@@ -1,0 +1,369 @@
+//! `PostgresStore` against a real Postgres: the store contract, workers
+//! racing for the same records, a lost connection, corrupt rows and a
+//! schema from the future.
+//!
+//! One throwaway cluster serves the whole binary (see
+//! `support/postgres.rs`), each test in a database of its own. The binary
+//! has its own `main` so that the cluster is stopped and its folder
+//! deleted after the last test, whatever the tests did. Run with
+//! `-- --measure` to print the time a claim of 64 and a save take.
+
+#[path = "support/postgres.rs"]
+mod postgres;
+#[path = "support/time.rs"]
+#[allow(dead_code, reason = "only `bounded` is used here")]
+mod time;
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant, SystemTime};
+
+use mcp_tasks::TaskRef;
+use mcp_tasks::protocol::{TaskId, TaskStatus};
+use mcp_tasks::store::{
+    Claim, Filter, NewTask, PostgresStore, Progress, RecordId, StoreResult, TaskRecord, TaskStore,
+};
+use postgres::Pg;
+
+/// A moment well clear of the real clock, so that the tests set time.
+fn t(secs: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_900_000_000 + secs)
+}
+
+fn task(n: u32, due: SystemTime) -> NewTask {
+    NewTask {
+        reference: TaskRef::new(TaskId::new(format!("task-{n}-secret")), Some("srv".into()))
+            .with_protocol_version("2026-07-28"),
+        tool: "export".into(),
+        key: None,
+        scope: "tenant".into(),
+        status: TaskStatus::Working,
+        status_message: None,
+        poll_interval_ms: Some(1_000),
+        due,
+        ending: None,
+    }
+}
+
+fn claim(worker: &str, limit: usize, now: SystemTime) -> Claim<'_> {
+    Claim {
+        worker,
+        limit,
+        now,
+        lease: Duration::from_secs(30),
+        record: None,
+    }
+}
+
+fn ids(records: &[StoreResult<TaskRecord>]) -> Vec<RecordId> {
+    records
+        .iter()
+        .map(|r| r.as_ref().expect("a readable record").id)
+        .collect()
+}
+
+async fn store(pg: &Pg) -> (PostgresStore, String) {
+    let url = pg.database().await;
+    let store = PostgresStore::connect(&url).await.expect("connect");
+    (store, url)
+}
+
+async fn the_contract_holds(pg: Pg) {
+    let (store, _) = store(&pg).await;
+    mcp_tasks::store::contract(&store).await;
+}
+
+async fn concurrent_claims_never_share_a_record(pg: Pg) {
+    let (a, url) = store(&pg).await;
+    let b = PostgresStore::connect(&url).await.expect("a second store");
+    let mut inserted = BTreeSet::new();
+    for n in 0..300 {
+        inserted.insert(a.insert(task(n, t(u64::from(n % 17)))).await.unwrap());
+    }
+    // Eight workers on two connections claim small batches at once, each
+    // until it finds nothing left.
+    let mut workers = tokio::task::JoinSet::new();
+    for w in 0..8 {
+        let store = if w % 2 == 0 { a.clone() } else { b.clone() };
+        workers.spawn(async move {
+            let name = format!("w{w}");
+            let mut got = Vec::new();
+            loop {
+                let batch = store.claim(claim(&name, 7, t(100))).await.unwrap();
+                if batch.is_empty() {
+                    return got;
+                }
+                got.extend(ids(&batch));
+            }
+        });
+    }
+    let mut claimed = Vec::new();
+    while let Some(got) = workers.join_next().await {
+        claimed.extend(got.unwrap());
+    }
+    // A worker may stop while rows it skipped were still locked: take
+    // what is left, then every record was claimed exactly once.
+    claimed.extend(ids(&a.claim(claim("last", 1_000, t(100))).await.unwrap()));
+    let unique: BTreeSet<RecordId> = claimed.iter().copied().collect();
+    assert_eq!(unique.len(), claimed.len(), "a record was claimed twice");
+    assert_eq!(unique, inserted);
+}
+
+async fn workers_starting_together_migrate_once(pg: Pg) {
+    let url = pg.database().await;
+    let mut connects = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let url = url.clone();
+        connects.spawn(async move { PostgresStore::connect(&url).await.map(|_| ()) });
+    }
+    while let Some(done) = connects.join_next().await {
+        done.unwrap().expect("every worker connects");
+    }
+    let raw = postgres::connect(&url).await;
+    let versions = raw
+        .query("SELECT version FROM mcp_tasks_schema", &[])
+        .await
+        .unwrap();
+    assert_eq!(versions.len(), 1, "one migration, applied once");
+}
+
+async fn a_lost_connection_is_unavailable_then_comes_back(pg: Pg) {
+    let (store, url) = store(&pg).await;
+    let id = store.insert(task(1, t(0))).await.unwrap();
+    let mut raw = postgres::connect(&url).await;
+
+    // Killed in the middle of a statement: a row lock holds the store's
+    // UPDATE until its backend is terminated.
+    let tx = raw.transaction().await.unwrap();
+    tx.query("SELECT id FROM mcp_tasks_tasks FOR UPDATE", &[])
+        .await
+        .unwrap();
+    let cancel = tokio::spawn({
+        let store = store.clone();
+        async move { store.request_cancel(id, t(0)).await }
+    });
+    let pid: i32 = loop {
+        let waiting = tx
+            .query_opt(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() \
+                 AND application_name = 'mcp-tasks' AND wait_event_type = 'Lock'",
+                &[],
+            )
+            .await
+            .unwrap();
+        if let Some(row) = waiting {
+            break row.get(0);
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    tx.query("SELECT pg_terminate_backend($1)", &[&pid])
+        .await
+        .unwrap();
+    let e = cancel.await.unwrap().unwrap_err();
+    assert!(e.is_unavailable(), "{e}");
+    tx.rollback().await.unwrap();
+    assert!(store.get(id).await.unwrap().is_some(), "connected again");
+
+    // Killed while idle: the next call may find out (unavailable) or
+    // connect again at once; the call after it works.
+    raw.execute(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND application_name = 'mcp-tasks'",
+        &[],
+    )
+    .await
+    .unwrap();
+    if let Err(e) = store.get(id).await {
+        assert!(e.is_unavailable(), "{e}");
+    }
+    assert!(store.get(id).await.unwrap().is_some(), "connected again");
+}
+
+async fn corrupt_rows_come_back_in_their_place(pg: Pg) {
+    let (store, url) = store(&pg).await;
+    let mut ids_in_order = Vec::new();
+    for n in 0..5 {
+        ids_in_order.push(store.insert(task(n, t(u64::from(n)))).await.unwrap());
+    }
+    let raw = postgres::connect(&url).await;
+    let damage = [
+        "UPDATE mcp_tasks_tasks SET status = 'exploded' WHERE id = $1",
+        "UPDATE mcp_tasks_tasks SET answers = '{\"q\": 3' WHERE id = $1",
+        "UPDATE mcp_tasks_tasks SET protocol_version = '1999-01-01' WHERE id = $1",
+    ];
+    let broken = [ids_in_order[1], ids_in_order[2], ids_in_order[3]];
+    for (sql, id) in damage.iter().zip(broken) {
+        raw.execute(*sql, &[&id.0]).await.unwrap();
+    }
+
+    let got = store.claim(claim("w", 10, t(100))).await.unwrap();
+    assert_eq!(got.len(), 5, "every due record, readable or not");
+    for (r, id) in got.iter().zip(&ids_in_order) {
+        match r {
+            Ok(r) => assert!(!broken.contains(&r.id) && r.id == *id),
+            Err(e) => {
+                assert!(e.is_corrupt(), "{e}");
+                assert_eq!(e.record(), Some(*id), "in its place");
+                assert!(broken.contains(id));
+            }
+        }
+    }
+    assert_eq!(got.iter().filter(|r| r.is_err()).count(), 3);
+    assert!(
+        store
+            .claim(claim("w", 10, t(100)))
+            .await
+            .unwrap()
+            .is_empty(),
+        "corrupt records stay leased too"
+    );
+    let listed = store.list(&Filter::all()).await.unwrap();
+    assert_eq!(listed.iter().filter(|r| r.is_err()).count(), 3);
+    let e = store.get(broken[0]).await.unwrap_err();
+    assert!(e.is_corrupt() && !e.to_string().contains("secret"), "{e}");
+    // The readable ones are still served.
+    let fine = got[0].as_ref().unwrap();
+    let progress = Progress {
+        status: TaskStatus::Working,
+        status_message: None,
+        poll_interval_ms: None,
+        failed_reads: 0,
+        due: t(200),
+        taken: Vec::new(),
+    };
+    store
+        .save(fine.id, fine.fence().unwrap(), progress)
+        .await
+        .unwrap();
+}
+
+async fn a_newer_schema_is_refused(pg: Pg) {
+    let (_, url) = store(&pg).await;
+    let raw = postgres::connect(&url).await;
+    raw.execute(
+        "INSERT INTO mcp_tasks_schema (version, applied) VALUES (99, 0)",
+        &[],
+    )
+    .await
+    .unwrap();
+    let e = PostgresStore::connect(&url).await.unwrap_err();
+    assert!(e.is_schema_too_new(), "{e}");
+    assert!(e.to_string().contains("99"), "{e}");
+}
+
+async fn an_unreachable_server_is_unavailable(_: Pg) {
+    // A loopback port nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let url = format!("host=127.0.0.1 port={port} user=nobody dbname=none connect_timeout=5");
+    let e = PostgresStore::connect(&url).await.unwrap_err();
+    assert!(e.is_unavailable(), "{e}");
+    let e = PostgresStore::connect("postgres://[not a url")
+        .await
+        .unwrap_err();
+    assert!(!e.is_unavailable(), "{e}");
+}
+
+/// Prints the time a claim of 64 records and a save take (not a test:
+/// figures for a person to read).
+async fn measure(pg: Pg) {
+    let (store, _) = store(&pg).await;
+    let rounds = 40;
+    for n in 0..64 * rounds {
+        store.insert(task(n, t(0))).await.unwrap();
+    }
+    let (mut claiming, mut saving, mut saves) = (Duration::ZERO, Duration::ZERO, 0u32);
+    for round in 0..rounds {
+        let now = t(10 + u64::from(round));
+        let started = Instant::now();
+        let batch = store.claim(claim("w", 64, now)).await.unwrap();
+        claiming += started.elapsed();
+        assert_eq!(batch.len(), 64);
+        for r in batch {
+            let r = r.unwrap();
+            let progress = Progress {
+                status: TaskStatus::Working,
+                status_message: None,
+                poll_interval_ms: Some(1_000),
+                failed_reads: 0,
+                due: t(100_000),
+                taken: Vec::new(),
+            };
+            let started = Instant::now();
+            store
+                .save(r.id, r.fence().unwrap(), progress)
+                .await
+                .unwrap();
+            saving += started.elapsed();
+            saves += 1;
+        }
+    }
+    println!(
+        "claim of 64: {:?} on average over {rounds}; save: {:?} on average over {saves}",
+        claiming / rounds,
+        saving / saves
+    );
+}
+
+type Case = fn(Pg) -> Pin<Box<dyn Future<Output = ()>>>;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let Some((cluster, pg)) = postgres::start() else {
+        return;
+    };
+    if args.iter().any(|a| a == "--measure") {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(measure(pg));
+        return;
+    }
+    let cases: [(&str, Case); 7] = [
+        ("the_contract_holds", |pg| Box::pin(the_contract_holds(pg))),
+        ("concurrent_claims_never_share_a_record", |pg| {
+            Box::pin(concurrent_claims_never_share_a_record(pg))
+        }),
+        ("workers_starting_together_migrate_once", |pg| {
+            Box::pin(workers_starting_together_migrate_once(pg))
+        }),
+        ("a_lost_connection_is_unavailable_then_comes_back", |pg| {
+            Box::pin(a_lost_connection_is_unavailable_then_comes_back(pg))
+        }),
+        ("corrupt_rows_come_back_in_their_place", |pg| {
+            Box::pin(corrupt_rows_come_back_in_their_place(pg))
+        }),
+        ("a_newer_schema_is_refused", |pg| {
+            Box::pin(a_newer_schema_is_refused(pg))
+        }),
+        ("an_unreachable_server_is_unavailable", |pg| {
+            Box::pin(an_unreachable_server_is_unavailable(pg))
+        }),
+    ];
+    let filter = args.iter().skip(1).find(|a| !a.starts_with('-'));
+    let (mut passed, mut failed) = (0, 0);
+    for (name, case) in cases {
+        if filter.is_some_and(|f| !name.contains(f.as_str())) {
+            continue;
+        }
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let pg = pg.clone();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rt.block_on(time::bounded(case(pg)))
+        }));
+        if outcome.is_ok() {
+            passed += 1;
+            println!("test {name} ... ok");
+        } else {
+            failed += 1;
+            println!("test {name} ... FAILED");
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    // Stop the cluster before exiting: `exit` runs no destructors.
+    drop(cluster);
+    if failed > 0 {
+        std::process::exit(1);
+    }
+}
