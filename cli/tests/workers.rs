@@ -14,11 +14,14 @@ use std::time::{Duration, Instant, SystemTime};
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, InputResponse};
 use mcp_tasks::store::{
-    Claim, Ending, Fence, Filter, Label, NewTask, Progress, RecordId, RecordState, SqliteStore,
+    Claim, Ending, Fence, Filter, Label, NewTask, PostgresStore, Progress, RecordId, RecordState, SqliteStore,
     StoreResult, TaskRecord, TaskStore, Tracker,
 };
 use mcp_tasks::{Client, Http};
 use serde_json::{Value, json};
+
+#[path = "../../tests/support/postgres.rs"]
+mod postgres;
 
 const DEMO: &str = env!("CARGO_BIN_EXE_mcp-tasks-demo");
 
@@ -94,6 +97,8 @@ struct Options {
     hang_after: Option<String>,
     /// Append a line to this file each time the input handler is asked.
     asked: Option<PathBuf>,
+    /// End once this many outcomes were delivered.
+    expect: usize,
 }
 
 impl Options {
@@ -119,6 +124,7 @@ impl Options {
                 "--lease-ms" => o.lease_ms = value.parse().unwrap(),
                 "--hang-after" => o.hang_after = Some(value.clone()),
                 "--asked" => o.asked = Some(value.into()),
+                "--expect" => o.expect = value.parse().unwrap(),
                 _ => panic!("unknown option {flag}"),
             }
         }
@@ -144,6 +150,8 @@ impl Options {
             self.job_ms.to_string(),
             "--lease-ms".into(),
             self.lease_ms.to_string(),
+            "--expect".into(),
+            self.expect.to_string(),
         ];
         if let Some(h) = &self.hang_after {
             a.extend(["--hang-after".into(), h.clone()]);
@@ -156,6 +164,21 @@ impl Options {
 }
 
 async fn worker(o: Options) -> Fallible {
+    let url = o.store.display().to_string();
+    if url.starts_with("postgres") {
+        let store = PostgresStore::connect(&url)
+            .await
+            .map_err(|e| format!("connect the store: {e}"))?;
+        work(o, store).await
+    } else {
+        let store = SqliteStore::open(&o.store)
+            .await
+            .map_err(|e| format!("open the store: {e}"))?;
+        work(o, store).await
+    }
+}
+
+async fn work<S: TaskStore>(o: Options, store: S) -> Fallible {
     let asked = o.asked.clone();
     let handlers = InputHandlers::new().elicitation_form(move |_| {
         let asked = asked.clone();
@@ -173,9 +196,7 @@ async fn worker(o: Options) -> Fallible {
         .await
         .map_err(|e| format!("connect: {e}"))?;
     let store = Hanging {
-        inner: SqliteStore::open(&o.store)
-            .await
-            .map_err(|e| format!("open the store: {e}"))?,
+        inner: store,
         after: o.hang_after.clone(),
     };
     let tracker = Tracker::builder(store, client.clone())
@@ -199,13 +220,15 @@ async fn worker(o: Options) -> Fallible {
         let written = append(&outcomes, &line);
         async move { written.is_ok() }
     });
+    let expect = o.expect;
     let done = async {
         loop {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            let store = tracker.store();
-            let open = store.list(&Filter::all().state(RecordState::Open).limit(1));
-            let waiting = store.list(&Filter::all().state(RecordState::Undelivered).limit(1));
-            if open.await.is_ok_and(|r| r.is_empty()) && waiting.await.is_ok_and(|r| r.is_empty()) {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let delivered = tracker
+                .store()
+                .list(&Filter::all().state(RecordState::Delivered))
+                .await;
+            if delivered.is_ok_and(|r| r.len() >= expect) {
                 return;
             }
         }
@@ -496,6 +519,7 @@ fn restart() -> Fallible {
     let demo = Demo::start("127.0.0.1:0", &[])?;
     let mut o = options(&dir.0, &demo, "first");
     o.start = N;
+    o.expect = N;
     o.job_ms = 500;
     let mut first = spawn(&o)?;
     wait_for_line(&mut first, "started")?;
@@ -533,6 +557,7 @@ fn fencing() -> Fallible {
     let demo = Demo::start("127.0.0.1:0", &["--read-delay", "300"])?;
     let mut o = options(&dir.0, &demo, "stopped");
     o.start = N;
+    o.expect = N;
     o.job_ms = 200;
     o.lease_ms = 500;
     let mut first = spawn(&o)?;
@@ -545,6 +570,7 @@ fn fencing() -> Fallible {
         name: "second".into(),
         start: 0,
         lease_ms: 5_000,
+        expect: N,
         ..options(&dir.0, &demo, "second")
     };
     finish(spawn(&o2)?)?;
@@ -591,6 +617,7 @@ fn input_once(name: &str, point: &str) -> Fallible {
     let demo = Demo::start("127.0.0.1:0", &[])?;
     let mut o = options(&dir.0, &demo, "first");
     o.start = 1;
+    o.expect = 1;
     o.tool = "ask".into();
     o.hang_after = Some(point.into());
     o.lease_ms = 1_000;
@@ -641,6 +668,7 @@ fn gone() -> Fallible {
     let addr = demo.addr();
     let mut o = options(&dir.0, &demo, "first");
     o.start = N;
+    o.expect = N;
     o.tool = "long".into();
     let mut first = spawn(&o)?;
     wait_for_line(&mut first, "started")?;
@@ -668,5 +696,60 @@ fn gone() -> Fallible {
             "{reads} requests for {N} forgotten tasks: one each, not a retry loop"
         ));
     }
+    Ok(())
+}
+
+fn many_workers() -> Fallible {
+    const N: usize = 5_000;
+    let Some((cluster, pg)) = postgres::start() else {
+        println!("      skipped: no Postgres here (MCP_TASKS_REQUIRE_POSTGRES=1 makes this a failure)");
+        return Ok(());
+    };
+    let rt = runtime();
+    let url = rt.block_on(pg.database());
+    let dir = Scratch::new("many");
+    // Reads held a little, so that two workers reading one task would show.
+    let demo = Demo::start("127.0.0.1:0", &["--read-delay", "5"])?;
+    let base = Options {
+        store: url.into(),
+        expect: N,
+        lease_ms: 2_000,
+        ..options(&dir.0, &demo, "w1")
+    };
+    let started = Instant::now();
+    let mut w1 = spawn(&Options {
+        start: N,
+        ..Options::parse(&base.args()[1..])
+    })?;
+    let mut others = Vec::new();
+    for name in ["w2", "w3"] {
+        others.push(spawn(&Options {
+            name: name.into(),
+            ..Options::parse(&base.args()[1..])
+        })?);
+    }
+    wait_for_line(&mut w1, "started")?;
+    wait_until("a third of the outcomes", || {
+        handled(&base.outcomes).len() >= N / 3
+    })?;
+    let mut killed = others.remove(0);
+    killed.kill().map_err(|e| e.to_string())?; // SIGKILL
+    killed.wait().map_err(|e| e.to_string())?;
+    let at_kill = handled(&base.outcomes).len();
+    finish(w1)?;
+    finish(others.remove(0))?;
+    all_handled(&base.outcomes, "job", N, "completed")?;
+    let c = demo.counters()?;
+    if c["totals"]["overlapping_reads"] != 0 {
+        return Err(format!("two workers read one task at once: {}", c["totals"]));
+    }
+    let reads = c["totals"]["reads"].as_u64().unwrap_or(0);
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "      w2 killed after {at_kill} of {N}; {reads} reads in {secs:.1} s ({:.0} reads/s)",
+        reads as f64 / secs
+    );
+    drop(rt);
+    drop(cluster);
     Ok(())
 }
