@@ -67,6 +67,7 @@ pub(crate) fn answers(id: RecordId, json: &str) -> StoreResult<BTreeMap<String, 
         .map_err(|e| StoreError::corrupt(Some(id), format!("its answers are not valid: {e}")))
 }
 
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) fn answer_json(answer: &Answer) -> String {
     serde_json::to_string(answer).expect("an answer serializes")
 }

@@ -17,7 +17,7 @@ fn new_task(n: u32, due: SystemTime) -> NewTask {
             .with_protocol_version("2026-07-28"),
         tool: "export".into(),
         key: Some(format!("key-{n}")),
-        scope: if n % 2 == 0 { "even" } else { "odd" }.into(),
+        scope: if n.is_multiple_of(2) { "even" } else { "odd" }.into(),
         status: TaskStatus::Working,
         status_message: Some("queued".into()),
         poll_interval_ms: Some(250),
