@@ -93,6 +93,15 @@
 //!   (`transport::auth`: discovery, client registration, the authorization
 //!   code flow with PKCE, refresh, step-up; oauth2 and url).
 #![cfg_attr(
+    feature = "sqlite",
+    doc = "- `sqlite`: [`store::SqliteStore`], a task store in one SQLite file"
+)]
+#![cfg_attr(
+    not(feature = "sqlite"),
+    doc = "- `sqlite`: `store::SqliteStore`, a task store in one SQLite file"
+)]
+//!   (SQLite is built with the crate: no system library).
+#![cfg_attr(
     feature = "test-util",
     doc = "- `test-util`: [`testing`], a scripted in-process 2026-07-28 Tasks server"
 )]

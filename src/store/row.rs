@@ -67,12 +67,6 @@ pub(crate) fn answers(id: RecordId, json: &str) -> StoreResult<BTreeMap<String, 
         .map_err(|e| StoreError::corrupt(Some(id), format!("its answers are not valid: {e}")))
 }
 
-// The SQLite store writes one answer into the JSON in place; Postgres
-// rewrites the whole map (see `postgres.rs`).
-#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
-pub(crate) fn answer_json(answer: &Answer) -> String {
-    serde_json::to_string(answer).expect("an answer serializes")
-}
 
 pub(crate) fn ending_json(ending: &Ending) -> String {
     serde_json::to_string(ending).expect("an ending serializes")
