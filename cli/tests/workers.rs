@@ -14,8 +14,8 @@ use std::time::{Duration, Instant, SystemTime};
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, InputResponse};
 use mcp_tasks::store::{
-    Claim, Ending, Fence, Filter, Label, NewTask, PostgresStore, Progress, RecordId, RecordState, SqliteStore,
-    StoreResult, TaskRecord, TaskStore, Tracker,
+    Claim, Ending, Fence, Filter, Label, NewTask, PostgresStore, Progress, RecordId, RecordState,
+    SqliteStore, StoreResult, TaskRecord, TaskStore, Tracker,
 };
 use mcp_tasks::{Client, Http};
 use serde_json::{Value, json};
@@ -33,14 +33,18 @@ type Fallible<T = ()> = Result<T, String>;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--worker") {
-        let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+        let runtime = runtime();
         if let Err(e) = runtime.block_on(worker(Options::parse(&args[1..]))) {
             eprintln!("worker: {e}");
             std::process::exit(1);
         }
         return;
     }
-    let scenarios: [(&str, fn() -> Fallible); 5] = [
+    let scenarios: [(&str, fn() -> Fallible); 6] = [
+        (
+            "three workers on one Postgres, one killed: every task once",
+            many_workers,
+        ),
         (
             "a worker killed mid-run: every outcome after a restart",
             restart,
@@ -164,9 +168,10 @@ impl Options {
 }
 
 async fn worker(o: Options) -> Fallible {
-    let url = o.store.display().to_string();
-    if url.starts_with("postgres") {
-        let store = PostgresStore::connect(&url)
+    let store = o.store.display().to_string();
+    // `pg:` and a connection string: Postgres; else a SQLite file.
+    if let Some(url) = store.strip_prefix("pg:") {
+        let store = PostgresStore::connect(url)
             .await
             .map_err(|e| format!("connect the store: {e}"))?;
         work(o, store).await
@@ -204,12 +209,25 @@ async fn work<S: TaskStore>(o: Options, store: S) -> Fallible {
         .lease(Duration::from_millis(o.lease_ms))
         .min_poll_interval(Duration::from_millis(20))
         .build();
+    // Started 32 at a time: each is recorded before its call returns.
+    let mut calls = tokio::task::JoinSet::new();
     for i in 0..o.start {
-        let label = Label::tool(o.tool.as_str()).key(format!("{}-{i}", o.tool));
-        tracker
-            .call_tool(client.task(), label, json!({"n": i, "ms": o.job_ms}))
-            .await
-            .map_err(|e| format!("call {i}: {e}"))?;
+        if calls.len() >= 32 {
+            calls.join_next().await.unwrap().unwrap()?;
+        }
+        let (tracker, client) = (tracker.clone(), client.clone());
+        let (tool, job_ms) = (o.tool.clone(), o.job_ms);
+        calls.spawn(async move {
+            let label = Label::tool(tool.as_str()).key(format!("{tool}-{i}"));
+            tracker
+                .call_tool(client.task(), label, json!({"n": i, "ms": job_ms}))
+                .await
+                .map(drop)
+                .map_err(|e| format!("call {i}: {e}"))
+        });
+    }
+    while let Some(done) = calls.join_next().await {
+        done.unwrap()?;
     }
     println!("started");
     std::io::stdout().flush().ok();
@@ -245,7 +263,9 @@ fn append(file: &Path, line: &str) -> Result<(), std::io::Error> {
         .create(true)
         .append(true)
         .open(file)?;
-    writeln!(f, "{line}")?;
+    // One write: with several processes appending, a line written in
+    // pieces could be cut by another's.
+    f.write_all(format!("{line}\n").as_bytes())?;
     f.sync_data()
 }
 
@@ -702,7 +722,9 @@ fn gone() -> Fallible {
 fn many_workers() -> Fallible {
     const N: usize = 5_000;
     let Some((cluster, pg)) = postgres::start() else {
-        println!("      skipped: no Postgres here (MCP_TASKS_REQUIRE_POSTGRES=1 makes this a failure)");
+        println!(
+            "      skipped: no Postgres here (MCP_TASKS_REQUIRE_POSTGRES=1 makes this a failure)"
+        );
         return Ok(());
     };
     let rt = runtime();
@@ -711,7 +733,7 @@ fn many_workers() -> Fallible {
     // Reads held a little, so that two workers reading one task would show.
     let demo = Demo::start("127.0.0.1:0", &["--read-delay", "5"])?;
     let base = Options {
-        store: url.into(),
+        store: format!("pg:{url}").into(),
         expect: N,
         lease_ms: 2_000,
         ..options(&dir.0, &demo, "w1")
@@ -741,7 +763,10 @@ fn many_workers() -> Fallible {
     all_handled(&base.outcomes, "job", N, "completed")?;
     let c = demo.counters()?;
     if c["totals"]["overlapping_reads"] != 0 {
-        return Err(format!("two workers read one task at once: {}", c["totals"]));
+        return Err(format!(
+            "two workers read one task at once: {}",
+            c["totals"]
+        ));
     }
     let reads = c["totals"]["reads"].as_u64().unwrap_or(0);
     let secs = started.elapsed().as_secs_f64();

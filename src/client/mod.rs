@@ -37,8 +37,8 @@ use notify::{Dispatch, Observers};
 pub use notify::{ListChanged, SERVER_LOG_TARGET};
 pub use pages::ToolPages;
 use rpc::Connection;
-pub(crate) use wire::{Call, Follow, Started, Wire};
 pub(crate) use wire::LEGACY_VERSIONS;
+pub(crate) use wire::{Call, Follow, Started, Wire};
 
 /// The default bound on one request.
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);

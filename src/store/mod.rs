@@ -413,8 +413,11 @@ pub trait TaskStore: Send + Sync + 'static {
     ) -> impl Future<Output = StoreResult<()>> + Send;
 
     /// Marks the ending of `id` delivered: it is never claimed again.
-    fn acknowledge(&self, id: RecordId, fence: Fence)
-    -> impl Future<Output = StoreResult<()>> + Send;
+    fn acknowledge(
+        &self,
+        id: RecordId,
+        fence: Fence,
+    ) -> impl Future<Output = StoreResult<()>> + Send;
 
     /// Asks for the task to be cancelled, from any process; the worker
     /// that next claims it sends `tasks/cancel`. `false` when there is no

@@ -67,7 +67,6 @@ pub(crate) fn answers(id: RecordId, json: &str) -> StoreResult<BTreeMap<String, 
         .map_err(|e| StoreError::corrupt(Some(id), format!("its answers are not valid: {e}")))
 }
 
-
 pub(crate) fn ending_json(ending: &Ending) -> String {
     serde_json::to_string(ending).expect("an ending serializes")
 }

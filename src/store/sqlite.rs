@@ -666,9 +666,7 @@ impl TaskStore for SqliteStore {
             let now = row::millis(SystemTime::now());
             write_held(
                 conn,
-                &format!(
-                    "UPDATE tasks SET ending = ?3, updated_ms = ?4 WHERE {HELD}"
-                ),
+                &format!("UPDATE tasks SET ending = ?3, updated_ms = ?4 WHERE {HELD}"),
                 id,
                 fence,
                 &[&ending, &now],
