@@ -122,9 +122,13 @@ async fn all_delivered(tracker: &Tracker<SqliteStore, Client>) -> Fallible {
     loop {
         tokio::time::sleep(Duration::from_millis(100)).await;
         let store = tracker.store();
-        let open = store.list(&Filter::all().state(RecordState::Open).limit(1));
-        let waiting = store.list(&Filter::all().state(RecordState::Undelivered).limit(1));
-        if open.await?.is_empty() && waiting.await?.is_empty() {
+        let open = store
+            .list(&Filter::all().state(RecordState::Open).limit(1))
+            .await?;
+        let waiting = store
+            .list(&Filter::all().state(RecordState::Undelivered).limit(1))
+            .await?;
+        if open.is_empty() && waiting.is_empty() {
             return Ok(());
         }
     }

@@ -40,7 +40,8 @@ fn main() {
         }
         return;
     }
-    let scenarios: [(&str, fn() -> Fallible); 6] = [
+    type Scenario = (&'static str, fn() -> Fallible);
+    let scenarios: [Scenario; 6] = [
         (
             "three workers on one Postgres, one killed: every task once",
             many_workers,
@@ -755,7 +756,7 @@ fn many_workers() -> Fallible {
         handled(&base.outcomes).len() >= N / 3
     })?;
     let mut killed = others.remove(0);
-    killed.kill().map_err(|e| e.to_string())?; // SIGKILL
+    let _ = killed.kill(); // SIGKILL
     killed.wait().map_err(|e| e.to_string())?;
     let at_kill = handled(&base.outcomes).len();
     finish(w1)?;
