@@ -269,6 +269,99 @@ async fn an_unreachable_server_is_unavailable(_: Pg) {
 
 /// Prints the time a claim of 64 records and a save take (not a test:
 /// figures for a person to read).
+/// The database refuses every connection for a while in the middle of a
+/// run: the tracker pauses (its `run` goes on, warning), then resumes, and
+/// every task still ends and is delivered once.
+async fn a_tracker_pauses_while_the_database_is_away(pg: Pg) {
+    use mcp_tasks::Client;
+    use mcp_tasks::protocol::CallToolResult;
+    use mcp_tasks::store::{Label, Tracker};
+    use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
+
+    const N: usize = 20;
+    let (store, url) = store(&pg).await;
+    // The last `dbname=`, or a URL's path.
+    let name = match url.split_once("://") {
+        Some((_, rest)) => rest.rsplit('/').next().unwrap_or_default(),
+        None => url
+            .split_whitespace()
+            .filter_map(|kv| kv.strip_prefix("dbname="))
+            .last()
+            .unwrap_or_default(),
+    };
+    let name = name.split('?').next().unwrap_or_default().to_owned();
+    let ms = Duration::from_millis;
+    let server = TestServer::new().tool(ScriptedTool::task(
+        "export",
+        TaskScript::new()
+            .poll_interval(ms(20))
+            .working(ms(300), "writing")
+            .complete(ms(300), CallToolResult::text("done")),
+    ));
+    let client = Client::connect(server.connect()).await.unwrap();
+    let tracker = Tracker::builder(store, client.clone())
+        .lease(ms(500))
+        .min_poll_interval(ms(10))
+        .idle(ms(20))
+        .build();
+    for i in 0..N {
+        tracker
+            .call_tool(client.task(), Label::tool("export").key(i.to_string()), ())
+            .await
+            .unwrap();
+    }
+    let delivered = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = delivered.clone();
+    let run = tokio::spawn({
+        let tracker = tracker.clone();
+        async move {
+            tracker
+                .run(move |d| {
+                    seen.lock().unwrap().push(d.key().unwrap().to_owned());
+                    async { true }
+                })
+                .await
+        }
+    });
+
+    // The database goes away: no new connection, the store's own cut.
+    let admin = pg.admin().await;
+    admin
+        .batch_execute(&format!(
+            "ALTER DATABASE {name} ALLOW_CONNECTIONS false; \
+             SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = '{name}' AND pid <> pg_backend_pid()"
+        ))
+        .await
+        .unwrap();
+    tokio::time::sleep(ms(1_000)).await;
+    if run.is_finished() {
+        panic!(
+            "the worker stopped while the database was away: {:?}",
+            run.await
+        );
+    }
+    let during = delivered.lock().unwrap().len();
+    admin
+        .batch_execute(&format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true"))
+        .await
+        .unwrap();
+
+    while delivered.lock().unwrap().len() < N {
+        assert!(!run.is_finished(), "the worker ended: {:?}", run);
+        tokio::time::sleep(ms(50)).await;
+    }
+    run.abort();
+    let mut keys = delivered.lock().unwrap().clone();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), N, "every task delivered, none lost");
+    assert!(
+        during < N,
+        "the outage came before the end ({during} delivered)"
+    );
+}
+
 async fn measure(pg: Pg) {
     let (store, _) = store(&pg).await;
     let rounds = 40;
@@ -320,7 +413,10 @@ fn main() {
         rt.block_on(measure(pg));
         return;
     }
-    let cases: [(&str, Case); 7] = [
+    let cases: [(&str, Case); 8] = [
+        ("a_tracker_pauses_while_the_database_is_away", |pg| {
+            Box::pin(a_tracker_pauses_while_the_database_is_away(pg))
+        }),
         ("the_contract_holds", |pg| Box::pin(the_contract_holds(pg))),
         ("concurrent_claims_never_share_a_record", |pg| {
             Box::pin(concurrent_claims_never_share_a_record(pg))

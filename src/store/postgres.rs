@@ -401,7 +401,7 @@ impl PostgresStore {
 
 /// Connects, applies the migrations and prepares the statements.
 async fn open(config: &Config) -> StoreResult<Conn> {
-    let (mut client, connection) = config.connect(NoTls).await.map_err(|e| classify(e).0)?;
+    let (mut client, connection) = config.connect(NoTls).await.map_err(refused)?;
     tokio::spawn(async move {
         if let Err(e) = connection.await {
             tracing::debug!("the task store's connection closed: {e}");
@@ -450,6 +450,21 @@ async fn migrate(client: &mut Client) -> StoreResult<()> {
         tracing::info!(version, "the task store's schema was migrated");
     }
     tx.commit().await.map_err(sql)
+}
+
+/// The store's error for a server that refused a new connection. A
+/// database that is not accepting connections for now (`ALLOW_CONNECTIONS
+/// false`, a server starting or stopping) is unavailable, as a lost
+/// connection is: a tracker pauses and tries again. Wrong credentials or a
+/// database that does not exist stay errors.
+fn refused(e: tokio_postgres::Error) -> StoreError {
+    if let Some(db) = e.as_db_error()
+        && *db.code() == SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE
+    {
+        let what = format!("{} ({})", db.message(), db.code().code());
+        return StoreError::unavailable(what);
+    }
+    classify(e).0
 }
 
 /// The store's error for a database error, and whether the connection is
