@@ -177,7 +177,8 @@ pub struct Pass {
     pub ended: usize,
     /// Endings the application acknowledged.
     pub delivered: usize,
-    /// Writes refused because another worker claimed the record since.
+    /// Records this worker let go: claimed by another worker since (a stale
+    /// fencing token, or a lease that ran out), or removed.
     pub stale: usize,
     /// Records that could not be read (see [`StoreError::is_corrupt`]).
     pub corrupt: usize,
@@ -685,7 +686,9 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                     endings.push(record);
                 }
                 Ok(Ok(None)) => pass.stepped += 1,
-                Ok(Err(e)) if e.is_stale() => pass.stale += 1,
+                // Claimed again by another worker, or removed by hand: not
+                // this worker's any more.
+                Ok(Err(e)) if e.is_stale() || e.is_not_found() => pass.stale += 1,
                 Ok(Err(e)) => return Err(e),
                 Err(e) => std::panic::resume_unwind(e.into_panic()),
             }
@@ -709,7 +712,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             if on_ending(Delivery { record, ending }).await {
                 match self.inner.store.acknowledge(id, fence).await {
                     Ok(()) => pass.delivered += 1,
-                    Err(e) if e.is_stale() => pass.stale += 1,
+                    Err(e) if e.is_stale() || e.is_not_found() => pass.stale += 1,
                     Err(e) => return Err(e),
                 }
             }
