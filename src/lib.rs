@@ -66,6 +66,10 @@
 //!   `notifications/cancelled` ends the request it names at once
 //!   ([`Error::is_server_cancelled`]).
 //! - [`TaskRef`]: persist a task and resume it after a restart.
+//! - [`store`]: tasks that outlive the process. A [`store::TaskStore`]
+//!   (in memory, a SQLite file, or Postgres for many machines) keeps every
+//!   task, and a [`store::Tracker`] worker drives them from it, hands each
+//!   outcome to you until acknowledged, and survives crashes and restarts.
 //! - Tracing: one `mcp_tasks.task` span per task handle, with the
 //!   `mcp_tasks.request` spans of its requests inside; see
 //!   [the `task` module](task#tracing).
@@ -101,6 +105,15 @@
     doc = "- `sqlite`: `store::SqliteStore`, a task store in one SQLite file"
 )]
 //!   (SQLite is built with the crate: no system library).
+#![cfg_attr(
+    feature = "postgres",
+    doc = "- `postgres`: [`store::PostgresStore`], a task store many workers share"
+)]
+#![cfg_attr(
+    not(feature = "postgres"),
+    doc = "- `postgres`: `store::PostgresStore`, a task store many workers share"
+)]
+//!   (tokio-postgres, without TLS).
 #![cfg_attr(
     feature = "test-util",
     doc = "- `test-util`: [`testing`], a scripted in-process 2026-07-28 Tasks server"
