@@ -301,7 +301,7 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
 /// use std::time::Duration;
 /// use mcp_tasks::Client;
 /// use mcp_tasks::protocol::CallToolResult;
-/// use mcp_tasks::store::{Label, MemoryStore, Tracker};
+/// use mcp_tasks::store::{MemoryStore, Tracker};
 /// use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
