@@ -40,7 +40,7 @@ fn digit(c: u8) -> Option<u32> {
 /// character outside the alphabet, padding in the middle, stray bits).
 pub(crate) fn decode(text: &str) -> Option<Vec<u8>> {
     let bytes = text.as_bytes();
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return None;
     }
     let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
