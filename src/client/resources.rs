@@ -30,7 +30,7 @@ impl Client {
     /// let listed = client.list_resources().await?;
     /// assert_eq!(listed[0].name, "notes");
     /// let read = client.read_resource(&listed[0].uri).await?;
-    /// assert_eq!(read.contents[0].body()?, ResourceBody::Text("buy milk"));
+    /// assert_eq!(read.contents[0].body().ok(), Some(ResourceBody::Text("buy milk")));
     /// # Ok(()) }
     /// ```
     ///
