@@ -118,6 +118,10 @@ pub(crate) enum Kind {
     Input(String),
     #[error("invalid request: {0}")]
     Builder(String),
+    /// The request needs a server capability the server did not
+    /// advertise; it was not sent.
+    #[error("the server does not offer {0}")]
+    NotAdvertised(String),
     #[error("input required: {0}")]
     InputRequired(String),
     #[error("the task failed: {0}")]
@@ -220,6 +224,7 @@ impl Error {
             Kind::ServerCancelled { .. } => "server_cancelled",
             Kind::Input(_) => "input",
             Kind::Builder(_) => "builder",
+            Kind::NotAdvertised(_) => "not_advertised",
             Kind::InputRequired(_) => "input_required",
             Kind::TaskFailed(_) => "task_failed",
             Kind::Cancelled => "cancelled",
@@ -332,9 +337,16 @@ impl Error {
     /// is also `is_missing_capability()` and its `Display` says to call
     /// `list_tools()` first. [`Error::rpc_error`] still holds the
     /// server's own code and message.
+    ///
+    /// It is also the error of a request the client did not send because
+    /// the server did not advertise what it needs: resources, prompts,
+    /// completions or resource subscriptions (see
+    /// [`Client::list_resources`](crate::Client::list_resources)). That
+    /// error has no [`Error::rpc_error`].
     pub fn is_missing_capability(&self) -> bool {
         self.rpc_code() == Some(error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY)
             || self.inner.hint == Some(Hint::ListToolsForTaskOptIn)
+            || matches!(self.inner.kind, Kind::NotAdvertised(_))
     }
 
     /// The server does not speak a protocol version the client offered (`-32022`).

@@ -77,6 +77,51 @@
 //!   `is_deadline`, `is_task_not_found`, `rpc_error`, …). A failed task is
 //!   not an error but an [`Outcome`].
 //!
+//! # Resources, prompts and completion
+//!
+//! The rest of a server, typed, on both eras, with the same API:
+//!
+//! - Resources: [`Client::list_resources`], [`Client::list_resource_templates`],
+//!   [`Client::read_resource`] (contents as text or bytes through
+//!   [`ResourceContents::body`](protocol::ResourceContents::body)), and
+//!   [`Client::subscribe_resource`], whose updates reach
+//!   [`ClientBuilder::on_resource_updated`].
+//! - Prompts: [`Client::list_prompts`] and [`Client::get_prompt`], whose
+//!   messages carry the same [`ContentBlock`](protocol::ContentBlock)s as
+//!   tool results.
+//! - Completion: [`Client::complete`] for a prompt's argument or a resource
+//!   template's variable.
+//!
+//! Every listing (tools too) goes through one pager with the same bounds,
+//! or page by page with [`Pages`]. A request for what the server did not
+//! advertise fails with [`Error::is_missing_capability`] and sends nothing.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> mcp_tasks::Result<()> {
+//! use mcp_tasks::Client;
+//! use mcp_tasks::protocol::{
+//!     Completion, CompletionArgument, CompletionRef, GetPromptResult, Prompt, PromptMessage,
+//!     Resource, ResourceBody, ResourceContents, Role,
+//! };
+//! use mcp_tasks::testing::TestServer;
+//!
+//! let server = TestServer::new()
+//!     .resource(Resource::new("mem://motd", "motd"), ResourceContents::text("mem://motd", "hi"))
+//!     .prompt(Prompt::new("greet"), GetPromptResult::new([PromptMessage::text(Role::User, "Hello")]))
+//!     .completion(CompletionRef::prompt("greet"), "name", Completion::new(["Ada", "Alan"]));
+//! let client = Client::connect(server.connect()).await?;
+//!
+//! let motd = client.read_resource("mem://motd").await?;
+//! assert_eq!(motd.contents[0].body().ok(), Some(ResourceBody::Text("hi")));
+//! let greeting = client.get_prompt("greet", [("name", "Ada")]).await?;
+//! assert_eq!(greeting.messages.len(), 1);
+//! let names = client
+//!     .complete(CompletionRef::prompt("greet"), CompletionArgument::new("name", "Al"), None)
+//!     .await?;
+//! assert_eq!(names.values, ["Alan"]);
+//! # Ok(()) }
+//! ```
+//!
 //! # Feature flags
 //!
 //! - `stdio` *(enabled by default)*: the [`Stdio`] child
@@ -150,7 +195,7 @@ pub mod testing;
 pub mod transport;
 
 pub use client::{
-    Client, ClientBuilder, ListChanged, SERVER_LOG_TARGET, ToolPages, client_builder,
+    Client, ClientBuilder, ListChanged, Listed, Pages, SERVER_LOG_TARGET, ToolPages, client_builder,
 };
 pub use error::{BoxError, Error, Result};
 pub use input::InputHandlers;

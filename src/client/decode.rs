@@ -4,8 +4,8 @@ use std::fmt;
 
 use serde_json::value::RawValue;
 
-use crate::error::{Error, Result};
-use crate::protocol::ResultType;
+use crate::error::{Error, Kind, Result};
+use crate::protocol::{ResultType, method};
 
 /// Decodes the result of a method that has only one kind of result
 /// (`server/discover`, `tools/list`): `resultType` must be `complete` or
@@ -19,6 +19,14 @@ pub(crate) fn decode<T: serde::de::DeserializeOwned>(
         |e: &dyn fmt::Display| Error::protocol(format!("malformed {method} result: {e}"));
     match ResultType::of(raw.get()) {
         Ok(ResultType::Complete) => {}
+        Ok(ResultType::InputRequired)
+            if method == method::PROMPTS_GET || method == method::RESOURCES_READ =>
+        {
+            return Err(Error::new(Kind::InputRequired(format!(
+                "{method} asked for input; this client answers input rounds on tools/call only"
+            )))
+            .with_method(method));
+        }
         Ok(other) => {
             return Err(Error::protocol(format!(
                 "{method} answered with resultType {other:?}, which it cannot have"

@@ -12,10 +12,11 @@ use tokio::sync::OnceCell;
 use crate::error::{Error, Result};
 use crate::input::{Callback, InputHandlers};
 use crate::protocol::method::{self, Method};
-use crate::protocol::{DiscoverResult, Implementation, LogMessage, ResultType};
+use crate::protocol::{DiscoverResult, Implementation, LogMessage, ResourceUpdated, ResultType};
 use crate::transport::Transport;
 
 pub(crate) mod call;
+mod capable;
 mod decode;
 mod envelope;
 mod hosted;
@@ -25,8 +26,11 @@ mod listen;
 mod notify;
 mod observe;
 mod pages;
+mod prompts;
+mod resources;
 pub(crate) mod rpc;
 mod session;
+mod subscribed;
 mod wire;
 
 pub(crate) use decode::decode;
@@ -35,8 +39,9 @@ use listed::ListedTools;
 pub(crate) use listen::{Push, Watch};
 use notify::{Dispatch, Observers};
 pub use notify::{ListChanged, SERVER_LOG_TARGET};
-pub use pages::ToolPages;
+pub use pages::{Listed, Pages, ToolPages};
 use rpc::Connection;
+use subscribed::Subscribed;
 pub(crate) use wire::LEGACY_VERSIONS;
 pub(crate) use wire::{Call, Follow, Started, Wire};
 
@@ -115,6 +120,9 @@ struct Inner {
     notify_dropped: Arc<AtomicU64>,
     /// The tasks the client hosts for a 2025-11-25 server.
     host: Option<Arc<hosted::Host>>,
+    /// The resource subscriptions of a 2026-07-28 session (the initialize
+    /// era subscribes with requests instead).
+    subscribed: Option<Subscribed>,
 }
 
 impl fmt::Debug for Client {
@@ -195,6 +203,10 @@ pub(crate) struct Config {
     /// Called when a server list changes; see `ClientBuilder::on_list_changed`.
     #[builder(setters(vis = "", name = on_list_changed_internal))]
     on_list_changed: Option<Callback<ListChanged>>,
+    /// Called when a resource subscribed to changes; see
+    /// `ClientBuilder::on_resource_updated`.
+    #[builder(setters(vis = "", name = on_resource_updated_internal))]
+    on_resource_updated: Option<Callback<ResourceUpdated>>,
 }
 
 impl<S: client_builder::IsComplete> ClientBuilder<S> {
@@ -261,14 +273,20 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         }
         let listed_tools = Arc::new(Mutex::new(ListedTools::default()));
         let notify_dropped = Arc::new(AtomicU64::new(0));
+        // What the 2026-07-28 resource subscriptions' listen stream hears
+        // goes to the same dispatcher.
+        let (listened_tx, listened) = tokio::sync::mpsc::channel(rpc::NOTIFICATION_CAPACITY);
+        let subscribed = (!session.wire.is_legacy()).then(|| Subscribed::new(listened_tx));
         notify::spawn(
             notifications,
+            listened,
             Dispatch {
                 conn: session.wire.connection().downgrade(),
                 tools: listed_tools.clone(),
                 observers: Observers {
                     log: config.on_log,
                     list_changed: config.on_list_changed,
+                    resource_updated: config.on_resource_updated,
                 },
                 handlers: handlers.clone(),
                 dropped: notify_dropped.clone(),
@@ -291,6 +309,7 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
                 opt_in_listing: tokio::sync::Mutex::new(()),
                 notify_dropped,
                 host,
+                subscribed,
             }),
         })
     }
@@ -555,6 +574,12 @@ impl Client {
 
     pub(crate) fn handlers(&self) -> &InputHandlers {
         &self.inner.handlers
+    }
+
+    /// The resource subscriptions of a 2026-07-28 session; `None` on the
+    /// initialize era.
+    pub(crate) fn subscribed(&self) -> Option<&Subscribed> {
+        self.inner.subscribed.as_ref()
     }
 
     pub(crate) fn max_input_rounds(&self) -> usize {

@@ -12,8 +12,10 @@
 //!   [`InputHandlers::on_elicitation_complete`](crate::input::InputHandlers::on_elicitation_complete).
 //! - `notifications/tasks/status` (2025-11-25) makes the handles that
 //!   listen to the task read it at once (it carries no payload).
-//! - Anything else (`notifications/resources/updated`, unknown methods)
-//!   is skipped with a debug log.
+//! - `notifications/resources/updated` goes to the builder's
+//!   `on_resource_updated` (on 2026-07-28 it comes on the listen stream of
+//!   the resource subscriptions, forwarded here).
+//! - Anything else (unknown methods) is skipped with a debug log.
 //!
 //! Nothing here ever makes the reader wait. The connection's queue holds at
 //! most 64 notifications, and each user callback runs on its own task
@@ -35,7 +37,7 @@ use super::rpc::{Notification, WeakConnection};
 use super::wire::Registry;
 use crate::input::{Callback, InputHandlers};
 use crate::protocol::method;
-use crate::protocol::{LogLevel, LogMessage, TaskId};
+use crate::protocol::{LogLevel, LogMessage, ResourceUpdated, TaskId};
 
 /// The `tracing` target of the events that carry the server's log
 /// messages: filter on it to show or hide them (for example
@@ -69,6 +71,7 @@ pub enum ListChanged {
 pub(crate) struct Observers {
     pub(crate) log: Option<Callback<LogMessage>>,
     pub(crate) list_changed: Option<Callback<ListChanged>>,
+    pub(crate) resource_updated: Option<Callback<ResourceUpdated>>,
 }
 
 /// What the dispatcher acts on.
@@ -84,9 +87,14 @@ pub(crate) struct Dispatch {
     pub(crate) tasks: Option<Arc<Registry>>,
 }
 
-/// Starts dispatching `notifications`; the task ends when the connection
+/// Starts dispatching `notifications`, and those `listened` brings from
+/// the resource subscriptions' stream; the task ends when the connection
 /// closes.
-pub(crate) fn spawn(notifications: mpsc::Receiver<Notification>, dispatch: Dispatch) {
+pub(crate) fn spawn(
+    notifications: mpsc::Receiver<Notification>,
+    listened: mpsc::Receiver<Notification>,
+    dispatch: Dispatch,
+) {
     let Dispatch {
         conn,
         tools,
@@ -105,12 +113,15 @@ pub(crate) fn spawn(notifications: mpsc::Receiver<Notification>, dispatch: Dispa
         list_changed: observers
             .list_changed
             .map(|f| Worker::spawn("on_list_changed", f, dropped.clone())),
+        resource_updated: observers
+            .resource_updated
+            .map(|f| Worker::spawn("on_resource_updated", f, dropped.clone())),
         elicitation_complete: handlers
             .elicitation_complete()
             .cloned()
             .map(|f| Worker::spawn("on_elicitation_complete", f, dropped.clone())),
     };
-    tokio::spawn(dispatcher.run(notifications));
+    tokio::spawn(dispatcher.run(notifications, listened));
 }
 
 struct Dispatcher {
@@ -119,13 +130,28 @@ struct Dispatcher {
     tasks: Option<Arc<Registry>>,
     log: Option<Worker<LogMessage>>,
     list_changed: Option<Worker<ListChanged>>,
+    resource_updated: Option<Worker<ResourceUpdated>>,
     elicitation_complete: Option<Worker<String>>,
 }
 
 impl Dispatcher {
-    async fn run(mut self, mut notifications: mpsc::Receiver<Notification>) {
-        while let Some(n) = notifications.recv().await {
-            self.dispatch(n);
+    async fn run(
+        mut self,
+        mut notifications: mpsc::Receiver<Notification>,
+        mut listened: mpsc::Receiver<Notification>,
+    ) {
+        let mut listening = true;
+        loop {
+            tokio::select! {
+                n = notifications.recv() => match n {
+                    Some(n) => self.dispatch(n),
+                    None => return,
+                },
+                n = listened.recv(), if listening => match n {
+                    Some(n) => self.dispatch(n),
+                    None => listening = false,
+                },
+            }
         }
     }
 
@@ -150,6 +176,16 @@ impl Dispatcher {
             method::NOTIFICATIONS_PROMPTS_LIST_CHANGED => self.list_changed(ListChanged::Prompts),
             method::NOTIFICATIONS_RESOURCES_LIST_CHANGED => {
                 self.list_changed(ListChanged::Resources);
+            }
+            method::NOTIFICATIONS_RESOURCES_UPDATED => {
+                let Some(update) = self.parse::<ResourceUpdated>(&method, params) else {
+                    return;
+                };
+                if let Some(w) = &mut self.resource_updated {
+                    w.offer(update);
+                } else {
+                    tracing::debug!("a resource changed; no callback is installed");
+                }
             }
             method::NOTIFICATIONS_ELICITATION_COMPLETE => {
                 #[derive(Deserialize)]

@@ -10,7 +10,7 @@ use super::{Client, ClientBuilder, client_builder};
 use crate::error::Result;
 use crate::input::callback;
 use crate::protocol::method;
-use crate::protocol::{LogLevel, LogMessage, SetLevelParams};
+use crate::protocol::{LogLevel, LogMessage, ResourceUpdated, SetLevelParams};
 
 impl<S: client_builder::State> ClientBuilder<S> {
     /// Called with every log message the server sends
@@ -78,6 +78,50 @@ impl<S: client_builder::State> ClientBuilder<S> {
         Fut: Future<Output = ()> + Send + 'static,
     {
         self.on_list_changed_internal(callback(handler))
+    }
+
+    /// Called when a resource subscribed to with
+    /// [`Client::subscribe_resource`] changes
+    /// (`notifications/resources/updated`); read it again to see how.
+    ///
+    /// It runs as the [`on_log`](ClientBuilder::on_log) callback does: on
+    /// its own task, behind a queue of 64.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> mcp_tasks::Result<()> {
+    /// use mcp_tasks::Client;
+    /// use mcp_tasks::protocol::{Resource, ResourceContents, ResourceUpdated};
+    /// use mcp_tasks::testing::TestServer;
+    ///
+    /// let server = TestServer::new().resource(
+    ///     Resource::new("file:///log", "log"),
+    ///     ResourceContents::text("file:///log", "line 1"),
+    /// );
+    /// let (tx, mut rx) = tokio::sync::mpsc::channel(8);
+    /// let client = Client::builder()
+    ///     .on_resource_updated(move |update: ResourceUpdated| {
+    ///         let tx = tx.clone();
+    ///         async move { let _ = tx.send(update.uri).await; }
+    ///     })
+    ///     .connect(server.connect())
+    ///     .await?;
+    /// client.subscribe_resource("file:///log").await?;
+    /// server.update_resource("file:///log");
+    /// assert_eq!(rx.recv().await.as_deref(), Some("file:///log"));
+    /// # Ok(()) }
+    /// ```
+    pub fn on_resource_updated<F, Fut>(
+        self,
+        handler: F,
+    ) -> ClientBuilder<client_builder::SetOnResourceUpdated<S>>
+    where
+        S::OnResourceUpdated: client_builder::IsUnset,
+        F: Fn(ResourceUpdated) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.on_resource_updated_internal(callback(handler))
     }
 }
 

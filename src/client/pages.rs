@@ -1,31 +1,119 @@
-//! Listing the server's tools: every page at once, within the client's
+//! Listing what the server offers: tools, resources, resource templates
+//! and prompts, with one pager. Every page at once, within the client's
 //! bounds on what a listing keeps and how long it runs
-//! ([`Client::list_tools`]), or one page at a time ([`ToolPages`]).
+//! ([`Client::list_tools`] and its siblings), or one page at a time
+//! ([`Pages`]).
 
+use std::collections::HashSet;
 use std::time::Duration;
 
+use serde::de::DeserializeOwned;
+
+use super::capable::Needs;
 use super::{Client, decode};
 use crate::error::{Error, Kind, Result, Waited};
 use crate::human;
 use crate::protocol::method;
-use crate::protocol::{ListToolsParams, ListToolsResult, Tool};
+use crate::protocol::{
+    ListParams, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, Prompt, Resource, ResourceTemplate, Tool,
+};
 
-/// The default bound on the JSON one [`Client::list_tools`] keeps: 16 MiB.
+/// The default bound on the JSON one listing keeps: 16 MiB.
 pub(crate) const DEFAULT_MAX_LISTED_BYTES: usize = 16 << 20;
-/// The default bound on one whole [`Client::list_tools`]: 5 minutes.
+/// The default bound on one whole listing: 5 minutes.
 pub(crate) const DEFAULT_LIST_TIMEOUT: Duration = Duration::from_secs(5 * 60);
-/// Most pages [`Client::list_tools`] follows before deciding the server
-/// loops (pages can be nearly empty, so the byte bound alone is not enough).
+/// Most pages a listing follows before deciding the server loops (pages
+/// can be nearly empty, so the byte bound alone is not enough).
 const MAX_PAGES: usize = 1000;
 
-/// The tools of the server, one `tools/list` page at a time, from
-/// [`Client::tool_pages`].
+mod sealed {
+    use serde_json::value::RawValue;
+
+    use crate::client::capable::Needs;
+    use crate::error::Result;
+
+    /// How one kind of listing is asked for and read.
+    pub trait Sealed: Sized + Send + 'static {
+        /// The listing method (`tools/list`, …).
+        const METHOD: &'static str;
+        /// The page's items and its next cursor.
+        fn split(raw: &RawValue) -> Result<(Vec<Self>, Option<String>)>;
+        /// The capability the server must advertise first, if any.
+        fn needs() -> Option<Needs>;
+    }
+}
+
+use sealed::Sealed;
+
+/// What can be listed page by page: [`Tool`], [`Resource`],
+/// [`ResourceTemplate`] and [`Prompt`]. Sealed: the crate lists these four.
+pub trait Listed: Sealed {}
+
+impl<T: Sealed> Listed for T {}
+
+/// Decodes one page.
+fn page<P: DeserializeOwned>(raw: &serde_json::value::RawValue, method: &'static str) -> Result<P> {
+    decode(raw, method)
+}
+
+impl Sealed for Tool {
+    const METHOD: &'static str = method::TOOLS_LIST;
+    fn split(raw: &serde_json::value::RawValue) -> Result<(Vec<Self>, Option<String>)> {
+        let p: ListToolsResult = page(raw, Self::METHOD)?;
+        Ok((p.tools, p.next_cursor))
+    }
+    fn needs() -> Option<Needs> {
+        // Listed whatever the server declared, as before resources and
+        // prompts were typed: many servers leave `tools` out.
+        None
+    }
+}
+
+impl Sealed for Resource {
+    const METHOD: &'static str = method::RESOURCES_LIST;
+    fn split(raw: &serde_json::value::RawValue) -> Result<(Vec<Self>, Option<String>)> {
+        let p: ListResourcesResult = page(raw, Self::METHOD)?;
+        Ok((p.resources, p.next_cursor))
+    }
+    fn needs() -> Option<Needs> {
+        Some(Needs::Resources)
+    }
+}
+
+impl Sealed for ResourceTemplate {
+    const METHOD: &'static str = method::RESOURCES_TEMPLATES_LIST;
+    fn split(raw: &serde_json::value::RawValue) -> Result<(Vec<Self>, Option<String>)> {
+        let p: ListResourceTemplatesResult = page(raw, Self::METHOD)?;
+        Ok((p.resource_templates, p.next_cursor))
+    }
+    fn needs() -> Option<Needs> {
+        Some(Needs::Resources)
+    }
+}
+
+impl Sealed for Prompt {
+    const METHOD: &'static str = method::PROMPTS_LIST;
+    fn split(raw: &serde_json::value::RawValue) -> Result<(Vec<Self>, Option<String>)> {
+        let p: ListPromptsResult = page(raw, Self::METHOD)?;
+        Ok((p.prompts, p.next_cursor))
+    }
+    fn needs() -> Option<Needs> {
+        Some(Needs::Prompts)
+    }
+}
+
+/// What the server offers, one page at a time: from [`Client::tool_pages`],
+/// [`Client::resource_pages`], [`Client::resource_template_pages`] or
+/// [`Client::prompt_pages`].
 ///
 /// Only the page being read is held, so no bound on the whole listing
 /// applies: each page is one reply (bounded by the transport's
 /// `max_message_size`) and one request (bounded by the client's request
-/// timeout). Reading pages does not change what the client remembers of
-/// the tools' 2025-11-25 task support; only [`Client::list_tools`] does.
+/// timeout). A server that sends a cursor it sent before (it loops) fails
+/// the listing. Reading tool pages does not change what the client
+/// remembers of the tools' 2025-11-25 task support; only
+/// [`Client::list_tools`] does.
 ///
 /// # Examples
 ///
@@ -49,26 +137,34 @@ const MAX_PAGES: usize = 1000;
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
-pub struct ToolPages {
+pub struct Pages<T> {
     client: Client,
     /// The cursor of the next page, once the first came.
     cursor: Option<String>,
+    /// Every cursor the server sent so far.
+    seen: HashSet<String>,
     /// Set once the last page came, or a page failed.
     done: bool,
+    _items: std::marker::PhantomData<fn() -> T>,
 }
 
+/// The tools of the server, one `tools/list` page at a time; see [`Pages`].
+pub type ToolPages = Pages<Tool>;
+
 /// One page and the size of its JSON.
-struct Page {
-    tools: Vec<Tool>,
+struct Page<T> {
+    items: Vec<T>,
     bytes: usize,
 }
 
-impl ToolPages {
+impl<T: Listed> Pages<T> {
     pub(crate) fn new(client: Client) -> Self {
-        ToolPages {
+        Pages {
             client,
             cursor: None,
+            seen: HashSet::new(),
             done: false,
+            _items: std::marker::PhantomData,
         }
     }
 
@@ -76,13 +172,15 @@ impl ToolPages {
     ///
     /// # Errors
     ///
-    /// Any request error; [`Error::is_protocol`] for a malformed page or a
-    /// server that sends the same cursor twice in a row (it loops).
-    pub async fn next(&mut self) -> Option<Result<Vec<Tool>>> {
-        self.next_sized().await.map(|page| page.map(|p| p.tools))
+    /// Any request error; [`Error::is_missing_capability`] when the server
+    /// did not advertise what is listed (resources, prompts), without a
+    /// request; [`Error::is_protocol`] for a malformed page or a server
+    /// that sends a cursor it sent before (it loops).
+    pub async fn next(&mut self) -> Option<Result<Vec<T>>> {
+        self.next_sized().await.map(|page| page.map(|p| p.items))
     }
 
-    async fn next_sized(&mut self) -> Option<Result<Page>> {
+    async fn next_sized(&mut self) -> Option<Result<Page<T>>> {
         if self.done {
             return None;
         }
@@ -93,36 +191,32 @@ impl ToolPages {
         Some(page)
     }
 
-    async fn fetch(&mut self) -> Result<Page> {
-        let params = ListToolsParams {
+    async fn fetch(&mut self) -> Result<Page<T>> {
+        if self.cursor.is_none()
+            && let Some(needs) = T::needs()
+        {
+            self.client.require(needs, T::METHOD).await?;
+        }
+        let params = ListParams {
             cursor: self.cursor.clone(),
         };
-        let raw = self
-            .client
-            .wire()
-            .send(method::TOOLS_LIST, &params, None)
-            .await?;
+        let raw = self.client.wire().send(T::METHOD, &params, None).await?;
         let bytes = raw.get().len();
-        let page: ListToolsResult = decode(&raw, method::TOOLS_LIST)?;
+        let (items, next) = T::split(&raw)?;
         drop(raw);
-        match page.next_cursor {
-            Some(c) if self.cursor.as_deref() == Some(c.as_str()) => {
-                Err(Error::protocol("tools/list returned the same cursor twice")
-                    .with_method(method::TOOLS_LIST))
-            }
+        match next {
+            Some(c) if !self.seen.insert(c.clone()) => Err(Error::protocol(format!(
+                "{} sent the same cursor twice (the server loops)",
+                T::METHOD
+            ))
+            .with_method(T::METHOD)),
             Some(c) => {
                 self.cursor = Some(c);
-                Ok(Page {
-                    tools: page.tools,
-                    bytes,
-                })
+                Ok(Page { items, bytes })
             }
             None => {
                 self.done = true;
-                Ok(Page {
-                    tools: page.tools,
-                    bytes,
-                })
+                Ok(Page { items, bytes })
             }
         }
     }
@@ -154,32 +248,40 @@ impl Client {
     ///
     /// - [`Error::is_over_limit`]: the pages passed `max_listed_bytes`;
     /// - [`Error::is_deadline`]: the listing did not end within `list_timeout`;
-    /// - [`Error::is_protocol`]: a malformed page, the same cursor twice
-    ///   in a row, or more than 1,000 pages (the server is looping);
+    /// - [`Error::is_protocol`]: a malformed page, a cursor sent twice,
+    ///   or more than 1,000 pages (the server is looping);
     /// - any request error.
     pub async fn list_tools(&self) -> Result<Vec<Tool>> {
+        let generation = self.tools_generation();
+        let tools = self.list_all::<Tool>().await?;
+        self.remember_tools(generation, &tools);
+        Ok(tools)
+    }
+
+    /// The tools of the server one `tools/list` page at a time, for a
+    /// listing too large to hold at once; see [`Pages`].
+    pub fn tool_pages(&self) -> ToolPages {
+        Pages::new(self.clone())
+    }
+
+    /// Every page of a listing, within the client's bounds on bytes kept
+    /// and time taken.
+    pub(crate) async fn list_all<T: Listed>(&self) -> Result<Vec<T>> {
         let limit = self.inner.list_timeout;
-        match tokio::time::timeout(limit, self.list_every_page()).await {
+        match tokio::time::timeout(limit, self.list_every_page::<T>()).await {
             Ok(listed) => listed,
             Err(_) => Err(Error::new(Kind::Deadline {
                 after: limit,
                 what: Waited::Listing,
             })
-            .with_method(method::TOOLS_LIST)),
+            .with_method(T::METHOD)),
         }
     }
 
-    /// The tools of the server one `tools/list` page at a time, for a
-    /// listing too large to hold at once; see [`ToolPages`].
-    pub fn tool_pages(&self) -> ToolPages {
-        ToolPages::new(self.clone())
-    }
-
-    async fn list_every_page(&self) -> Result<Vec<Tool>> {
+    async fn list_every_page<T: Listed>(&self) -> Result<Vec<T>> {
         let max = self.inner.max_listed_bytes;
-        let generation = self.tools_generation();
-        let mut pages = self.tool_pages();
-        let mut tools = Vec::new();
+        let mut pages = Pages::<T>::new(self.clone());
+        let mut items = Vec::new();
         let mut kept = 0usize;
         for n in 1..=MAX_PAGES {
             let Some(page) = pages.next_sized().await else {
@@ -190,20 +292,19 @@ impl Client {
             if kept > max {
                 return Err(Error::new(Kind::OverLimit(format!(
                     "the listing passed the client's bound of {} (max_listed_bytes) on page {n}; \
-                     read it page by page with tool_pages(), or raise the bound",
+                     read it page by page, or raise the bound",
                     human::bytes(max)
                 )))
-                .with_method(method::TOOLS_LIST));
+                .with_method(T::METHOD));
             }
-            tools.extend(page.tools);
+            items.extend(page.items);
             if pages.done {
-                self.remember_tools(generation, &tools);
-                return Ok(tools);
+                return Ok(items);
             }
         }
         Err(
-            Error::protocol(format!("tools/list did not end after {MAX_PAGES} pages"))
-                .with_method(method::TOOLS_LIST),
+            Error::protocol(format!("{} did not end after {MAX_PAGES} pages", T::METHOD))
+                .with_method(T::METHOD),
         )
     }
 }

@@ -18,6 +18,24 @@ pub(crate) const SERVER_DISCOVER: &str = "server/discover";
 pub(crate) const TOOLS_LIST: &str = "tools/list";
 /// `tools/call`.
 pub(crate) const TOOLS_CALL: &str = "tools/call";
+/// `resources/list`.
+pub(crate) const RESOURCES_LIST: &str = "resources/list";
+/// `resources/templates/list`.
+pub(crate) const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
+/// `resources/read`.
+pub(crate) const RESOURCES_READ: &str = "resources/read";
+/// `resources/subscribe` (the initialize era).
+pub(crate) const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
+/// `resources/unsubscribe` (the initialize era).
+pub(crate) const RESOURCES_UNSUBSCRIBE: &str = "resources/unsubscribe";
+/// `prompts/list`.
+pub(crate) const PROMPTS_LIST: &str = "prompts/list";
+/// `prompts/get`.
+pub(crate) const PROMPTS_GET: &str = "prompts/get";
+/// `completion/complete`.
+pub(crate) const COMPLETION_COMPLETE: &str = "completion/complete";
+/// `notifications/resources/updated`.
+pub(crate) const NOTIFICATIONS_RESOURCES_UPDATED: &str = "notifications/resources/updated";
 /// `tasks/get`.
 pub(crate) const TASKS_GET: &str = "tasks/get";
 /// `tasks/update`.

@@ -10,6 +10,8 @@
 //! and the task handles build and read them. They are public so that results
 //! can be inspected and so that the low-level verbs can be used by hand.
 
+mod base64;
+mod completion;
 mod decode_error;
 mod discover;
 mod input;
@@ -20,6 +22,8 @@ mod logging;
 mod meta;
 pub(crate) mod method;
 mod progress;
+mod prompts;
+mod resources;
 pub(crate) mod result;
 mod subscriptions;
 pub(crate) mod tagged;
@@ -27,6 +31,10 @@ mod tasks;
 mod timestamp;
 mod tools;
 
+pub use completion::{
+    CompleteParams, CompleteResult, Completion, CompletionArgument, CompletionContext,
+    CompletionRef,
+};
 pub use decode_error::DecodeError;
 pub use discover::{DiscoverResult, ServerCapabilities};
 pub use input::{
@@ -50,6 +58,14 @@ pub use meta::{
 };
 pub use progress::Progress;
 pub(crate) use progress::ProgressParams;
+pub use prompts::{
+    GetPromptParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage,
+    Role,
+};
+pub use resources::{
+    ListParams, ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
+    ResourceBody, ResourceContents, ResourceParams, ResourceTemplate, ResourceUpdated,
+};
 pub use result::CallToolResponse;
 pub use subscriptions::{ListenParams, SubscriptionAcknowledged, SubscriptionFilter};
 pub use tagged::ResultType;
@@ -59,6 +75,6 @@ pub use tasks::{
 };
 pub(crate) use timestamp::iso8601_utc;
 pub use tools::{
-    CallToolParams, CallToolResult, ContentBlock, ListToolsParams, ListToolsResult,
-    ResourceContents, TaskOptIn, TaskSupport, Tool, ToolAnnotations, ToolExecution,
+    CallToolParams, CallToolResult, ContentBlock, ListToolsParams, ListToolsResult, TaskOptIn,
+    TaskSupport, Tool, ToolAnnotations, ToolExecution,
 };

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::InputResponses;
+use super::{InputResponses, ResourceContents};
 
 /// Untrusted hints about a tool's behaviour.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -335,24 +335,12 @@ impl CallToolResult {
     }
 }
 
-/// The contents of an embedded resource.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceContents {
-    /// The resource's URI.
-    pub uri: String,
-    /// Its MIME type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// Text contents.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// Binary contents, base64.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blob: Option<String>,
-}
-
-/// One block of tool output.
+/// One block of content: of a tool result, or of a prompt message.
+///
+/// Read tolerantly: a block whose `type` this crate does not know, or a
+/// block of a known type without the fields that type needs, never fails
+/// the result it came in. It is kept whole, as sent, in
+/// [`ContentBlock::Unknown`] (and written back out the same).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -418,9 +406,10 @@ pub enum ContentBlock {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Value>,
     },
-    /// A block type this crate does not know; its contents are dropped.
-    #[serde(other)]
-    Unknown,
+    /// A block this crate cannot read (an unknown `type`, or a known one
+    /// missing a field), kept as sent.
+    #[serde(untagged)]
+    Unknown(Value),
 }
 
 impl ContentBlock {

@@ -67,13 +67,17 @@ use std::time::Duration;
 
 use tracing::warn;
 
-use crate::protocol::{PROTOCOL_VERSION, TaskId};
+use crate::protocol::{
+    Completion, CompletionRef, GetPromptResult, PROTOCOL_VERSION, Prompt, Resource,
+    ResourceContents, ResourceTemplate, TaskId,
+};
 use crate::transport::memory::{self, MemoryTransport};
 use crate::transport::{LineTransport, Transport};
 
 mod counts;
 mod faults;
 mod record;
+mod resources;
 mod script;
 mod serve;
 mod tasks;
@@ -110,6 +114,15 @@ struct Config {
     listen_supported: bool,
     read_delay: Duration,
     keep_requests: bool,
+    /// Resources, each with what `resources/read` answers.
+    resources: Vec<(Resource, ResourceContents)>,
+    resource_templates: Vec<ResourceTemplate>,
+    /// Prompts, each with what `prompts/get` answers.
+    prompts: Vec<(Prompt, GetPromptResult)>,
+    /// What `completion/complete` offers, by reference and argument name.
+    completions: Vec<(CompletionRef, String, Completion)>,
+    /// Whether `resources.subscribe` is advertised (default true).
+    resource_subscribe: bool,
 }
 
 impl fmt::Debug for TestServer {
@@ -152,6 +165,11 @@ impl TestServer {
                 listen_supported: true,
                 read_delay: Duration::ZERO,
                 keep_requests: true,
+                resources: Vec::new(),
+                resource_templates: Vec::new(),
+                prompts: Vec::new(),
+                completions: Vec::new(),
+                resource_subscribe: true,
             }),
             shared: tasks::Shared::new(),
         }
@@ -172,8 +190,61 @@ impl TestServer {
         self
     }
 
-    /// How many tools one `tools/list` page holds (default 50; at least 1).
-    /// The cursor is the index of the next tool, as a string.
+    /// Adds a resource (replacing one of the same URI) and what
+    /// `resources/read` answers for it. With any resource or template the
+    /// server advertises `resources` (with `subscribe` and `listChanged`).
+    pub fn resource(mut self, resource: Resource, contents: ResourceContents) -> Self {
+        let resources = &mut self.config().resources;
+        resources.retain(|(r, _)| r.uri != resource.uri);
+        resources.push((resource, contents));
+        self
+    }
+
+    /// Adds a resource template; see [`TestServer::resource`].
+    pub fn resource_template(mut self, template: ResourceTemplate) -> Self {
+        self.config().resource_templates.push(template);
+        self
+    }
+
+    /// Whether `resources.subscribe` is advertised, and listen streams
+    /// accept `resourceSubscriptions` (default `true`).
+    pub fn resource_subscribe(mut self, yes: bool) -> Self {
+        self.config().resource_subscribe = yes;
+        self
+    }
+
+    /// Adds a prompt (replacing one of the same name) and what
+    /// `prompts/get` answers for it; the server then advertises `prompts`.
+    /// A `prompts/get` without an argument the prompt marks required is
+    /// answered with `-32602`; the arguments given come back in the
+    /// result's `_meta.arguments`.
+    pub fn prompt(mut self, prompt: Prompt, result: GetPromptResult) -> Self {
+        let prompts = &mut self.config().prompts;
+        prompts.retain(|(p, _)| p.name != prompt.name);
+        prompts.push((prompt, result));
+        self
+    }
+
+    /// What `completion/complete` offers for `argument` of `reference`;
+    /// the server then advertises `completions`. It answers with the
+    /// values that start with what was typed (`total` and `hasMore` as
+    /// given), and with none for a reference or argument it was not given.
+    pub fn completion(
+        mut self,
+        reference: CompletionRef,
+        argument: impl Into<String>,
+        values: Completion,
+    ) -> Self {
+        self.config()
+            .completions
+            .push((reference, argument.into(), values));
+        self
+    }
+
+    /// How many items one page of a listing (`tools/list`,
+    /// `resources/list`, `resources/templates/list`, `prompts/list`) holds
+    /// (default 50; at least 1). The cursor is the index of the next
+    /// item, as a string.
     pub fn page_size(mut self, n: usize) -> Self {
         self.config().page_size = n.max(1);
         self
@@ -319,6 +390,28 @@ impl TestServer {
     /// How many listen streams are open.
     pub fn open_subscriptions(&self) -> usize {
         self.shared.lock().open_subscriptions()
+    }
+
+    /// Sends `notifications/resources/updated` for `uri` on every listen
+    /// stream subscribed to it; returns how many.
+    pub fn update_resource(&self, uri: &str) -> usize {
+        self.shared.lock().resource_updated(uri)
+    }
+
+    /// Sends `notifications/resources/list_changed` on every listen stream
+    /// that asked for it; returns how many.
+    pub fn resources_list_changed(&self) -> usize {
+        self.shared
+            .lock()
+            .list_changed("notifications/resources/list_changed")
+    }
+
+    /// Sends `notifications/prompts/list_changed` on every listen stream
+    /// that asked for it; returns how many.
+    pub fn prompts_list_changed(&self) -> usize {
+        self.shared
+            .lock()
+            .list_changed("notifications/prompts/list_changed")
     }
 
     /// How many `notifications/tasks` were sent so far, over all streams.

@@ -12,6 +12,7 @@ use tracing::{debug, warn};
 use super::TestServer;
 use super::counts::{Ask, Reading};
 use super::record::{RecordedRequest, declares_tasks};
+use super::resources::page_of;
 use super::script::Behavior;
 use super::tasks::{self, TaskError};
 use super::wire::{error_response, response};
@@ -290,6 +291,7 @@ impl TestServer {
             TASKS_CANCEL,
         ]
         .contains(&method)
+            || self.offers(method)
             || (method == LISTEN && self.config.listen_supported);
         if !known {
             let mut error = RpcError::new(
@@ -339,6 +341,7 @@ impl TestServer {
                 tasks::cancel(&self.shared, task).map_err(|_| task_not_found())?;
                 finish(json!({}), "complete", true)
             }
+            _ if method != LISTEN => finish(self.answer(method, params)?, "complete", true),
             _ => {
                 let mut state = self.shared.lock();
                 if state.faults().never_answers(LISTEN) {
@@ -387,10 +390,14 @@ impl TestServer {
     }
 
     fn discover(&self) -> Value {
+        let mut capabilities = Map::new();
+        capabilities.insert("tools".into(), json!({}));
+        capabilities.insert("extensions".into(), json!({ TASKS_EXTENSION: {} }));
+        self.add_capabilities(&mut capabilities);
         finish(
             json!({
                 "supportedVersions": self.config.supported_versions,
-                "capabilities": { "tools": {}, "extensions": { TASKS_EXTENSION: {} } },
+                "capabilities": capabilities,
                 "ttlMs": CACHE_TTL_MS,
                 "cacheScope": "public",
             }),
@@ -400,26 +407,10 @@ impl TestServer {
     }
 
     fn list_tools(&self, params: &Value) -> Result<Value, RpcError> {
-        let tools = &self.config.tools;
-        let start = match params.get("cursor") {
-            None | Some(Value::Null) => 0,
-            Some(Value::String(cursor)) => cursor
-                .parse::<usize>()
-                .ok()
-                .filter(|i| *i <= tools.len())
-                .ok_or_else(|| invalid("invalid cursor"))?,
-            Some(_) => return Err(invalid("invalid cursor")),
-        };
-        let end = start.saturating_add(self.config.page_size).min(tools.len());
-        let page: Vec<&Tool> = tools[start..end].iter().map(|t| &t.tool).collect();
-        let mut body = json!({
-            "tools": page,
-            "ttlMs": CACHE_TTL_MS,
-            "cacheScope": "public",
-        });
-        if end < tools.len() {
-            body["nextCursor"] = json!(end.to_string());
-        }
+        let tools: Vec<&Tool> = self.config.tools.iter().map(|t| &t.tool).collect();
+        let mut body = page_of(&tools, "tools", params, self.config.page_size)?;
+        body["ttlMs"] = json!(CACHE_TTL_MS);
+        body["cacheScope"] = json!("public");
         Ok(finish(body, "complete", true))
     }
 
@@ -505,12 +496,37 @@ impl TestServer {
         if task_ids.is_some() && !tasks_declared {
             return Err(tasks_required());
         }
+        let uris = match filter.get("resourceSubscriptions") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(uris)) => uris
+                .iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect::<Option<Vec<String>>>()
+                .ok_or_else(|| invalid("notifications.resourceSubscriptions must be strings"))?,
+            Some(_) => {
+                return Err(invalid(
+                    "notifications.resourceSubscriptions must be an array",
+                ));
+            }
+        };
+        let asks = |key: &str| filter.get(key).and_then(Value::as_bool) == Some(true);
+        let has_resources = self.offers(super::resources::RESOURCES_LIST);
+        let lists = tasks::Lists {
+            resources: asks("resourcesListChanged") && has_resources,
+            prompts: asks("promptsListChanged") && self.offers(super::resources::PROMPTS_LIST),
+            uris: if self.accepts_resource_subscriptions() {
+                uris
+            } else {
+                Vec::new()
+            },
+        };
         self.shared.lock().subscribe(
             conn.id,
             id.clone(),
             conn.tx.clone(),
             task_ids.as_deref(),
             self.config.accept_listen_task_ids,
+            lists,
         );
         Ok(())
     }

@@ -114,6 +114,17 @@ struct TaskEntry {
     terminal_reads: u32,
 }
 
+/// What a listen stream hears besides tasks, as accepted.
+#[derive(Debug, Default)]
+pub(super) struct Lists {
+    /// `notifications/resources/list_changed`.
+    pub(super) resources: bool,
+    /// `notifications/prompts/list_changed`.
+    pub(super) prompts: bool,
+    /// `notifications/resources/updated` for these URIs.
+    pub(super) uris: Vec<String>,
+}
+
 /// An open `subscriptions/listen` stream.
 #[derive(Debug)]
 struct Subscription {
@@ -121,6 +132,7 @@ struct Subscription {
     id: RequestId,
     tx: mpsc::UnboundedSender<Outbound>,
     tasks: HashSet<String>,
+    lists: Lists,
     /// A push held back by `reorder_pushes`, with its number.
     held: Held,
 }
@@ -454,6 +466,7 @@ impl State {
         tx: mpsc::UnboundedSender<Outbound>,
         requested: Option<&[String]>,
         accept_task_ids: bool,
+        lists: Lists,
     ) {
         let mut accepted: Vec<String> = Vec::new();
         for task in requested.unwrap_or_default() {
@@ -467,6 +480,15 @@ impl State {
         } else {
             accepted.clear();
         }
+        if lists.resources {
+            filter.insert("resourcesListChanged".into(), json!(true));
+        }
+        if lists.prompts {
+            filter.insert("promptsListChanged".into(), json!(true));
+        }
+        if !lists.uris.is_empty() {
+            filter.insert("resourceSubscriptions".into(), json!(lists.uris));
+        }
         let ack = json!({ "notifications": filter, "_meta": { META_SUBSCRIPTION_ID: id } });
         // A closed connection is noticed by the read loop, which drops the subscription.
         let _ = tx.send(notification(
@@ -479,8 +501,45 @@ impl State {
             id,
             tx,
             tasks: accepted.into_iter().collect(),
+            lists,
             held: Held::default(),
         });
+    }
+
+    /// Sends `notifications/resources/updated` for `uri` on every stream
+    /// subscribed to it; how many.
+    pub(super) fn resource_updated(&mut self, uri: &str) -> usize {
+        let mut sent = 0;
+        for sub in self
+            .subs
+            .iter()
+            .filter(|s| s.lists.uris.iter().any(|u| u == uri))
+        {
+            let params = json!({ "uri": uri, "_meta": { META_SUBSCRIPTION_ID: sub.id } });
+            let _ = sub
+                .tx
+                .send(notification("notifications/resources/updated", params));
+            sent += 1;
+        }
+        sent
+    }
+
+    /// Sends a `*/list_changed` on every stream that asked for it; how many.
+    pub(super) fn list_changed(&mut self, method: &str) -> usize {
+        let mut sent = 0;
+        for sub in &self.subs {
+            let wanted = match method {
+                "notifications/resources/list_changed" => sub.lists.resources,
+                "notifications/prompts/list_changed" => sub.lists.prompts,
+                _ => false,
+            };
+            if wanted {
+                let params = json!({ "_meta": { META_SUBSCRIPTION_ID: sub.id } });
+                let _ = sub.tx.send(notification(method, params));
+                sent += 1;
+            }
+        }
+        sent
     }
 
     /// Forgets a listen stream the client cancelled; nothing more is sent for it.

@@ -62,6 +62,20 @@ impl Wire {
         }
     }
 
+    /// As [`Wire::send`], for a request that names what it acts on (the
+    /// `Mcp-Name` header on HTTP: a prompt's name, a resource's URI).
+    pub(crate) async fn send_named<P: Serialize>(
+        &self,
+        method: &'static str,
+        name: &str,
+        params: &P,
+    ) -> Result<Box<RawValue>> {
+        match self {
+            Wire::Modern(m) => m.send(method, Some(name), params, None).await,
+            Wire::Legacy(l) => l.send(method, Some(name), params, None).await,
+        }
+    }
+
     /// Starts a tool call: a complete result, or a task's seed.
     pub(crate) async fn start(&self, call: Call<'_>) -> Result<Started> {
         match self {

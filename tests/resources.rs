@@ -1,0 +1,418 @@
+//! Resources, resource templates, prompts and completion against the
+//! scripted 2026-07-28 server, and against an initialize-era peer driven
+//! by hand: each operation, odd contents, a looping cursor, and requests
+//! the server did not advertise refused without a round trip.
+
+mod support;
+
+use std::time::Duration;
+
+use mcp_tasks::Client;
+use mcp_tasks::ListChanged;
+use mcp_tasks::protocol::{
+    Completion, CompletionArgument, CompletionContext, CompletionRef, ContentBlock,
+    GetPromptResult, Prompt, PromptArgument, PromptMessage, Resource, ResourceBody,
+    ResourceContents, ResourceTemplate, ResourceUpdated, Role,
+};
+use mcp_tasks::testing::TestServer;
+use serde_json::json;
+use support::hand_peer::peer;
+use tokio::sync::mpsc;
+
+fn server() -> TestServer {
+    TestServer::new()
+        .page_size(1)
+        .resource(
+            Resource::new("file:///a.txt", "a"),
+            ResourceContents::text("file:///a.txt", "alpha").with_mime_type("text/plain"),
+        )
+        .resource(
+            Resource::new("file:///b.bin", "b"),
+            ResourceContents::blob("file:///b.bin", &[0, 1, 2, 255]),
+        )
+        .resource_template(ResourceTemplate::new("file:///{path}", "files"))
+        .resource_template(ResourceTemplate::new("db://{table}", "tables"))
+        .prompt(
+            Prompt::new("review").argument(PromptArgument::new("file", true)),
+            GetPromptResult::new([
+                PromptMessage::text(Role::User, "Review it"),
+                PromptMessage::text(Role::Assistant, "Looking"),
+            ]),
+        )
+        .prompt(Prompt::new("plain"), GetPromptResult::new([]))
+        .completion(
+            CompletionRef::prompt("review"),
+            "file",
+            Completion::new(["lib.rs", "list.rs", "main.rs"]),
+        )
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_operation_on_the_scripted_server() {
+    let server = server();
+    let client = Client::connect(server.connect()).await.unwrap();
+
+    let resources = client.list_resources().await.unwrap();
+    let names: Vec<_> = resources.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(server.count("resources/list"), 2, "one request per page");
+
+    let templates = client.list_resource_templates().await.unwrap();
+    let uris: Vec<_> = templates.iter().map(|t| t.uri_template.as_str()).collect();
+    assert_eq!(uris, ["file:///{path}", "db://{table}"]);
+
+    let a = client.read_resource("file:///a.txt").await.unwrap();
+    assert_eq!(a.contents[0].body().unwrap(), ResourceBody::Text("alpha"));
+    assert_eq!(a.contents[0].mime_type.as_deref(), Some("text/plain"));
+    let b = client.read_resource("file:///b.bin").await.unwrap();
+    assert_eq!(
+        b.contents[0].body().unwrap(),
+        ResourceBody::Blob(vec![0, 1, 2, 255])
+    );
+    let missing = client.read_resource("file:///nope").await.unwrap_err();
+    assert_eq!(
+        missing.rpc_error().map(|e| e.code),
+        Some(-32602),
+        "{missing}"
+    );
+
+    let prompts = client.list_prompts().await.unwrap();
+    assert_eq!(prompts.len(), 2);
+    assert_eq!(prompts[0].arguments.as_ref().unwrap()[0].name, "file");
+    let got = client
+        .get_prompt("review", [("file", "lib.rs")])
+        .await
+        .unwrap();
+    assert_eq!(got.messages[1].role, Role::Assistant);
+    assert!(
+        matches!(&got.messages[0].content, ContentBlock::Text { text, .. } if text == "Review it")
+    );
+    assert_eq!(got.meta.unwrap()["arguments"], json!({"file": "lib.rs"}));
+    let sent = server.requests();
+    let get = sent.iter().find(|r| r.method == "prompts/get").unwrap();
+    assert_eq!(get.params["arguments"], json!({"file": "lib.rs"}));
+    let no_arg = client
+        .get_prompt("review", [] as [(&str, &str); 0])
+        .await
+        .unwrap_err();
+    assert_eq!(no_arg.rpc_error().map(|e| e.code), Some(-32602));
+
+    let found = client
+        .complete(
+            CompletionRef::prompt("review"),
+            CompletionArgument::new("file", "li"),
+            Some(CompletionContext::new([("repo", "mcp")])),
+        )
+        .await
+        .unwrap();
+    assert_eq!(found.values, ["lib.rs", "list.rs"]);
+    let sent = server.requests();
+    let complete = sent
+        .iter()
+        .find(|r| r.method == "completion/complete")
+        .unwrap();
+    assert_eq!(
+        complete.params["ref"],
+        json!({"type": "ref/prompt", "name": "review"})
+    );
+    assert_eq!(
+        complete.params["argument"],
+        json!({"name": "file", "value": "li"})
+    );
+    assert_eq!(
+        complete.params["context"],
+        json!({"arguments": {"repo": "mcp"}})
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn what_the_server_did_not_advertise_is_refused_without_a_request() {
+    let bare = TestServer::new();
+    let client = Client::connect(bare.connect()).await.unwrap();
+    let before = bare.requests().len();
+    let errors = [
+        client.list_resources().await.map(drop).unwrap_err(),
+        client
+            .list_resource_templates()
+            .await
+            .map(drop)
+            .unwrap_err(),
+        client
+            .read_resource("file:///a")
+            .await
+            .map(drop)
+            .unwrap_err(),
+        client.subscribe_resource("file:///a").await.unwrap_err(),
+        client.list_prompts().await.map(drop).unwrap_err(),
+        client
+            .get_prompt("p", [] as [(&str, &str); 0])
+            .await
+            .map(drop)
+            .unwrap_err(),
+        client
+            .complete(
+                CompletionRef::prompt("p"),
+                CompletionArgument::new("a", ""),
+                None,
+            )
+            .await
+            .map(drop)
+            .unwrap_err(),
+    ];
+    for e in &errors {
+        assert!(e.is_missing_capability(), "{e}");
+        assert!(e.rpc_error().is_none());
+    }
+    assert!(errors[0].to_string().contains("resources"), "{}", errors[0]);
+    assert_eq!(bare.requests().len(), before, "nothing was sent");
+
+    // Resources without subscriptions: reading works, subscribing does not.
+    let no_sub = server().resource_subscribe(false);
+    let client = Client::connect(no_sub.connect()).await.unwrap();
+    client.read_resource("file:///a.txt").await.unwrap();
+    let e = client
+        .subscribe_resource("file:///a.txt")
+        .await
+        .unwrap_err();
+    assert!(
+        e.is_missing_capability() && e.to_string().contains("subscribe"),
+        "{e}"
+    );
+    assert_eq!(no_sub.count("subscriptions/listen"), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn updates_of_subscribed_resources_reach_the_callback() {
+    let server = server();
+    let (tx, mut updates) = mpsc::channel(16);
+    let (lists_tx, mut lists) = mpsc::channel(16);
+    let client = Client::builder()
+        .on_resource_updated(move |u: ResourceUpdated| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(u.uri).await;
+            }
+        })
+        .on_list_changed(move |which: ListChanged| {
+            let tx = lists_tx.clone();
+            async move {
+                let _ = tx.send(which).await;
+            }
+        })
+        .connect(server.connect())
+        .await
+        .unwrap();
+
+    client.subscribe_resource("file:///a.txt").await.unwrap();
+    client.subscribe_resource("file:///b.bin").await.unwrap();
+    client.subscribe_resource("file:///b.bin").await.unwrap();
+    assert_eq!(
+        server.count("subscriptions/listen"),
+        2,
+        "the repeat sent nothing"
+    );
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert_eq!(server.open_subscriptions(), 1, "the old stream was closed");
+
+    assert_eq!(server.update_resource("file:///a.txt"), 1);
+    assert_eq!(server.update_resource("file:///b.bin"), 1);
+    assert_eq!(updates.recv().await.as_deref(), Some("file:///a.txt"));
+    assert_eq!(updates.recv().await.as_deref(), Some("file:///b.bin"));
+    assert_eq!(server.resources_list_changed(), 1);
+    assert_eq!(server.prompts_list_changed(), 1);
+    assert_eq!(lists.recv().await, Some(ListChanged::Resources));
+    assert_eq!(lists.recv().await, Some(ListChanged::Prompts));
+
+    client.unsubscribe_resource("file:///a.txt").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert_eq!(server.update_resource("file:///a.txt"), 0);
+    assert_eq!(server.update_resource("file:///b.bin"), 1);
+    assert_eq!(updates.recv().await.as_deref(), Some("file:///b.bin"));
+    client.unsubscribe_resource("file:///b.bin").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert_eq!(
+        server.open_subscriptions(),
+        0,
+        "no stream without subscriptions"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cursor_sent_again_ends_the_listing() {
+    use mcp_tasks::transport::Transport as _;
+    let (ours, theirs) = mcp_tasks::transport::memory::pair();
+    let connecting = tokio::spawn(Client::builder().connect(ours));
+    let (sink, stream) = theirs.connect().await.unwrap();
+    let mut server = support::hand_peer::Peer { sink, stream };
+    let probe = server.next().await;
+    server
+        .answer(
+            &probe,
+            json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                   "capabilities": {"prompts": {}}, "ttlMs": 0, "cacheScope": "public"}),
+        )
+        .await;
+    let client = connecting.await.unwrap().unwrap();
+    let listing = tokio::spawn(async move { client.list_prompts().await });
+    // Not twice in a row: a, b, then a again.
+    for (n, cursor) in ["a", "b", "a"].into_iter().enumerate() {
+        let request = server.next().await;
+        assert_eq!(request["method"], "prompts/list");
+        server
+            .answer(
+                &request,
+                json!({"resultType": "complete", "nextCursor": cursor,
+                       "prompts": [{"name": format!("p{n}")}]}),
+            )
+            .await;
+    }
+    let e = listing.await.unwrap().unwrap_err();
+    assert!(
+        e.is_protocol() && e.to_string().contains("same cursor"),
+        "{e}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_initialize_era_server_without_them_is_refused_locally() {
+    let (transport, mut server) = peer();
+    let connecting = tokio::spawn(Client::connect(transport));
+    server.handshake("2025-06-18").await;
+    let client = connecting.await.unwrap().unwrap();
+    // The hand peer's handshake advertises tools and logging only.
+    let e = client.read_resource("file:///x").await.unwrap_err();
+    assert!(e.is_missing_capability(), "{e}");
+    let e = client.list_prompts().await.unwrap_err();
+    assert!(e.is_missing_capability(), "{e}");
+    server.sync("s1").await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_initialize_era_reads_subscribes_and_hears_updates() {
+    let (transport, mut server) = peer();
+    let (tx, mut updates) = mpsc::channel(4);
+    let connecting = tokio::spawn(
+        Client::builder()
+            .on_resource_updated(move |u: ResourceUpdated| {
+                let tx = tx.clone();
+                async move {
+                    let _ = tx.send(u.uri).await;
+                }
+            })
+            .connect(transport),
+    );
+    let probe = server.next().await;
+    server.refuse(&probe, -32601, "Method not found").await;
+    let init = server.next().await;
+    server
+        .answer(
+            &init,
+            json!({"protocolVersion": "2025-11-25",
+                   "capabilities": {"resources": {"subscribe": true}, "prompts": {}, "completions": {}},
+                   "serverInfo": {"name": "old", "version": "1"}}),
+        )
+        .await;
+    assert_eq!(server.next().await["method"], "notifications/initialized");
+    let client = connecting.await.unwrap().unwrap();
+
+    let reading = tokio::spawn({
+        let client = client.clone();
+        async move { client.read_resource("file:///odd").await }
+    });
+    let request = server.next().await;
+    assert_eq!(request["method"], "resources/read");
+    assert_eq!(
+        request["params"],
+        json!({"uri": "file:///odd"}),
+        "no _meta on this era"
+    );
+    server
+        .answer(
+            &request,
+            json!({"contents": [
+                {"uri": "file:///odd", "text": "t", "blob": "AA=="},
+                {"uri": "file:///odd#2", "blob": "not base64"},
+                {"uri": "file:///odd#3", "text": "fine"}
+            ]}),
+        )
+        .await;
+    let read = reading.await.unwrap().unwrap();
+    let errors: Vec<String> = read.contents[..2]
+        .iter()
+        .map(|c| c.body().unwrap_err().to_string())
+        .collect();
+    assert!(errors[0].contains("both text and blob"), "{errors:?}");
+    assert!(errors[1].contains("not base64"), "{errors:?}");
+    assert_eq!(read.contents[2].body().unwrap(), ResourceBody::Text("fine"));
+
+    let subscribing = tokio::spawn({
+        let client = client.clone();
+        async move { client.subscribe_resource("file:///odd").await }
+    });
+    let request = server.next().await;
+    assert_eq!(request["method"], "resources/subscribe");
+    assert_eq!(request["params"], json!({"uri": "file:///odd"}));
+    server.answer(&request, json!({})).await;
+    subscribing.await.unwrap().unwrap();
+    server
+        .notify(
+            "notifications/resources/updated",
+            json!({"uri": "file:///odd"}),
+        )
+        .await;
+    assert_eq!(updates.recv().await.as_deref(), Some("file:///odd"));
+
+    let getting = tokio::spawn({
+        let client = client.clone();
+        async move { client.get_prompt("greet", [("name", "Ada")]).await }
+    });
+    let request = server.next().await;
+    assert_eq!(request["method"], "prompts/get");
+    assert_eq!(
+        request["params"],
+        json!({"name": "greet", "arguments": {"name": "Ada"}})
+    );
+    server
+        .answer(
+            &request,
+            json!({"messages": [
+                {"role": "user", "content": {"type": "resource_link", "uri": "file:///a", "name": "a"}},
+                {"role": "narrator", "content": {"type": "smell", "scent": "rain"}}
+            ]}),
+        )
+        .await;
+    let prompt = getting.await.unwrap().unwrap();
+    assert!(
+        matches!(&prompt.messages[0].content, ContentBlock::ResourceLink { uri, .. } if uri == "file:///a")
+    );
+    assert_eq!(prompt.messages[1].role, Role::Other("narrator".into()));
+    assert!(
+        matches!(&prompt.messages[1].content, ContentBlock::Unknown(v) if v["scent"] == "rain")
+    );
+
+    let completing = tokio::spawn({
+        let client = client.clone();
+        async move {
+            client
+                .complete(
+                    CompletionRef::resource_template("file:///{path}"),
+                    CompletionArgument::new("path", "s"),
+                    None,
+                )
+                .await
+        }
+    });
+    let request = server.next().await;
+    assert_eq!(request["method"], "completion/complete");
+    server
+        .answer(
+            &request,
+            json!({"completion": {"values": ["src"], "total": 40, "hasMore": true}}),
+        )
+        .await;
+    let found = completing.await.unwrap().unwrap();
+    assert_eq!(
+        (found.values.len(), found.total, found.has_more),
+        (1, Some(40), Some(true))
+    );
+}
