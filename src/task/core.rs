@@ -7,12 +7,11 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::kept::Kept;
 use super::machine::{Machine, Transition};
 use super::observed::Observed;
 use super::outcome::Outcome;
 use super::schedule::{After, seed_of};
-use super::settings::{InputMode, Settings};
+use super::settings::{HandleSettings, InputMode, Settings};
 use super::snapshot::Snapshot;
 use super::trace::{End, Trace};
 use crate::Client;
@@ -25,9 +24,9 @@ use crate::protocol::{
 
 /// What every handle holds, whatever its state.
 pub(crate) struct Core {
-    /// Inline and packed: a task's settings are its own (one `Box<Core>`
-    /// per task, not a second allocation).
-    settings: Kept,
+    /// Inline: a task's settings are its own (one `Box<Core>` per task,
+    /// not a second allocation).
+    settings: HandleSettings,
     /// `None` only for an immediate (non-task) result.
     id: Option<TaskId>,
     machine: Machine,
@@ -67,9 +66,9 @@ impl Core {
             t.created(&settings.client, None, status);
         }
         Box::new(Core {
-            settings: Kept::from(settings),
+            settings: HandleSettings::from(settings),
             id: None,
-            machine: Machine::finished(status),
+            machine: Machine::finished(),
             snapshot: Snapshot::of_status(status),
             last_read: None,
             expires_at: None,
@@ -101,7 +100,6 @@ impl Core {
         Core::live(
             settings,
             created.task_id.clone(),
-            Machine::new(seed),
             Snapshot::from_created(created),
             fresh,
             trace,
@@ -121,7 +119,6 @@ impl Core {
         let mut core = Core::live(
             settings,
             id,
-            Machine::new(TaskStatus::Working),
             Snapshot::of_status(TaskStatus::Working),
             Some(Instant::now()),
             None,
@@ -137,7 +134,6 @@ impl Core {
     fn live(
         settings: Settings,
         id: TaskId,
-        machine: Machine,
         snapshot: Snapshot,
         last_read: Option<Instant>,
         trace: Option<Box<Trace>>,
@@ -149,9 +145,9 @@ impl Core {
             expires_at: settings.ttl.and_then(|d| now.checked_add(d)),
             _follow: follow,
             progress: None,
-            settings: Kept::from(settings),
+            settings: HandleSettings::from(settings),
             id: Some(id),
-            machine,
+            machine: Machine::new(),
             snapshot,
             last_read,
             armed: true,
@@ -164,7 +160,7 @@ impl Core {
         })
     }
 
-    pub(crate) fn settings(&self) -> &Kept {
+    pub(crate) fn settings(&self) -> &HandleSettings {
         &self.settings
     }
 
@@ -211,7 +207,7 @@ impl Core {
     fn after(&self, after: After) -> Duration {
         let seed = self.id.as_ref().map_or(0, |id| seed_of(id.expose()));
         self.settings
-            .rules()
+            .rules
             .delay(self.snapshot.poll_interval_ms, after, seed)
     }
 
@@ -309,7 +305,7 @@ impl Core {
     pub(crate) fn apply(&mut self, task: DetailedTask) -> Option<Observed> {
         let was_final = self.machine.is_final();
         let mut moved = None;
-        match self.machine.observe(task.status()) {
+        match self.machine.observe(self.snapshot.status, task.status()) {
             Transition::Rejected { current, claimed } => {
                 tracing::warn!(
                     task = ?task.task_id,

@@ -279,8 +279,9 @@ impl<S: Cancellable> Task<S> {
     /// Dropping the future drops the handle; the task runs on on the server.
     pub async fn finish(self) -> Finish {
         // Not `self.finish_within(bound)`: one layer of future fewer in
-        // every pending task.
-        let bound = self.core.settings().timeout();
+        // every pending task (see `InterruptibleSleep` in `drive.rs` for
+        // what the plain forms measured).
+        let bound = self.core.settings().timeout;
         let observed = self.state.into_observed();
         let (core, observed, r) = drive_within(self.core, observed, Goal::Finish, bound).await;
         settle(core, observed, r)

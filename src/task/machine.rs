@@ -43,11 +43,14 @@ pub(crate) enum Transition {
     },
 }
 
-/// A task's status as the client has observed it, and the input keys it
-/// has answered.
+/// What the client knows of a task besides its last snapshot: whether its
+/// status is final, and the input keys it has answered.
+///
+/// The status itself is the snapshot's ([`Snapshot::status`](super::Snapshot)):
+/// the machine is handed it to judge each new claim, and the caller
+/// applies the claims it accepts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Machine {
-    status: TaskStatus,
     sealed: bool,
     ledger: Ledger,
     rejected: u32,
@@ -66,10 +69,9 @@ pub(crate) fn is_legal(from: TaskStatus, to: TaskStatus) -> bool {
 }
 
 impl Machine {
-    /// A machine seeded with the status of a creation result (or the first read).
-    pub(crate) fn new(seed: TaskStatus) -> Self {
+    /// A machine for a task seen in a creation result (or about to be read).
+    pub(crate) fn new() -> Self {
         Machine {
-            status: seed,
             sealed: false,
             ledger: Ledger::new(),
             rejected: 0,
@@ -77,17 +79,11 @@ impl Machine {
     }
 
     /// A machine for a task already known to be finished.
-    pub(crate) fn finished(status: TaskStatus) -> Self {
+    pub(crate) fn finished() -> Self {
         Machine {
             sealed: true,
-            ..Machine::new(status)
+            ..Machine::new()
         }
-    }
-
-    /// The current status.
-    #[cfg(test)]
-    pub(crate) fn status(&self) -> TaskStatus {
-        self.status
     }
 
     /// Whether a detailed terminal snapshot has been applied: nothing will
@@ -112,9 +108,10 @@ impl Machine {
         &mut self.ledger
     }
 
-    /// Observes a detailed snapshot's status (from `tasks/get` or a push).
-    pub(crate) fn observe(&mut self, claimed: TaskStatus) -> Transition {
-        let from = self.status;
+    /// Judges a detailed snapshot's status (from `tasks/get` or a push),
+    /// `claimed`, against the task's status so far, `from`. Unless the
+    /// claim is rejected, the task's status is `claimed` from now on.
+    pub(crate) fn observe(&mut self, from: TaskStatus, claimed: TaskStatus) -> Transition {
         if self.sealed {
             if claimed == from {
                 return Transition::Same;
@@ -129,7 +126,6 @@ impl Machine {
         // `input_required` by the table, and from an undetailed terminal
         // seed because only a read tells how the task stands.
         debug_assert!(from.is_terminal() || is_legal(from, claimed));
-        self.status = claimed;
         if claimed.is_terminal() {
             self.sealed = true;
         }
@@ -145,6 +141,42 @@ impl Machine {
 mod tests {
     use super::*;
     use TaskStatus::*;
+
+    /// A status and its machine, the status applied as a task's core
+    /// applies it: every claim the machine does not reject.
+    struct Seen {
+        machine: Machine,
+        status: TaskStatus,
+    }
+
+    impl Seen {
+        fn new(seed: TaskStatus) -> Seen {
+            Seen {
+                machine: Machine::new(),
+                status: seed,
+            }
+        }
+
+        fn observe(&mut self, claimed: TaskStatus) -> Transition {
+            let t = self.machine.observe(self.status, claimed);
+            if !matches!(t, Transition::Rejected { .. }) {
+                self.status = claimed;
+            }
+            t
+        }
+
+        fn status(&self) -> TaskStatus {
+            self.status
+        }
+
+        fn is_final(&self) -> bool {
+            self.machine.is_final()
+        }
+
+        fn rejected(&self) -> u32 {
+            self.machine.rejected()
+        }
+    }
 
     const ALL: [TaskStatus; 6] = [
         Working,
@@ -177,7 +209,7 @@ mod tests {
 
     #[test]
     fn terminal_is_sticky_and_first_wins() {
-        let mut m = Machine::new(Working);
+        let mut m = Seen::new(Working);
         assert_eq!(
             m.observe(Completed),
             Transition::Moved {
@@ -206,7 +238,7 @@ mod tests {
 
     #[test]
     fn an_undetailed_terminal_seed_does_not_seal() {
-        let mut m = Machine::new(Completed);
+        let mut m = Seen::new(Completed);
         assert!(!m.is_final());
         assert_eq!(
             m.observe(Failed),
@@ -216,7 +248,7 @@ mod tests {
             }
         );
         assert!(m.is_final());
-        let mut m = Machine::new(Cancelled);
+        let mut m = Seen::new(Cancelled);
         assert_eq!(
             m.observe(Working),
             Transition::Moved {
@@ -229,7 +261,7 @@ mod tests {
 
     #[test]
     fn input_round_trips() {
-        let mut m = Machine::new(Working);
+        let mut m = Seen::new(Working);
         assert!(matches!(m.observe(InputRequired), Transition::Moved { .. }));
         assert_eq!(m.observe(InputRequired), Transition::Same);
         assert!(matches!(m.observe(Working), Transition::Moved { .. }));
@@ -238,6 +270,7 @@ mod tests {
 
     mod properties {
         use super::super::*;
+        use super::Seen;
         use proptest::prelude::*;
 
         fn status() -> impl Strategy<Value = TaskStatus> {
@@ -262,7 +295,7 @@ mod tests {
                 seed in status(),
                 claims in prop::collection::vec(status(), 0..40),
             ) {
-                let mut machine = Machine::new(seed);
+                let mut machine = Seen::new(seed);
                 // A creation result is not a detailed snapshot: even a terminal seed
                 // does not seal.
                 prop_assert!(!machine.is_final());

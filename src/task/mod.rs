@@ -200,7 +200,6 @@ mod builder;
 mod core;
 mod drive;
 mod handle;
-mod kept;
 pub(crate) mod machine;
 mod observed;
 mod outcome;

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::schedule::Rules;
 use crate::Client;
 use crate::client::rpc::ProgressFn;
 use crate::protocol::Progress;
@@ -206,6 +207,53 @@ impl<S: task_builder::State> TaskBuilder<S> {
 }
 
 impl Settings {
+    /// The bound on each request: the task's own, else the client's.
+    pub(crate) fn request_timeout(&self) -> Duration {
+        self.request_timeout
+            .unwrap_or_else(|| self.client.request_timeout())
+    }
+}
+
+/// The settings a task's handle keeps for as long as it lives: the
+/// builder's, less the lifetime (`with_ttl`, which becomes a moment when
+/// the task is created) and the progress callback (which goes to the call).
+pub(crate) struct HandleSettings {
+    /// The client the handle talks through.
+    pub(crate) client: Client,
+    /// The spacing of the task's reads.
+    pub(crate) rules: Rules,
+    /// The bound on each wait.
+    pub(crate) timeout: Duration,
+    /// The bound on each request; `None`: the client's.
+    request_timeout: Option<Duration>,
+    /// Wait by pushes rather than by polling.
+    pub(crate) listen: bool,
+    /// How waits treat input requests.
+    pub(crate) input: InputMode,
+    /// Dropping an unfinished handle sends `tasks/cancel`.
+    pub(crate) cancel_on_drop: bool,
+}
+
+impl From<Settings> for HandleSettings {
+    fn from(s: Settings) -> HandleSettings {
+        HandleSettings {
+            client: s.client,
+            rules: Rules {
+                default: s.poll_interval,
+                floor: s.min_poll_interval,
+                ceiling: s.max_poll_interval,
+            },
+            timeout: s.timeout,
+            request_timeout: s.request_timeout,
+            listen: s.listen,
+            input: s.input,
+            cancel_on_drop: s.cancel_on_drop,
+        }
+    }
+}
+
+impl HandleSettings {
+    /// The bound on each request: the task's own, else the client's.
     pub(crate) fn request_timeout(&self) -> Duration {
         self.request_timeout
             .unwrap_or_else(|| self.client.request_timeout())

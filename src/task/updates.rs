@@ -19,7 +19,7 @@ use crate::error::Error;
 
 /// What a wait works on. Shared with the stream's step in flight, which
 /// holds the lock while it waits, so that dropping the step gives it back.
-struct Held {
+struct HandleParts {
     core: Box<Core>,
     observed: Observed,
 }
@@ -66,7 +66,7 @@ type Step = Pin<Box<dyn Future<Output = (Result<Snapshot, Error>, bool)> + Send>
 #[must_use = "streams do nothing unless polled"]
 pub struct Updates {
     first: Option<Snapshot>,
-    held: Arc<Mutex<Held>>,
+    parts: Arc<Mutex<HandleParts>>,
     /// The stream's wait in flight, between two polls.
     step: Option<Step>,
     ended: bool,
@@ -81,11 +81,11 @@ impl fmt::Debug for Updates {
     }
 }
 
-/// One wait for the next change, on what `held` holds; the item to yield
+/// One wait for the next change, on what `parts` holds; the item to yield
 /// and whether the stream ends after it.
-async fn step(held: &mut Held) -> (Result<Snapshot, Error>, bool) {
-    let Held { core, observed } = held;
-    let bound = core.settings().timeout();
+async fn step(parts: &mut HandleParts) -> (Result<Snapshot, Error>, bool) {
+    let HandleParts { core, observed } = parts;
+    let bound = core.settings().timeout;
     match traced!(core.span(), wait(core, observed, Goal::Updates, bound)) {
         Ok(()) => {
             // A question the wait answers itself is shown, then the stream
@@ -105,7 +105,7 @@ impl Updates {
     pub(crate) fn new(task: Task<Pending>) -> Updates {
         Updates {
             first: Some(task.snapshot().clone()),
-            held: Arc::new(Mutex::new(Held {
+            parts: Arc::new(Mutex::new(HandleParts {
                 core: task.core,
                 observed: Observed::Pending,
             })),
@@ -129,19 +129,19 @@ impl Updates {
         if self.ended {
             return None;
         }
-        let mut held = self.held.lock().await;
-        let (item, ended) = step(&mut held).await;
+        let mut parts = self.parts.lock().await;
+        let (item, ended) = step(&mut parts).await;
         self.ended = ended;
         Some(item)
     }
 
     /// The handle, in its latest state.
     pub fn into_task(self) -> TaskState {
-        let Updates { held, step, .. } = self;
+        let Updates { parts, step, .. } = self;
         // The wait in flight, if any, holds the lock: dropping it lets go.
         drop(step);
-        let Held { core, observed } = match Arc::try_unwrap(held) {
-            Ok(held) => held.into_inner(),
+        let HandleParts { core, observed } = match Arc::try_unwrap(parts) {
+            Ok(parts) => parts.into_inner(),
             Err(_) => unreachable!("only the stream's step shares what the handle holds"),
         };
         TaskState::from_core(core, observed)
@@ -160,8 +160,8 @@ impl Stream for Updates {
             return Poll::Ready(None);
         }
         let step = this.step.get_or_insert_with(|| {
-            let held = this.held.clone();
-            Box::pin(async move { step(&mut *held.lock_owned().await).await })
+            let parts = this.parts.clone();
+            Box::pin(async move { step(&mut *parts.lock_owned().await).await })
         });
         let (item, ended) = match step.as_mut().poll(cx) {
             Poll::Pending => return Poll::Pending,
