@@ -205,7 +205,12 @@ impl Core {
 
     /// How long after `after` the next read comes, by the shared schedule.
     fn after(&self, after: After) -> Duration {
-        let seed = self.id.as_ref().map_or(0, |id| seed_of(id.expose()));
+        // Only a failure's backoff draws on the seed: no hashing of the id
+        // on every read.
+        let seed = match after {
+            After::Failure { .. } => self.id.as_ref().map_or(0, |id| seed_of(id.expose())),
+            After::Read | After::Write => 0,
+        };
         self.settings
             .rules
             .delay(self.snapshot.poll_interval_ms, after, seed)
