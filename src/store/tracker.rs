@@ -695,16 +695,17 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         }
         for record in endings {
             let fence = record.fence().expect("a claimed record has a lease");
-            // A worker stopped past its lease (a pause, a debugger) may find
-            // its records taken by others: it delivers none of them.
-            if record
-                .lease
-                .as_ref()
-                .is_some_and(|l| l.until <= SystemTime::now())
-            {
-                pass.stale += 1;
-                continue;
-            }
+            // A worker slowed past its lease (a pause, a loaded machine)
+            // may find its records taken by others: it delivers none of
+            // them, and it holds the rest firmly before handing them over.
+            let record = match self.hold(record).await {
+                Ok(Some(record)) => record,
+                Ok(None) => {
+                    pass.stale += 1;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let Some(ending) = record.ending.clone() else {
                 continue;
             };
@@ -718,6 +719,33 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             }
         }
         Ok(pass)
+    }
+
+    /// Makes sure this worker still holds `record` for a while: with less
+    /// than half its lease left, the lease is renewed (one statement).
+    /// `None` when the lease ran out, or the renewal was refused because
+    /// another worker claimed the record since.
+    async fn hold(&self, mut record: TaskRecord) -> StoreResult<Option<TaskRecord>> {
+        let Some(lease) = record.lease.as_mut() else {
+            return Ok(None);
+        };
+        let now = SystemTime::now();
+        if lease.until <= now {
+            return Ok(None);
+        }
+        let left = lease.until.duration_since(now).unwrap_or_default();
+        if left >= self.inner.lease / 2 {
+            return Ok(Some(record));
+        }
+        let until = now + self.inner.lease;
+        match self.inner.store.renew(record.id, lease.fence, until).await {
+            Ok(()) => {
+                lease.until = until;
+                Ok(Some(record))
+            }
+            Err(e) if e.is_stale() || e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// `pass` with a callback shared by the steps of `run`.
@@ -761,6 +789,12 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// Takes one open task one step and writes back what it found.
     /// `Ok(Some(record))`: the task ended and awaits delivery.
     async fn step(&self, record: TaskRecord) -> StoreResult<Option<TaskRecord>> {
+        // Steps wait their turn for a slot: a lease may have run low since
+        // the claim. Never read a task another worker may hold.
+        let id = record.id;
+        let Some(record) = self.hold(record).await? else {
+            return Err(StoreError::stale(id));
+        };
         let fence = record.fence().expect("a claimed record has a lease");
         let step = match self.client_for(record.reference.server()).await {
             Ok(client) => self.step_with(&client, &record, fence).await?,
