@@ -73,17 +73,17 @@ fn main() {
     let all = args.scenarios.is_empty();
     let want = |s: &str| all || args.scenarios.iter().any(|a| a == s);
     let mut failed = false;
-    if want("one") {
-        if let Err(e) = one(&args) {
-            println!("one: FAILED: {e}");
-            failed = true;
-        }
+    if want("one")
+        && let Err(e) = one(&args)
+    {
+        println!("one: FAILED: {e}");
+        failed = true;
     }
-    if want("many") {
-        if let Err(e) = many(&args) {
-            println!("many: FAILED: {e}");
-            failed = true;
-        }
+    if want("many")
+        && let Err(e) = many(&args)
+    {
+        println!("many: FAILED: {e}");
+        failed = true;
     }
     if failed {
         std::process::exit(1);
@@ -548,19 +548,36 @@ fn takeover(rt: &tokio::runtime::Runtime, base: &Options, url: &str, lease_ms: u
     wait_for_line(&mut other, "started")?;
     std::thread::sleep(Duration::from_secs(3));
     let db = rt.block_on(postgres::connect(url));
-    victim.kill().map_err(|e| e.to_string())?; // SIGKILL
-    let killed = Instant::now();
-    victim.wait().map_err(|e| e.to_string())?;
-    let now = millis(SystemTime::now());
-    let held: Vec<i64> = rt
-        .block_on(db.query(
-            "SELECT id FROM mcp_tasks_tasks WHERE lease_owner = 'victim' AND lease_until > $1",
-            &[&now],
-        ))
-        .map_err(|e| e.to_string())?
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    // Killed while it holds records: between its saves and its next claim
+    // a worker holds none. Stopped first, so that what it holds can be
+    // read before it dies; the clock starts at the stop.
+    let mut attempts = 0;
+    let (killed, held) = loop {
+        attempts += 1;
+        if attempts > 100 {
+            return Err("the victim never held a record".into());
+        }
+        let stopped = Instant::now();
+        signal(&victim, "-STOP");
+        let now = millis(SystemTime::now());
+        let held: Vec<i64> = rt
+            .block_on(db.query(
+                "SELECT id FROM mcp_tasks_tasks WHERE lease_owner = 'victim' AND lease_until > $1",
+                &[&now],
+            ))
+            .map_err(|e| e.to_string())?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        if held.is_empty() {
+            signal(&victim, "-CONT");
+            std::thread::sleep(Duration::from_millis(7));
+            continue;
+        }
+        victim.kill().map_err(|e| e.to_string())?; // SIGKILL
+        victim.wait().map_err(|e| e.to_string())?;
+        break (stopped, held);
+    };
     let mut left = held.len() as i64;
     while left > 0 {
         if killed.elapsed() > worker::LIMIT {
@@ -587,8 +604,8 @@ fn takeover(rt: &tokio::runtime::Runtime, base: &Options, url: &str, lease_ms: u
         .map_err(|e| e.to_string())?
         .get(0);
     println!(
-        "takeover: the victim held {} records under a live lease when killed; all claimed \
-         again {:.2} s after the kill ({by_other} of them still held by the other worker at \
+        "takeover: the victim held {} records under a live lease when stopped ({attempts} \
+         tries), then killed; all claimed again {:.2} s after the stop ({by_other} of them still held by the other worker at \
          that moment); lease {:.1} s",
         held.len(),
         took.as_secs_f64(),
@@ -596,6 +613,13 @@ fn takeover(rt: &tokio::runtime::Runtime, base: &Options, url: &str, lease_ms: u
     );
     stop(other);
     Ok(())
+}
+
+/// Sends `sig` (`-STOP`, `-CONT`) to a worker.
+fn signal(child: &Child, sig: &str) {
+    let _ = std::process::Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status();
 }
 
 /// Kills a worker and reaps it.

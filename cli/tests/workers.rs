@@ -17,7 +17,7 @@ mod postgres;
 #[path = "support/worker.rs"]
 mod worker;
 
-use worker::{DEMO as _, Demo, Fallible, LIMIT, Options, Scratch, runtime, spawn, wait_for_line};
+use worker::{Demo, Fallible, LIMIT, Options, Scratch, runtime, spawn, wait_for_line};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
