@@ -1,0 +1,650 @@
+//! Benchmarks of the tracker against the demo server's HTTP mode.
+//!
+//! ```sh
+//! cargo bench -p mcp-tasks-cli --bench tracker -- [one] [many] [--secs S] [--rounds R]
+//!     [--one-tasks N] [--tasks N] [--workers 1,2,4] [--lease-ms MS]
+//! ```
+//!
+//! - `one`: one tracker in this process, against the in-memory store,
+//!   SQLite and Postgres, and the floor beside each: a bare loop that
+//!   claims a batch, reads each task with a raw `tasks/get` and saves it,
+//!   with the tracker's batch and concurrency. Reads per second (the demo
+//!   server's count) and store calls per read; for Postgres also the
+//!   transactions the database committed (`pg_stat_database`).
+//! - `many`: `--tasks` records pending in Postgres, worked by 1, 2 and 4
+//!   worker processes (this binary with `--worker`): reads per second,
+//!   resident memory of each worker against an idle one, and the time from
+//!   a worker's SIGKILL until every record it held was claimed by another.
+//!
+//! Every task is a `job` of an hour on the demo server: none ends during a
+//! run, so every step is one read and one save. Records outnumber what a
+//! worker reads in the server's interval (100 ms), so workers never wait.
+//! Figures are printed; nothing is asserted.
+
+use std::process::Child;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use mcp_tasks::protocol::TaskStatus;
+use mcp_tasks::store::{
+    Claim, MemoryStore, NewTask, PostgresStore, Progress, SqliteStore, TaskStore,
+};
+use mcp_tasks::{Client, Http, TaskRef, TaskState};
+use serde_json::json;
+
+#[path = "../../tests/support/postgres.rs"]
+mod postgres;
+#[path = "../tests/support/worker.rs"]
+mod worker;
+
+use worker::{Demo, Fallible, Options, Probe, Scratch, runtime, spawn, wait_for_line};
+
+/// What the command line asks for.
+struct Args {
+    scenarios: Vec<String>,
+    secs: u64,
+    rounds: usize,
+    one_tasks: usize,
+    tasks: usize,
+    workers: Vec<usize>,
+    lease_ms: u64,
+}
+
+fn main() {
+    // `cargo bench` adds `--bench`.
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    if args.first().map(String::as_str) == Some("--worker") {
+        if let Err(e) = runtime().block_on(worker::worker(Options::parse(&args[1..]))) {
+            eprintln!("worker: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    let args = match parse(&args) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("tracker bench: {e}");
+            std::process::exit(2);
+        }
+    };
+    let all = args.scenarios.is_empty();
+    let want = |s: &str| all || args.scenarios.iter().any(|a| a == s);
+    let mut failed = false;
+    if want("one")
+        && let Err(e) = one(&args)
+    {
+        println!("one: FAILED: {e}");
+        failed = true;
+    }
+    if want("many")
+        && let Err(e) = many(&args)
+    {
+        println!("many: FAILED: {e}");
+        failed = true;
+    }
+    if failed {
+        std::process::exit(1);
+    }
+}
+
+fn parse(args: &[String]) -> Fallible<Args> {
+    let mut a = Args {
+        scenarios: Vec::new(),
+        secs: 10,
+        rounds: 2,
+        one_tasks: 1_000,
+        tasks: 100_000,
+        workers: vec![1, 2, 4],
+        lease_ms: 2_000,
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = || it.next().ok_or(format!("{arg} needs a value"));
+        let number = |v: &String| v.parse::<u64>().map_err(|e| format!("{arg}: {e}"));
+        match arg.as_str() {
+            "--secs" => a.secs = number(value()?)?,
+            "--rounds" => a.rounds = number(value()?)? as usize,
+            "--one-tasks" => a.one_tasks = number(value()?)? as usize,
+            "--tasks" => a.tasks = number(value()?)? as usize,
+            "--lease-ms" => a.lease_ms = number(value()?)?,
+            "--workers" => {
+                a.workers = value()?
+                    .split(',')
+                    .map(|w| w.parse().map_err(|e| format!("--workers: {e}")))
+                    .collect::<Fallible<_>>()?;
+            }
+            "one" | "many" => a.scenarios.push(arg.clone()),
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(a)
+}
+
+// ---- shared ----------------------------------------------------------
+
+/// A client of the demo server, as a worker makes it.
+async fn connect(demo: &Demo) -> Fallible<Client> {
+    Client::builder()
+        .server_id("demo")
+        .connect(Http::new(demo.url.as_str()))
+        .await
+        .map_err(|e| format!("connect: {e}"))
+}
+
+/// Starts `n` jobs of an hour on the demo server, 32 at a time.
+async fn seed(client: &Client, n: usize) -> Fallible<Vec<TaskRef>> {
+    let mut calls = tokio::task::JoinSet::new();
+    let mut refs = Vec::with_capacity(n);
+    for i in 0..n {
+        if calls.len() >= 32
+            && let Some(done) = calls.join_next().await
+        {
+            refs.push(done.map_err(|e| e.to_string())??);
+        }
+        let client = client.clone();
+        calls.spawn(async move {
+            let state = client
+                .task()
+                .call_tool("job", json!({"n": i, "ms": 3_600_000}))
+                .await
+                .map_err(|e| format!("call {i}: {e}"))?;
+            match state {
+                TaskState::Pending(t) => Ok(t.detach()),
+                _ => Err(format!("job {i} is not pending")),
+            }
+        });
+    }
+    while let Some(done) = calls.join_next().await {
+        refs.push(done.map_err(|e| e.to_string())??);
+    }
+    Ok(refs)
+}
+
+/// Inserts `n` records, due now, referring to `refs` in turn; 64 inserts in
+/// flight at a time.
+async fn fill<S: TaskStore>(store: &Arc<S>, refs: &[TaskRef], n: usize) -> Fallible {
+    let mut inserts = tokio::task::JoinSet::new();
+    for i in 0..n {
+        if inserts.len() >= 64
+            && let Some(done) = inserts.join_next().await
+        {
+            done.map_err(|e| e.to_string())??;
+        }
+        let task = NewTask {
+            reference: refs[i % refs.len()].clone(),
+            tool: "job".into(),
+            key: Some(format!("job-{i}")),
+            scope: "default".into(),
+            status: TaskStatus::Working,
+            status_message: None,
+            poll_interval_ms: Some(100),
+            due: SystemTime::now(),
+            ending: None,
+        };
+        let store = store.clone();
+        inserts.spawn(async move {
+            store
+                .insert(task)
+                .await
+                .map(drop)
+                .map_err(|e| format!("insert: {e}"))
+        });
+    }
+    while let Some(done) = inserts.join_next().await {
+        done.map_err(|e| e.to_string())??;
+    }
+    Ok(())
+}
+
+/// The demo server's count of `tasks/get` so far.
+fn reads(demo: &Demo) -> Fallible<u64> {
+    demo.counters()?["totals"]["reads"]
+        .as_u64()
+        .ok_or_else(|| "no read count".to_owned())
+}
+
+/// Transactions committed and rows updated in the database of `url` so far.
+async fn commits(url: &str) -> (i64, i64) {
+    let client = postgres::connect(url).await;
+    let row = client
+        .query_one(
+            "SELECT xact_commit, tup_updated FROM pg_stat_database \
+             WHERE datname = current_database()",
+            &[],
+        )
+        .await
+        .expect("pg_stat_database");
+    (row.get(0), row.get(1))
+}
+
+// ---- one: a tracker and its floor, in this process -------------------
+
+/// Which store a round of `one` runs on.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Memory,
+    Sqlite,
+    Postgres,
+}
+
+fn one(args: &Args) -> Fallible {
+    let demo = Demo::start("127.0.0.1:0", &[])?;
+    let rt = runtime();
+    let client = rt.block_on(connect(&demo))?;
+    let refs = rt.block_on(seed(&client, args.one_tasks))?;
+    let dir = Scratch::new("bench-one");
+    let pg = postgres::start();
+    println!(
+        "one: {} jobs of an hour, one record each, {} s per run, {} rounds",
+        refs.len(),
+        args.secs,
+        args.rounds
+    );
+    println!(
+        "store     loop     reads/s  claim/read save/read next_due/read other  (Postgres: commits/read rows updated/read)"
+    );
+    let mut n = 0;
+    for round in 0..args.rounds {
+        for kind in [Kind::Memory, Kind::Sqlite, Kind::Postgres] {
+            for floor in [false, true] {
+                n += 1;
+                let url = match (kind, &pg) {
+                    (Kind::Postgres, Some((_, pg))) => Some(rt.block_on(pg.database())),
+                    (Kind::Postgres, None) => continue,
+                    _ => None,
+                };
+                let line = rt.block_on(async {
+                    let secs = Duration::from_secs(args.secs);
+                    match (kind, &url) {
+                        (Kind::Memory, _) => {
+                            run_one(&demo, &client, &refs, MemoryStore::new(), floor, secs, None)
+                                .await
+                        }
+                        (Kind::Sqlite, _) => {
+                            let path = dir.0.join(format!("one-{n}.db"));
+                            let store = SqliteStore::open(&path)
+                                .await
+                                .map_err(|e| format!("open: {e}"))?;
+                            run_one(&demo, &client, &refs, store, floor, secs, None).await
+                        }
+                        (Kind::Postgres, Some(url)) => {
+                            // Filled through a connection of its own, closed
+                            // before the count starts: a backend's
+                            // statistics are flushed when it exits.
+                            let filler = Arc::new(
+                                PostgresStore::connect(url)
+                                    .await
+                                    .map_err(|e| format!("connect: {e}"))?,
+                            );
+                            fill(&filler, &refs, refs.len()).await?;
+                            drop(filler);
+                            let store = PostgresStore::connect(url)
+                                .await
+                                .map_err(|e| format!("connect: {e}"))?;
+                            tokio::time::sleep(Duration::from_millis(500)).await;
+                            run_one(&demo, &client, &[], store, floor, secs, Some(url)).await
+                        }
+                        (Kind::Postgres, None) => unreachable!("skipped above"),
+                    }
+                })?;
+                let what = if floor { "floor" } else { "tracker" };
+                println!(
+                    "{:<9} {what:<8} {line}  (round {})",
+                    format!("{kind:?}"),
+                    round + 1
+                );
+            }
+        }
+    }
+    if pg.is_none() {
+        println!("one: no Postgres here; its rounds were skipped");
+    }
+    Ok(())
+}
+
+/// Fills `store` with a record for each of `refs`, then runs the tracker
+/// (or the floor) on it for `secs`.
+async fn run_one<S: TaskStore>(
+    demo: &Demo,
+    client: &Client,
+    refs: &[TaskRef],
+    store: S,
+    floor: bool,
+    secs: Duration,
+    url: Option<&str>,
+) -> Fallible<String> {
+    let store = Arc::new(store);
+    if !refs.is_empty() {
+        fill(&store, refs, refs.len()).await?;
+    }
+    let Ok(store) = Arc::try_unwrap(store) else {
+        return Err("the store is still shared".into());
+    };
+    let before_db = match url {
+        Some(u) => Some(commits(u).await),
+        None => None,
+    };
+    let probe = Probe::new(store, None);
+    let calls = probe.calls.clone();
+    let before = reads(demo)?;
+    let start = Instant::now();
+    if floor {
+        let _ = tokio::time::timeout(secs, bare_loop(probe, client.clone())).await;
+    } else {
+        let o = Options {
+            name: "tracker".into(),
+            lease_ms: 30_000,
+            ..Options::default()
+        };
+        let tracker = worker::tracker(probe, client, &o);
+        let _ = tokio::time::timeout(secs, tracker.run(|_| async { true })).await;
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    let n = reads(demo)? - before;
+    let per = |c: u64| c as f64 / n.max(1) as f64;
+    let [claim, save, next_due, other] = calls.read();
+    let mut line = format!(
+        "{:>8.0}  {:>10.4} {:>9.4} {:>13.4} {:>5}",
+        n as f64 / elapsed,
+        per(claim),
+        per(save),
+        per(next_due),
+        other
+    );
+    if let (Some(u), Some((c0, t0))) = (url, before_db) {
+        // The store's connection is closed (the tracker was dropped): its
+        // statistics are flushed at exit.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let (c1, t1) = commits(u).await;
+        // One commit is the query that read `before`.
+        line += &format!(
+            "  {:.4} {:.4}",
+            per((c1 - c0 - 1).max(0) as u64),
+            per((t1 - t0).max(0) as u64)
+        );
+    }
+    Ok(line)
+}
+
+/// The floor: what the tracker does for a task that is still working,
+/// with no tracker, no typestate and no schedule: claim a batch, read each
+/// with a raw `tasks/get` (16 at a time, as the tracker), save what it
+/// says, due again after the server's interval. Runs until dropped.
+async fn bare_loop<S: TaskStore>(store: S, client: Client) -> Fallible {
+    const BATCH: usize = 64;
+    const CONCURRENCY: usize = 16;
+    let store = Arc::new(store);
+    let permits = Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
+    loop {
+        let records = store
+            .claim(Claim {
+                worker: "floor",
+                limit: BATCH,
+                now: SystemTime::now(),
+                lease: Duration::from_secs(30),
+                record: None,
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+        if records.is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            continue;
+        }
+        let mut set = tokio::task::JoinSet::new();
+        for record in records {
+            let record = record.map_err(|e| e.to_string())?;
+            let permit = permits.clone().acquire_owned().await;
+            let (store, client) = (store.clone(), client.clone());
+            set.spawn(async move {
+                let _permit = permit;
+                let fence = record.fence().ok_or("no lease")?;
+                let id = record.reference.task_id().expose();
+                let got = client
+                    .request("tasks/get", json!({"taskId": id}))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let status: TaskStatus =
+                    serde_json::from_value(got["status"].clone()).map_err(|e| e.to_string())?;
+                let interval = got["pollIntervalMs"].as_u64();
+                let wait = Duration::from_millis(interval.unwrap_or(1_000).max(20));
+                let progress = Progress {
+                    status,
+                    status_message: got["statusMessage"].as_str().map(str::to_owned),
+                    poll_interval_ms: interval,
+                    failed_reads: 0,
+                    due: SystemTime::now() + wait,
+                    taken: Vec::new(),
+                };
+                store
+                    .save(record.id, fence, progress)
+                    .await
+                    .map_err(|e| e.to_string())
+            });
+        }
+        while let Some(done) = set.join_next().await {
+            done.map_err(|e| e.to_string())??;
+        }
+    }
+}
+
+// ---- many: worker processes on one Postgres --------------------------
+
+fn many(args: &Args) -> Fallible {
+    let Some((cluster, pg)) = postgres::start() else {
+        println!("many: skipped, no Postgres here");
+        return Ok(());
+    };
+    let rt = runtime();
+    let demo = Demo::start("127.0.0.1:0", &[])?;
+    let dir = Scratch::new("bench-many");
+    let client = rt.block_on(connect(&demo))?;
+    let jobs = args.tasks.clamp(1, 1_000);
+    let refs = rt.block_on(seed(&client, jobs))?;
+    let url = rt.block_on(pg.database());
+    let empty = rt.block_on(pg.database());
+    let start = Instant::now();
+    rt.block_on(async {
+        let store = Arc::new(
+            PostgresStore::connect(&url)
+                .await
+                .map_err(|e| format!("connect: {e}"))?,
+        );
+        fill(&store, &refs, args.tasks).await
+    })?;
+    let took = start.elapsed().as_secs_f64();
+    println!(
+        "many: {} records on {jobs} jobs of an hour, inserted in {took:.1} s ({:.0}/s)",
+        args.tasks,
+        args.tasks as f64 / took
+    );
+    let base = Options {
+        store: format!("pg:{url}").into(),
+        server: demo.url.clone(),
+        outcomes: dir.0.join("outcomes"),
+        lease_ms: args.lease_ms,
+        ..Options::default()
+    };
+
+    // An idle worker: the same process with an empty store.
+    let mut idle = spawn(&Options {
+        store: format!("pg:{empty}").into(),
+        name: "idle".into(),
+        ..Options::parse(&base.args()[1..])
+    })?;
+    wait_for_line(&mut idle, "started")?;
+    std::thread::sleep(Duration::from_secs(3));
+    let idle_rss = memory(&idle)?;
+    stop(idle);
+    println!(
+        "many: an idle worker: VmRSS {} KiB, VmHWM {} KiB",
+        idle_rss.0, idle_rss.1
+    );
+
+    for &w in &args.workers {
+        let mut children = Vec::new();
+        for i in 0..w {
+            let mut child = spawn(&Options {
+                name: format!("w{}", i + 1),
+                ..Options::parse(&base.args()[1..])
+            })?;
+            wait_for_line(&mut child, "started")?;
+            children.push(child);
+        }
+        std::thread::sleep(Duration::from_secs(2));
+        let before = reads(&demo)?;
+        let db_before = rt.block_on(commits(&url));
+        let start = Instant::now();
+        std::thread::sleep(Duration::from_secs(args.secs));
+        let n = reads(&demo)? - before;
+        let db_after = rt.block_on(commits(&url));
+        let secs = start.elapsed().as_secs_f64();
+        let rss: Vec<(u64, u64)> = children.iter().map(memory).collect::<Fallible<_>>()?;
+        let per_task: Vec<String> = rss
+            .iter()
+            .map(|(r, _)| {
+                format!(
+                    "{:.2}",
+                    (*r as f64 - idle_rss.0 as f64) * 1024.0 / args.tasks as f64
+                )
+            })
+            .collect();
+        println!(
+            "many: {w} worker(s): {n} reads in {secs:.1} s, {:.0} reads/s; \
+             ~{:.3} commits/read, ~{:.3} rows updated/read (pg_stat_database); \
+             VmRSS/VmHWM KiB {rss:?}; (VmRSS - idle) / records: {} bytes",
+            n as f64 / secs,
+            (db_after.0 - db_before.0) as f64 / n.max(1) as f64,
+            (db_after.1 - db_before.1) as f64 / n.max(1) as f64,
+            per_task.join(", ")
+        );
+        for child in children {
+            stop(child);
+        }
+        // The killed workers' leases run out before the next round.
+        std::thread::sleep(Duration::from_millis(args.lease_ms + 500));
+    }
+
+    takeover(&rt, &base, &url, args.lease_ms)?;
+    drop(rt);
+    drop(cluster);
+    Ok(())
+}
+
+/// Two workers; the first is killed: how long until every record it held
+/// under a live lease was claimed by the other.
+fn takeover(rt: &tokio::runtime::Runtime, base: &Options, url: &str, lease_ms: u64) -> Fallible {
+    let mut victim = spawn(&Options {
+        name: "victim".into(),
+        ..Options::parse(&base.args()[1..])
+    })?;
+    let mut other = spawn(&Options {
+        name: "other".into(),
+        ..Options::parse(&base.args()[1..])
+    })?;
+    wait_for_line(&mut victim, "started")?;
+    wait_for_line(&mut other, "started")?;
+    std::thread::sleep(Duration::from_secs(3));
+    let db = rt.block_on(postgres::connect(url));
+    // Killed while it holds records: between its saves and its next claim
+    // a worker holds none. Stopped first, so that what it holds can be
+    // read before it dies; the clock starts at the stop.
+    let mut attempts = 0;
+    let (killed, held) = loop {
+        attempts += 1;
+        if attempts > 100 {
+            return Err("the victim never held a record".into());
+        }
+        let stopped = Instant::now();
+        signal(&victim, "-STOP");
+        let now = millis(SystemTime::now());
+        let held: Vec<i64> = rt
+            .block_on(db.query(
+                "SELECT id FROM mcp_tasks_tasks WHERE lease_owner = 'victim' AND lease_until > $1",
+                &[&now],
+            ))
+            .map_err(|e| e.to_string())?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        if held.is_empty() {
+            signal(&victim, "-CONT");
+            std::thread::sleep(Duration::from_millis(7));
+            continue;
+        }
+        victim.kill().map_err(|e| e.to_string())?; // SIGKILL
+        victim.wait().map_err(|e| e.to_string())?;
+        break (stopped, held);
+    };
+    let mut left = held.len() as i64;
+    while left > 0 {
+        if killed.elapsed() > worker::LIMIT {
+            return Err(format!(
+                "{left} records still held after {:?}",
+                worker::LIMIT
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+        left = rt
+            .block_on(db.query_one(
+                "SELECT count(*) FROM mcp_tasks_tasks WHERE id = ANY($1) AND lease_owner = 'victim'",
+                &[&held],
+            ))
+            .map_err(|e| e.to_string())?
+            .get(0);
+    }
+    let took = killed.elapsed();
+    let by_other: i64 = rt
+        .block_on(db.query_one(
+            "SELECT count(*) FROM mcp_tasks_tasks WHERE id = ANY($1) AND lease_owner = 'other'",
+            &[&held],
+        ))
+        .map_err(|e| e.to_string())?
+        .get(0);
+    println!(
+        "takeover: the victim held {} records under a live lease when stopped ({attempts} \
+         tries), then killed; all claimed again {:.2} s after the stop ({by_other} of them still held by the other worker at \
+         that moment); lease {:.1} s",
+        held.len(),
+        took.as_secs_f64(),
+        lease_ms as f64 / 1000.0
+    );
+    stop(other);
+    Ok(())
+}
+
+/// Sends `sig` (`-STOP`, `-CONT`) to a worker.
+fn signal(child: &Child, sig: &str) {
+    let _ = std::process::Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status();
+}
+
+/// Kills a worker and reaps it.
+fn stop(mut child: Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// `VmRSS` and `VmHWM` of a process, in KiB.
+fn memory(child: &Child) -> Fallible<(u64, u64)> {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()))
+        .map_err(|e| e.to_string())?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("no {name} in /proc/PID/status"))
+    };
+    Ok((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+/// Milliseconds since the Unix epoch, as the Postgres store writes them.
+fn millis(t: SystemTime) -> i64 {
+    t.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
