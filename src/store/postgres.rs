@@ -114,9 +114,11 @@ macro_rules! columns {
 ///
 /// # Statements
 ///
-/// A claim is one statement (`WITH picked AS (SELECT id … ORDER BY due
-/// LIMIT n FOR UPDATE SKIP LOCKED) UPDATE … SET fence = nextval(…) FROM
-/// picked … RETURNING …`), so that concurrent workers skip each other's
+/// A claim is one statement (`WITH open AS (SELECT id … ORDER BY due
+/// LIMIT n FOR UPDATE SKIP LOCKED), ended AS (…), picked AS (… ORDER BY
+/// due LIMIT n) UPDATE … SET fence = nextval(…) FROM picked … RETURNING
+/// …`): one ordered walk of each partial index, so that a claim reads about
+/// `n` rows however many are due, and concurrent workers skip each other's
 /// rows instead of waiting on them, and every fenced write is one `UPDATE …
 /// WHERE id = $1 AND fence = $2`; only when it changes no row does a
 /// second statement tell a stale fence from a missing record. A tracked
@@ -199,10 +201,20 @@ impl Statements {
                 .await?,
             claim_due: client
                 .prepare(concat!(
-                    "WITH picked AS MATERIALIZED (SELECT id FROM mcp_tasks_tasks \
-                     WHERE (lease_until IS NULL OR lease_until <= $1) \
-                     AND ((ending IS NULL AND due <= $1) OR (ending IS NOT NULL AND NOT delivered)) \
+                    // One ordered walk per partial index (open tasks by due
+                    // time, undelivered endings), merged: a single condition
+                    // with OR read and sorted every due row (110 ms for a
+                    // claim of 64 among 100,000 due records).
+                    "WITH open AS MATERIALIZED (SELECT id, due FROM mcp_tasks_tasks \
+                     WHERE ending IS NULL AND due <= $1 \
+                     AND (lease_until IS NULL OR lease_until <= $1) \
                      ORDER BY due, id LIMIT $4 FOR UPDATE SKIP LOCKED), \
+                     ended AS MATERIALIZED (SELECT id, due FROM mcp_tasks_tasks \
+                     WHERE ending IS NOT NULL AND NOT delivered \
+                     AND (lease_until IS NULL OR lease_until <= $1) \
+                     ORDER BY due, id LIMIT $4 FOR UPDATE SKIP LOCKED), \
+                     picked AS (SELECT id FROM (SELECT id, due FROM open UNION ALL \
+                     SELECT id, due FROM ended) AS due_now ORDER BY due, id LIMIT $4), \
                      claimed AS (UPDATE mcp_tasks_tasks AS t SET lease_owner = $2, \
                      lease_until = $3, fence = nextval('mcp_tasks_fence') \
                      FROM picked WHERE t.id = picked.id RETURNING ",
