@@ -126,6 +126,9 @@
 
 mod client;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod human;
 pub mod input;
 pub mod protocol;

@@ -4,7 +4,7 @@ use std::fmt;
 
 /// Why a message or result could not be decoded.
 #[derive(Debug)]
-pub struct DecodeError {
+pub(crate) struct DecodeError {
     inner: DecodeInner,
 }
 

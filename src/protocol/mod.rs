@@ -10,7 +10,7 @@
 //! and the task handles build and read them. They are public so that results
 //! can be inspected and so that the low-level verbs can be used by hand.
 
-mod decode_error;
+pub(crate) mod decode_error;
 mod discover;
 mod input;
 pub(crate) mod jsonrpc;
@@ -27,7 +27,7 @@ mod tasks;
 mod timestamp;
 mod tools;
 
-pub use decode_error::DecodeError;
+pub(crate) use decode_error::DecodeError;
 pub use discover::{DiscoverResult, ServerCapabilities};
 pub use input::{
     CreateMessageRequest, CreateMessageResult, ElicitAction, ElicitRequest, ElicitResult,
@@ -55,7 +55,7 @@ pub use subscriptions::{ListenParams, SubscriptionAcknowledged, SubscriptionFilt
 pub use tagged::ResultType;
 pub use tasks::{
     CancelTaskParams, CreateTaskResult, DetailedTask, GetTaskParams, TaskId, TaskPayload,
-    TaskStatus, UpdateTaskParams,
+    TaskStatus,
 };
 pub(crate) use timestamp::iso8601_utc;
 pub use tools::{

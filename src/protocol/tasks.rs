@@ -7,7 +7,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::{CallToolResult, InputRequests, InputResponses, RpcError, lenient};
+use super::{CallToolResult, InputRequests, RpcError, lenient};
 
 /// A task id: the only handle on a server-side task.
 ///
@@ -412,16 +412,6 @@ impl Serialize for DetailedTask {
 pub struct GetTaskParams {
     /// The task to read.
     pub task_id: TaskId,
-}
-
-/// Params of `tasks/update`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UpdateTaskParams {
-    /// The task to answer.
-    pub task_id: TaskId,
-    /// Answers by request key.
-    pub input_responses: InputResponses,
 }
 
 /// Params of `tasks/cancel`.
