@@ -140,7 +140,7 @@ pub mod testing;
 pub mod transport;
 
 pub use client::{
-    Client, ClientBuilder, ListChanged, SERVER_LOG_TARGET, ToolPages, client_builder,
+    Client, ClientBuilder, ClientStats, ListChanged, SERVER_LOG_TARGET, ToolPages, client_builder,
 };
 pub use error::{BoxError, Error, Result};
 pub use input::InputHandlers;

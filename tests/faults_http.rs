@@ -83,7 +83,7 @@ async fn server_errors_and_resets_on_tasks_get_are_retried_within_the_deadline()
             count(&front, "tasks/get")
         );
         assert_eq!(count(&front, "tools/call"), 1);
-        assert_eq!(client.pending_requests(), 0);
+        assert_eq!(client.stats().pending_requests, 0);
         assert!(
             client.closed_reason().is_none(),
             "one bad exchange does not close the client"
@@ -117,7 +117,7 @@ async fn a_tasks_get_that_always_fails_ends_at_the_deadline_with_the_handle() {
         // 100 ms): a handful of reads in one second, not a storm.
         let gets = count(&front, "tasks/get");
         assert!((2..=12).contains(&gets), "{gets} reads");
-        assert_eq!(client.pending_requests(), 0);
+        assert_eq!(client.stats().pending_requests, 0);
     })
     .await;
 }
@@ -140,7 +140,7 @@ async fn a_reset_on_tools_call_is_outcome_unknown_and_not_retried() {
             1,
             "the server started the work the client cannot see"
         );
-        assert_eq!(client.pending_requests(), 0);
+        assert_eq!(client.stats().pending_requests, 0);
     })
     .await;
 }

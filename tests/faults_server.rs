@@ -76,7 +76,7 @@ async fn a_tasks_get_that_is_never_answered_is_retried_until_the_deadline() {
         5,
         "each read that timed out was cancelled on the wire"
     );
-    assert_eq!(client.pending_requests(), 0);
+    assert_eq!(client.stats().pending_requests, 0);
     assert!(matches!(err.into_task(), TaskState::Pending(_)));
 }
 
@@ -98,7 +98,7 @@ async fn a_tools_call_that_is_never_answered_is_outcome_unknown_and_not_retried(
     );
     tokio::time::sleep(ms(1)).await;
     assert_eq!(server.count("notifications/cancelled"), 1);
-    assert_eq!(client.pending_requests(), 0);
+    assert_eq!(client.stats().pending_requests, 0);
     // The connection still serves other methods.
     assert_eq!(client.list_tools().await.unwrap().len(), 2);
 }
@@ -364,7 +364,7 @@ async fn a_listen_that_is_never_acknowledged_falls_back_to_polling() {
         "the unacknowledged stream is given up on the wire"
     );
     assert_eq!(cancels[0].params["requestId"], json!(listen.id));
-    assert_eq!(client.pending_requests(), 0);
+    assert_eq!(client.stats().pending_requests, 0);
 }
 
 #[tokio::test(start_paused = true)]
