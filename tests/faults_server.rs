@@ -22,8 +22,7 @@ use support::*;
 use tokio::time::Instant;
 
 fn faulty(script: TaskScript, faults: Faults) -> TestServer {
-    TestServer::new()
-        .tool(ScriptedTool::task("export", script))
+    export(script)
         .tool(ScriptedTool::immediate("ping", text("pong")))
         .faults(faults)
 }
@@ -371,13 +370,12 @@ async fn a_listen_that_is_never_acknowledged_falls_back_to_polling() {
 async fn a_creation_result_that_says_completed_is_read_even_if_the_first_read_fails() {
     // The creation result says `completed` but cannot carry the result; the
     // read that would fetch it is lost. The task must not be lost with it.
-    let server = TestServer::new().tool(ScriptedTool::task(
-        "export",
+    let server = export(
         TaskScript::new()
             .initial_status(TaskStatus::Completed)
             .poll_interval(ms(100))
             .complete(ms(0), text("instant")),
-    ));
+    );
     let client = Client::connect(Lossy(server.connect(), "tasks/get"))
         .await
         .unwrap();

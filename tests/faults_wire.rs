@@ -40,7 +40,11 @@ async fn replies_for_unknown_ids_are_ignored() {
     ] {
         reply(&mut sink, stray.to_string()).await;
     }
-    assert_eq!(client.stats().pending_requests, 1, "the real request still waits");
+    assert_eq!(
+        client.stats().pending_requests,
+        1,
+        "the real request still waits"
+    );
     reply(&mut sink, answer(&sent, json!({"mine": true}))).await;
     let v = call.await.unwrap().unwrap();
     assert_eq!(v, json!({"mine": true}));

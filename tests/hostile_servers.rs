@@ -14,16 +14,12 @@ use std::time::Duration;
 use futures_core::Stream;
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, TaskStatus};
-use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
+use mcp_tasks::testing::TaskScript;
 use mcp_tasks::transport::{Inbound, MessageStream, memory};
 use mcp_tasks::{Client, TaskState, Updates};
 use serde_json::{Value, json};
 use support::*;
 use tokio::time::Instant;
-
-fn export(script: TaskScript) -> TestServer {
-    TestServer::new().tool(ScriptedTool::task("export", script))
-}
 
 /// The next request the client sent (skipping notifications), within a
 /// minute of paused time.

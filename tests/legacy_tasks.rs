@@ -64,14 +64,13 @@ async fn export_runs_to_its_result(client: Client) {
 
 #[tokio::test(start_paused = true)]
 async fn the_same_body_runs_on_2026_07_28() {
-    let server = TestServer::new().tool(ScriptedTool::task(
-        "export",
+    let server = support::export(
         TaskScript::new()
             .working(ms(300), "exporting")
             .input(ms(10), requests(&["confirm"]))
             .working(ms(300), "writing")
             .complete(ms(10), CallToolResult::text("exported")),
-    ));
+    );
     export_runs_to_its_result(client_with(&server, accept()).await).await;
 }
 

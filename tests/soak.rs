@@ -331,7 +331,11 @@ async fn soak(calls: usize, default_seed: u64) {
     let took = started.elapsed();
 
     assert_eq!(ends.values().sum::<usize>(), calls, "every call ended");
-    assert_eq!(client.stats().pending_requests, 0, "the pending table drains");
+    assert_eq!(
+        client.stats().pending_requests,
+        0,
+        "the pending table drains"
+    );
     assert!(ends[&End::Completed] > calls / 4, "{ends:?}");
     let tasks_created = server.task_ids().len();
     let requests = server.requests().len();

@@ -7,9 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use mcp_tasks::fuzzing;
-use mcp_tasks::protocol::{
-    CallToolResponse, DetailedTask, Message, ResultType, SubscriptionAcknowledged,
-};
+use mcp_tasks::protocol::{CallToolResponse, DetailedTask, Message, SubscriptionAcknowledged};
 
 fuzz_target!(|data: &[u8]| {
     // The line transport hands the client UTF-8 text only.
