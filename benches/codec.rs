@@ -4,6 +4,7 @@
 //! cargo bench --bench codec
 //! ```
 
+use mcp_tasks::fuzzing;
 use mcp_tasks::protocol::{CallToolResponse, DetailedTask, Message};
 
 fn main() {
@@ -30,13 +31,13 @@ fn decode_tasks_get_working() -> DetailedTask {
 /// A creation result (`resultType: "task"`), through the resultType dispatch.
 #[divan::bench]
 fn decode_creation_result() -> CallToolResponse {
-    CallToolResponse::decode(divan::black_box(CREATED), true).unwrap()
+    fuzzing::call_tool_response(divan::black_box(CREATED), true).unwrap()
 }
 
 /// A `notifications/tasks` push: envelope, then the snapshot.
 #[divan::bench]
 fn decode_push() -> DetailedTask {
-    let Message::Notification { params, .. } = Message::from_json(divan::black_box(PUSH)).unwrap()
+    let Message::Notification { params, .. } = fuzzing::message(divan::black_box(PUSH)).unwrap()
     else {
         unreachable!()
     };

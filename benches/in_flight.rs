@@ -19,6 +19,8 @@
 
 #[path = "../tests/support/asking_server.rs"]
 mod asking_server;
+#[path = "../tests/support/loopback.rs"]
+mod loopback;
 
 use std::time::{Duration, Instant};
 

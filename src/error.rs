@@ -4,6 +4,8 @@ use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
+use serde_json::Value;
+
 use crate::human;
 use crate::protocol::method::Method;
 use crate::protocol::{RpcError, TaskId, error_codes};
@@ -516,48 +518,45 @@ impl Error {
         self.inner.method.as_deref()
     }
 
-    /// Servers often echo the task id in their messages ("unknown task:
-    /// <id>"); replace it with its short form so that showing the error
-    /// never shows the secret. Ids under [`MIN_SCRUBBED_ID`] characters
-    /// are left alone: replacing them would garble the text.
-    ///
-    /// An HTTP refusal quotes the start of its body as JSON text, on one
-    /// line: the id may be there JSON-escaped (quotes, control characters),
-    /// with its runs of whitespace collapsed, or cut short by the quote's
-    /// end (`…`); `Debug` escapes each of them once more. Every one of
-    /// those forms is replaced too, the longest first.
-    fn scrub(&self, mut text: String) -> String {
-        let Some(id) = &self.inner.task_id else {
-            return text;
+    /// The kind as shown: where the server's own text (an error's
+    /// message and data, a cancellation's reason) echoes the task id, a
+    /// copy that shows its redacted form instead ("unknown task: <id>"),
+    /// so that showing the error never shows the secret. `None` when
+    /// there is nothing to hide. The client's own texts never hold a raw
+    /// id, and HTTP bodies have it hidden before they are quoted.
+    fn hiding_task(&self) -> Option<Kind> {
+        let id = self.inner.task_id.as_ref()?;
+        let hide = |e: &RpcError| -> Option<RpcError> {
+            let message = id.hidden_in(&e.message);
+            let data = e.data.as_ref().map(Value::to_string);
+            let hidden_data = data.as_deref().map(|d| id.hidden_in(d));
+            let echoed =
+                matches!(message, Cow::Owned(_)) || matches!(hidden_data, Some(Cow::Owned(_)));
+            echoed.then(|| RpcError {
+                code: e.code,
+                message: message.into_owned(),
+                // Data that echoes the id shows as its JSON text, hidden.
+                data: match hidden_data {
+                    Some(Cow::Owned(hidden)) => Some(Value::String(hidden)),
+                    _ => e.data.clone(),
+                },
+            })
         };
-        let raw = id.expose();
-        if raw.chars().count() < MIN_SCRUBBED_ID {
-            return text;
+        match &self.inner.kind {
+            Kind::Rpc(e) => hide(e).map(Kind::Rpc),
+            Kind::TaskFailed(e) => hide(e).map(Kind::TaskFailed),
+            Kind::ServerCancelled {
+                reason: Some(reason),
+                partial,
+            } => match id.hidden_in(reason) {
+                Cow::Borrowed(_) => None,
+                Cow::Owned(reason) => Some(Kind::ServerCancelled {
+                    reason: Some(reason),
+                    partial: *partial,
+                }),
+            },
+            _ => None,
         }
-        let redacted = id.redacted();
-        let escaped = serde_json::to_string(raw).unwrap_or_default();
-        let escaped = escaped
-            .strip_prefix('"')
-            .and_then(|e| e.strip_suffix('"'))
-            .unwrap_or(raw);
-        let mut forms = vec![raw.to_owned(), escaped.to_owned()];
-        for form in [raw, escaped] {
-            forms.push(form.split_whitespace().collect::<Vec<_>>().join(" "));
-        }
-        // As `Debug` writes each of them (the kind's `Debug` escapes again).
-        for i in 0..forms.len() {
-            let debug = format!("{:?}", forms[i]);
-            forms.push(debug[1..debug.len() - 1].to_owned());
-        }
-        forms.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-        forms.dedup();
-        for form in &forms {
-            text = text.replace(form.as_str(), &redacted);
-        }
-        for form in &forms {
-            text = scrub_cut(&text, form, &redacted);
-        }
-        text
     }
 
     /// The code of the error the request itself was answered with (not
@@ -625,59 +624,11 @@ fn cancel_note(reason: Option<&str>, partial: bool) -> String {
     format!("{reason}{partial}")
 }
 
-/// The shortest task id that [`Error::scrub`] hides in server messages.
-const MIN_SCRUBBED_ID: usize = 8;
-
-/// Replaces, in `text`, each start of `id` of at least
-/// [`MIN_SCRUBBED_ID`] characters that is followed by `…` (a quote cut
-/// short) with `redacted`.
-fn scrub_cut(text: &str, id: &str, redacted: &str) -> String {
-    let ends: Vec<usize> = id
-        .char_indices()
-        .map(|(i, _)| i)
-        .skip(MIN_SCRUBBED_ID)
-        .collect();
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('…') {
-        let before = &rest[..at];
-        let cut = ends
-            .iter()
-            .rev()
-            .copied()
-            .find(|&end| before.ends_with(&id[..end]));
-        match cut {
-            Some(end) => {
-                out.push_str(&before[..before.len() - end]);
-                out.push_str(redacted);
-            }
-            None => {
-                out.push_str(before);
-                out.push('…');
-            }
-        }
-        rest = &rest[at + '…'.len_utf8()..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Text shown as is by `Debug`.
-struct Redacted(String);
-
-impl fmt::Debug for Redacted {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("mcp_tasks::Error");
-        d.field(
-            "kind",
-            &Redacted(self.scrub(format!("{:?}", self.inner.kind))),
-        );
+        let hidden = self.hiding_task();
+        d.field("kind", hidden.as_ref().unwrap_or(&self.inner.kind));
         if let Some(m) = &self.inner.method {
             d.field("method", m);
         }
@@ -708,7 +659,10 @@ impl fmt::Display for Error {
         if let Some(m) = &self.inner.method {
             write!(f, "{m}: ")?;
         }
-        f.write_str(&self.scrub(self.inner.kind.to_string()))?;
+        match self.hiding_task() {
+            Some(kind) => write!(f, "{kind}")?,
+            None => write!(f, "{}", self.inner.kind)?,
+        }
         if let Some(h) = self.inner.hint {
             write!(f, "; {}", h.text())?;
         }
@@ -814,30 +768,22 @@ mod tests {
     }
 
     #[test]
-    fn an_opaque_id_quoted_in_a_refusal_is_redacted_in_every_form() {
+    fn an_opaque_id_echoed_by_the_server_is_redacted_in_every_field() {
         let raw = format!("gw:v1 \"tenant\"  café\t{}", "Zx9".repeat(100));
         let id = TaskId::new(raw.as_str());
-        let escaped = serde_json::to_string(&raw).unwrap();
-        let escaped = &escaped[1..escaped.len() - 1];
-        let collapsed = raw.split_whitespace().collect::<Vec<_>>().join(" ");
-        let cut: String = escaped.chars().take(150).collect();
-        for body in [
-            format!("HTTP 404: unknown task {raw}"),
-            format!(r#"HTTP 404: {{"error":"unknown task {escaped}"}}"#),
-            format!("HTTP 404: unknown task {collapsed}"),
-            format!(r#"HTTP 404: {{"error":"unknown task {cut}…"#),
-        ] {
-            let e = Error::new(Kind::Refused(body.clone()))
-                .with_method("tasks/get")
-                .with_task(&id);
+        let mut echo = RpcError::new(-32602, format!("unknown task {raw}"));
+        echo.data = Some(serde_json::json!({ "taskId": raw }));
+        let cancelled = Kind::ServerCancelled {
+            reason: Some(format!("task {raw} is gone")),
+            partial: false,
+        };
+        for kind in [Kind::Rpc(echo.clone()), Kind::TaskFailed(echo), cancelled] {
+            let e = Error::new(kind).with_method("tasks/get").with_task(&id);
             for shown in [e.to_string(), format!("{e:?}")] {
                 assert!(!shown.contains("Zx9Zx9"), "{shown}");
                 assert!(shown.contains(&id.redacted()), "{shown}");
             }
         }
-        // A cut that is not the id's is kept.
-        assert_eq!(scrub_cut("a quote…", "something", "#1"), "a quote…");
-        assert_eq!(scrub_cut("", "something", "#1"), "");
     }
 
     #[test]

@@ -184,6 +184,9 @@
 
 mod client;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod human;
 pub mod input;
 pub mod protocol;
@@ -195,7 +198,8 @@ pub mod testing;
 pub mod transport;
 
 pub use client::{
-    Client, ClientBuilder, ListChanged, Listed, Pages, SERVER_LOG_TARGET, ToolPages, client_builder,
+    Client, ClientBuilder, ClientStats, ListChanged, Listed, Pages, SERVER_LOG_TARGET, ToolPages,
+    client_builder,
 };
 pub use error::{BoxError, Error, Result};
 pub use input::InputHandlers;

@@ -5,15 +5,11 @@
 mod support;
 
 use mcp_tasks::protocol::{ElicitResult, InputResponse};
-use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
+use mcp_tasks::testing::TaskScript;
 use mcp_tasks::{InputMode, Outcome, TaskState};
 use serde_json::json;
 use support::*;
 use tokio::time::Instant;
-
-fn export(script: TaskScript) -> TestServer {
-    TestServer::new().tool(ScriptedTool::task("export", script))
-}
 
 #[tokio::test(start_paused = true)]
 async fn settings_chosen_at_run_time_fit_one_call_chain() {

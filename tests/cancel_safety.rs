@@ -9,18 +9,16 @@ use std::pin::Pin;
 use futures_core::Stream;
 use mcp_tasks::TaskState;
 use mcp_tasks::protocol::{RpcError, TaskStatus};
-use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
+use mcp_tasks::testing::TaskScript;
 use serde_json::json;
 use support::*;
 
-fn export() -> TestServer {
-    TestServer::new().tool(ScriptedTool::task(
-        "export",
-        TaskScript::new()
-            .poll_interval(ms(100))
-            .working(ms(1_000), "half way")
-            .complete(ms(1_000), text("done")),
-    ))
+/// Works for a second, half way for another, then completes.
+fn half_way() -> TaskScript {
+    TaskScript::new()
+        .poll_interval(ms(100))
+        .working(ms(1_000), "half way")
+        .complete(ms(1_000), text("done"))
 }
 
 async fn pending(client: &mcp_tasks::Client) -> mcp_tasks::Task<mcp_tasks::Pending> {
@@ -32,7 +30,7 @@ async fn pending(client: &mcp_tasks::Client) -> mcp_tasks::Task<mcp_tasks::Pendi
 
 #[tokio::test(start_paused = true)]
 async fn an_updates_next_dropped_mid_wait_keeps_the_handle() {
-    let server = export();
+    let server = export(half_way());
     let client = client(&server).await;
     let task = pending(&client).await;
     let id = task.id().clone();
@@ -64,7 +62,7 @@ async fn an_updates_next_dropped_mid_wait_keeps_the_handle() {
 
 #[tokio::test(start_paused = true)]
 async fn a_stream_poll_abandoned_mid_wait_gives_the_handle_back() {
-    let server = export();
+    let server = export(half_way());
     let client = client(&server).await;
     let mut updates = pending(&client).await.updates();
     let first = poll_fn(|cx| Pin::new(&mut updates).poll_next(cx)).await;
@@ -81,7 +79,7 @@ async fn a_stream_poll_abandoned_mid_wait_gives_the_handle_back() {
 
 #[tokio::test(start_paused = true)]
 async fn next_and_the_stream_can_be_mixed() {
-    let server = export();
+    let server = export(half_way());
     let client = client(&server).await;
     let mut updates = pending(&client).await.updates();
     let _ = updates.next().await;

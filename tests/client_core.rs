@@ -180,7 +180,7 @@ async fn a_request_times_out_and_is_cancelled_on_the_wire() {
     assert!(e.is_timeout(), "{e}");
     assert_eq!(e.method(), Some("server/discover"));
     assert_eq!(
-        client.pending_requests(),
+        client.stats().pending_requests,
         0,
         "a timed-out request leaves the table"
     );
@@ -206,7 +206,7 @@ async fn server_exit_fails_every_pending_request() {
     drop((sink, stream));
     let (a, b) = (a.await.unwrap().unwrap_err(), b.await.unwrap().unwrap_err());
     assert!(a.is_transport() && b.is_transport(), "{a} / {b}");
-    assert_eq!(client.pending_requests(), 0);
+    assert_eq!(client.stats().pending_requests, 0);
     assert!(client.closed_reason().is_some());
     // Later requests fail at once.
     assert!(client.list_tools().await.unwrap_err().is_transport());

@@ -15,7 +15,7 @@ mod support;
 use std::time::Duration;
 
 use http_server::{Front, Mode, Scripted, Seen};
-use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
+use mcp_tasks::testing::{TaskScript, TestServer};
 use mcp_tasks::transport::Http;
 use mcp_tasks::{Client, TaskState};
 use serde_json::json;
@@ -38,13 +38,11 @@ fn count(front: &Front, method: &str) -> usize {
     front.seen_of(method).len()
 }
 
-fn export(done_after: u64) -> TestServer {
-    TestServer::new().tool(ScriptedTool::task(
-        "export",
-        TaskScript::new()
-            .poll_interval(ms(20))
-            .complete(ms(done_after), text("exported")),
-    ))
+/// Read every 20 ms, complete after `done_after` ms.
+fn exporting(done_after: u64) -> TaskScript {
+    TaskScript::new()
+        .poll_interval(ms(20))
+        .complete(ms(done_after), text("exported"))
 }
 
 async fn connect(front: &Front) -> Client {
@@ -58,7 +56,7 @@ async fn connect(front: &Front) -> Client {
 #[tokio::test]
 async fn server_errors_and_resets_on_tasks_get_are_retried_within_the_deadline() {
     bounded(async {
-        let server = export(150);
+        let server = export(exporting(150));
         let front = start_front(&server, |method, n| match (method, n) {
             ("tasks/get", 0) => Some(Scripted::status(503)),
             ("tasks/get", 1) => Some(Scripted::Reset),
@@ -83,7 +81,7 @@ async fn server_errors_and_resets_on_tasks_get_are_retried_within_the_deadline()
             count(&front, "tasks/get")
         );
         assert_eq!(count(&front, "tools/call"), 1);
-        assert_eq!(client.pending_requests(), 0);
+        assert_eq!(client.stats().pending_requests, 0);
         assert!(
             client.closed_reason().is_none(),
             "one bad exchange does not close the client"
@@ -95,7 +93,7 @@ async fn server_errors_and_resets_on_tasks_get_are_retried_within_the_deadline()
 #[tokio::test]
 async fn a_tasks_get_that_always_fails_ends_at_the_deadline_with_the_handle() {
     bounded(async {
-        let server = export(60_000);
+        let server = export(exporting(60_000));
         let front = start_front(&server, |method, n| match method {
             "tasks/get" if n % 2 == 0 => Some(Scripted::status(502)),
             "tasks/get" => Some(Scripted::Reset),
@@ -117,7 +115,7 @@ async fn a_tasks_get_that_always_fails_ends_at_the_deadline_with_the_handle() {
         // 100 ms): a handful of reads in one second, not a storm.
         let gets = count(&front, "tasks/get");
         assert!((2..=12).contains(&gets), "{gets} reads");
-        assert_eq!(client.pending_requests(), 0);
+        assert_eq!(client.stats().pending_requests, 0);
     })
     .await;
 }
@@ -125,7 +123,7 @@ async fn a_tasks_get_that_always_fails_ends_at_the_deadline_with_the_handle() {
 #[tokio::test]
 async fn a_reset_on_tools_call_is_outcome_unknown_and_not_retried() {
     bounded(async {
-        let server = export(60_000);
+        let server = export(exporting(60_000));
         let front = start_front(&server, |method, n| match (method, n) {
             ("tools/call", 0) => Some(Scripted::ResetAfterRelay),
             _ => None,
@@ -140,7 +138,7 @@ async fn a_reset_on_tools_call_is_outcome_unknown_and_not_retried() {
             1,
             "the server started the work the client cannot see"
         );
-        assert_eq!(client.pending_requests(), 0);
+        assert_eq!(client.stats().pending_requests, 0);
     })
     .await;
 }
@@ -148,7 +146,7 @@ async fn a_reset_on_tools_call_is_outcome_unknown_and_not_retried() {
 #[tokio::test]
 async fn a_server_error_on_tools_call_is_outcome_unknown_and_not_retried() {
     bounded(async {
-        let server = export(50);
+        let server = export(exporting(50));
         let front = start_front(&server, |method, n| match (method, n) {
             ("tools/call", 0) => Some(Scripted::status(500)),
             ("tools/call", 1) => Some(Scripted::Reset),

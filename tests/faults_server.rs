@@ -22,8 +22,7 @@ use support::*;
 use tokio::time::Instant;
 
 fn faulty(script: TaskScript, faults: Faults) -> TestServer {
-    TestServer::new()
-        .tool(ScriptedTool::task("export", script))
+    export(script)
         .tool(ScriptedTool::immediate("ping", text("pong")))
         .faults(faults)
 }
@@ -76,7 +75,7 @@ async fn a_tasks_get_that_is_never_answered_is_retried_until_the_deadline() {
         5,
         "each read that timed out was cancelled on the wire"
     );
-    assert_eq!(client.pending_requests(), 0);
+    assert_eq!(client.stats().pending_requests, 0);
     assert!(matches!(err.into_task(), TaskState::Pending(_)));
 }
 
@@ -98,7 +97,7 @@ async fn a_tools_call_that_is_never_answered_is_outcome_unknown_and_not_retried(
     );
     tokio::time::sleep(ms(1)).await;
     assert_eq!(server.count("notifications/cancelled"), 1);
-    assert_eq!(client.pending_requests(), 0);
+    assert_eq!(client.stats().pending_requests, 0);
     // The connection still serves other methods.
     assert_eq!(client.list_tools().await.unwrap().len(), 2);
 }
@@ -364,20 +363,19 @@ async fn a_listen_that_is_never_acknowledged_falls_back_to_polling() {
         "the unacknowledged stream is given up on the wire"
     );
     assert_eq!(cancels[0].params["requestId"], json!(listen.id));
-    assert_eq!(client.pending_requests(), 0);
+    assert_eq!(client.stats().pending_requests, 0);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_creation_result_that_says_completed_is_read_even_if_the_first_read_fails() {
     // The creation result says `completed` but cannot carry the result; the
     // read that would fetch it is lost. The task must not be lost with it.
-    let server = TestServer::new().tool(ScriptedTool::task(
-        "export",
+    let server = export(
         TaskScript::new()
             .initial_status(TaskStatus::Completed)
             .poll_interval(ms(100))
             .complete(ms(0), text("instant")),
-    ));
+    );
     let client = Client::connect(Lossy(server.connect(), "tasks/get"))
         .await
         .unwrap();

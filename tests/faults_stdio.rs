@@ -159,7 +159,7 @@ async fn server_exit_mid_task_fails_the_wait_and_the_task_resumes_on_a_fresh_ser
         !err.error().is_outcome_unknown(),
         "a read has no outcome to lose"
     );
-    assert_eq!(client.pending_requests(), 0);
+    assert_eq!(client.stats().pending_requests, 0);
     assert!(client.closed_reason().is_some());
     let TaskState::Pending(_) = err.into_task() else {
         panic!("the handle comes back pending")

@@ -40,11 +40,15 @@ async fn replies_for_unknown_ids_are_ignored() {
     ] {
         reply(&mut sink, stray.to_string()).await;
     }
-    assert_eq!(client.pending_requests(), 1, "the real request still waits");
+    assert_eq!(
+        client.stats().pending_requests,
+        1,
+        "the real request still waits"
+    );
     reply(&mut sink, answer(&sent, json!({"mine": true}))).await;
     let v = call.await.unwrap().unwrap();
     assert_eq!(v, json!({"mine": true}));
-    assert_eq!(client.pending_requests(), 0);
+    assert_eq!(client.stats().pending_requests, 0);
     assert!(client.closed_reason().is_none());
 }
 
@@ -63,7 +67,7 @@ async fn a_reply_after_the_timeout_is_dropped_and_confuses_nothing() {
     reply(&mut sink, answer(&sent, json!({"late": true}))).await;
     reply(&mut sink, answer(&next, json!({"fresh": true}))).await;
     assert_eq!(call.await.unwrap().unwrap(), json!({"fresh": true}));
-    assert_eq!(client.pending_requests(), 0);
+    assert_eq!(client.stats().pending_requests, 0);
 }
 
 #[tokio::test(start_paused = true)]
@@ -183,7 +187,7 @@ async fn a_reply_that_does_not_fit_its_method_is_a_protocol_error() {
         assert!(e.is_protocol(), "{body}: {e}");
         assert_eq!(e.task_id(), Some(&id));
     }
-    assert_eq!(client.pending_requests(), 0);
+    assert_eq!(client.stats().pending_requests, 0);
 }
 
 #[tokio::test]

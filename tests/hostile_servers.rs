@@ -14,16 +14,12 @@ use std::time::Duration;
 use futures_core::Stream;
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, TaskStatus};
-use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
+use mcp_tasks::testing::TaskScript;
 use mcp_tasks::transport::{Inbound, MessageStream, memory};
 use mcp_tasks::{Client, TaskState, Updates};
 use serde_json::{Value, json};
 use support::*;
 use tokio::time::Instant;
-
-fn export(script: TaskScript) -> TestServer {
-    TestServer::new().tool(ScriptedTool::task("export", script))
-}
 
 /// The next request the client sent (skipping notifications), within a
 /// minute of paused time.
@@ -441,8 +437,8 @@ async fn garbage_where_a_reply_should_be_is_counted_and_named_in_the_timeout() {
         text.contains("2 messages from the server were skipped"),
         "{text}"
     );
-    assert_eq!(client.discarded_messages(), 2);
-    assert_eq!(client.pending_requests(), 0);
+    assert_eq!(client.stats().discarded_messages, 2);
+    assert_eq!(client.stats().pending_requests, 0);
     drop(request);
     // A clean timeout says nothing of the kind.
     let read = tokio::spawn({
@@ -469,10 +465,10 @@ async fn a_line_that_is_not_utf8_is_counted() {
     server_end.write_all(b"\xff\xfe not text\n").await.unwrap();
     server_end.flush().await.unwrap();
     let deadline = Instant::now() + ms(2_000);
-    while client.discarded_messages() == 0 && Instant::now() < deadline {
+    while client.stats().discarded_messages == 0 && Instant::now() < deadline {
         tokio::time::sleep(ms(5)).await;
     }
-    assert_eq!(client.discarded_messages(), 1);
+    assert_eq!(client.stats().discarded_messages, 1);
     assert!(client.closed_reason().is_none(), "the connection lives on");
 }
 

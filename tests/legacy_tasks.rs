@@ -64,14 +64,13 @@ async fn export_runs_to_its_result(client: Client) {
 
 #[tokio::test(start_paused = true)]
 async fn the_same_body_runs_on_2026_07_28() {
-    let server = TestServer::new().tool(ScriptedTool::task(
-        "export",
+    let server = support::export(
         TaskScript::new()
             .working(ms(300), "exporting")
             .input(ms(10), requests(&["confirm"]))
             .working(ms(300), "writing")
             .complete(ms(10), CallToolResult::text("exported")),
-    ));
+    );
     export_runs_to_its_result(client_with(&server, accept()).await).await;
 }
 
@@ -907,7 +906,7 @@ mod hosted {
         assert!(answer["result"].get("task").is_none());
         let get = tasks(&server, "tasks/get", "anything").await;
         assert_eq!(code(&get), -32601, "no hosted tasks on this era");
-        assert_eq!(client.hosted_tasks(), 0);
+        assert_eq!(client.stats().hosted_tasks, 0);
         // Never in a 2026-07-28 `_meta`: the capabilities there are the
         // handlers' own, plus the Tasks extension where a method needs it.
         let modern = TestServer::new().tool(ScriptedTool::immediate("ping", text("pong")));
@@ -948,7 +947,7 @@ mod hosted {
         assert_eq!(task["pollInterval"], 1000);
         assert!(task["createdAt"].as_str().unwrap().ends_with('Z'));
         assert!(task["lastUpdatedAt"].is_string());
-        assert_eq!(client.hosted_tasks(), 1);
+        assert_eq!(client.stats().hosted_tasks, 1);
 
         let got = tasks(&server, "tasks/get", &id).await;
         assert_eq!(got["result"]["taskId"], id.as_str());
@@ -1047,7 +1046,7 @@ mod hosted {
         // Cancelled for good.
         let again = tasks(&server, "tasks/cancel", &id).await;
         assert_eq!(code(&again), -32602);
-        assert_eq!(client.hosted_tasks(), 1, "kept until its ttl");
+        assert_eq!(client.stats().hosted_tasks, 1, "kept until its ttl");
     }
 
     #[tokio::test(start_paused = true)]
@@ -1071,7 +1070,7 @@ mod hosted {
         tokio::time::sleep(Duration::from_millis(2_001)).await;
         let gone = tasks(&server, "tasks/get", &id).await;
         assert_eq!(code(&gone), -32602, "{gone}");
-        assert_eq!(client.hosted_tasks(), 0);
+        assert_eq!(client.stats().hosted_tasks, 0);
     }
 
     #[tokio::test(start_paused = true)]
@@ -1134,7 +1133,7 @@ mod hosted {
             }
         }
         assert_eq!((ids.len(), refused), (64, 36));
-        assert_eq!(client.hosted_tasks(), 64);
+        assert_eq!(client.stats().hosted_tasks, 64);
         tokio::time::sleep(ms(10)).await;
         assert_eq!(
             calls.load(Ordering::SeqCst),
@@ -1143,7 +1142,7 @@ mod hosted {
         );
         // Running tasks hold their place past their ttl.
         tokio::time::sleep(Duration::from_secs(5)).await;
-        assert_eq!(client.hosted_tasks(), 64);
+        assert_eq!(client.stats().hosted_tasks, 64);
         let refused_still = server
             .request_client("elicitation/create", form_params(Some(json!({}))))
             .await;
@@ -1151,12 +1150,12 @@ mod hosted {
         // A cancelled one is dropped after its ttl, and its place reused.
         let cancel = tasks(&server, "tasks/cancel", &ids[0]).await;
         assert_eq!(cancel["result"]["status"], "cancelled");
-        assert_eq!(client.hosted_tasks(), 64);
+        assert_eq!(client.stats().hosted_tasks, 64);
         tokio::time::sleep(Duration::from_millis(1_001)).await;
-        assert_eq!(client.hosted_tasks(), 63);
+        assert_eq!(client.stats().hosted_tasks, 63);
         let id = create(&server, json!({})).await;
         assert!(!ids.contains(&id));
-        assert_eq!(client.hosted_tasks(), 64);
+        assert_eq!(client.stats().hosted_tasks, 64);
         // A plain request is still answered (here: never, by this handler;
         // a roots request without a handler is refused at once).
         let roots = server.request_client("roots/list", json!({})).await;
@@ -1222,7 +1221,7 @@ mod hosted {
             .request_client("elicitation/create", form_params(Some(json!(5))))
             .await;
         assert_eq!(code(&bad), -32602, "{bad}");
-        assert_eq!(client.hosted_tasks(), 0);
+        assert_eq!(client.stats().hosted_tasks, 0);
     }
 }
 

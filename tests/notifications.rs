@@ -63,7 +63,7 @@ async fn a_log_message_reaches_the_callback_and_set_log_level_sends_set_level() 
     assert_eq!(msg.data, json!({"error": "connection lost", "retries": 3}));
 
     // Malformed params are skipped and counted; the next message still comes.
-    let discarded = client.discarded_messages();
+    let discarded = client.stats().discarded_messages;
     server
         .notify(
             "notifications/message",
@@ -81,8 +81,8 @@ async fn a_log_message_reaches_the_callback_and_set_log_level_sends_set_level() 
         (msg.level, msg.logger, msg.data),
         (LogLevel::Debug, None, json!("next"))
     );
-    assert_eq!(client.discarded_messages(), discarded + 1);
-    assert_eq!(client.dropped_notifications(), 0);
+    assert_eq!(client.stats().discarded_messages, discarded + 1);
+    assert_eq!(client.stats().dropped_notifications, 0);
 }
 
 #[tokio::test(start_paused = true)]
@@ -116,7 +116,7 @@ async fn a_flood_of_log_messages_with_a_stuck_callback_is_dropped_and_counted() 
     server.sync("after-flood").await;
     // Let every task run until all are idle (the paused clock moves only then).
     tokio::time::sleep(ms(10)).await;
-    let dropped = client.dropped_notifications();
+    let dropped = client.stats().dropped_notifications;
     // At most the connection's queue (64), the callback's (64) and the
     // message in the stuck callback are kept.
     assert!(dropped >= FLOOD - 129, "only {dropped} dropped");
@@ -125,7 +125,7 @@ async fn a_flood_of_log_messages_with_a_stuck_callback_is_dropped_and_counted() 
     gate.add_permits(FLOOD as usize);
     tokio::time::sleep(ms(10)).await;
     let handled = handled.load(Ordering::Relaxed);
-    assert_eq!(handled + client.dropped_notifications(), FLOOD);
+    assert_eq!(handled + client.stats().dropped_notifications, FLOOD);
     assert!(handled <= 129, "{handled} handled");
     // The flood is over: messages reach the callback again.
     server
@@ -136,7 +136,7 @@ async fn a_flood_of_log_messages_with_a_stuck_callback_is_dropped_and_counted() 
         .await;
     server.sync("after-late").await;
     tokio::time::sleep(ms(10)).await;
-    assert_eq!(client.dropped_notifications(), FLOOD - handled);
+    assert_eq!(client.stats().dropped_notifications, FLOOD - handled);
 }
 
 #[tokio::test(start_paused = true)]
@@ -244,7 +244,7 @@ async fn a_server_cancellation_ends_the_pending_request_at_once() {
         "tools/call: the server cancelled the request: the server is shutting down; \
          the tool may have partly run"
     );
-    assert_eq!(client.pending_requests(), 0);
+    assert_eq!(client.stats().pending_requests, 0);
 
     // Another request, cancelled without a reason: nothing ran.
     let list = tokio::spawn({

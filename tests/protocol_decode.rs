@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 
+use mcp_tasks::fuzzing;
 use mcp_tasks::protocol::{
     CallToolResponse, ContentBlock, DetailedTask, DiscoverResult, ElicitRequest, InputRequest,
     ListToolsResult, Message, ResultType, SubscriptionAcknowledged, TaskId, TaskPayload,
@@ -22,7 +23,7 @@ fn fixture(name: &str) -> String {
 }
 
 fn call(name: &str) -> CallToolResponse {
-    CallToolResponse::decode(&fixture(name), true).unwrap_or_else(|e| panic!("{name}: {e}"))
+    fuzzing::call_tool_response(&fixture(name), true).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn task(name: &str) -> DetailedTask {
@@ -60,7 +61,7 @@ fn a_complete_result_with_every_content_kind() {
 #[test]
 fn a_legacy_result_without_result_type_is_complete() {
     assert_eq!(
-        ResultType::of(&fixture("result_legacy_no_result_type")).unwrap(),
+        fuzzing::result_type(&fixture("result_legacy_no_result_type")).unwrap(),
         ResultType::Complete
     );
     let CallToolResponse::Complete(r) = call("result_legacy_no_result_type") else {
@@ -122,7 +123,7 @@ fn a_creation_result() {
     );
     assert_eq!(t.created_at.as_deref(), Some("2026-08-01T09:00:00Z"));
     // Without the extension declared, a task is invalid.
-    assert!(CallToolResponse::decode(&fixture("result_task"), false).is_err());
+    assert!(fuzzing::call_tool_response(&fixture("result_task"), false).is_err());
 }
 
 #[test]
@@ -148,7 +149,7 @@ fn peer_quirks_in_creation_results() {
 
 #[test]
 fn an_unknown_result_type_is_rejected() {
-    let e = CallToolResponse::decode(&fixture("result_unknown_type"), true).unwrap_err();
+    let e = fuzzing::call_tool_response(&fixture("result_unknown_type"), true).unwrap_err();
     assert!(e.to_string().contains("later"), "{e}");
 }
 
@@ -199,7 +200,7 @@ fn each_task_status_decodes_with_its_payload() {
 fn tasks_get_with_result_type_task_is_accepted() {
     // One example in the specification shows it; the status decides.
     assert_eq!(
-        ResultType::of(&fixture("task_get_result_type_task")).unwrap(),
+        fuzzing::result_type(&fixture("task_get_result_type_task")).unwrap(),
         ResultType::Task
     );
     assert_eq!(
@@ -227,7 +228,7 @@ fn an_unknown_status_is_kept_not_an_error() {
 #[test]
 fn a_task_push_decodes_and_an_acknowledgement_accepts_only_the_tasks_it_lists() {
     let Message::Notification { method, params } =
-        Message::from_json(&fixture("notification_tasks")).unwrap()
+        fuzzing::message(&fixture("notification_tasks")).unwrap()
     else {
         panic!()
     };
@@ -236,8 +237,7 @@ fn a_task_push_decodes_and_an_acknowledgement_accepts_only_the_tasks_it_lists() 
     assert!(matches!(t.payload, TaskPayload::Completed(_)));
 
     let ack = |name: &str| -> SubscriptionAcknowledged {
-        let Message::Notification { params, .. } = Message::from_json(&fixture(name)).unwrap()
-        else {
+        let Message::Notification { params, .. } = fuzzing::message(&fixture(name)).unwrap() else {
             panic!()
         };
         serde_json::from_str(params.unwrap().get()).unwrap()
@@ -273,7 +273,7 @@ fn error_responses_keep_their_id_code_and_data() {
         ("error_unsupported_version", -32022),
         ("error_missing_capability", -32021),
     ] {
-        let Message::Error { id, error } = Message::from_json(&fixture(name)).unwrap() else {
+        let Message::Error { id, error } = fuzzing::message(&fixture(name)).unwrap() else {
             panic!()
         };
         assert!(id.is_some());

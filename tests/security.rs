@@ -26,10 +26,6 @@ fn secret(id: &TaskId) -> &str {
     id.expose().rsplit('-').next().unwrap()
 }
 
-fn export(script: TaskScript) -> TestServer {
-    TestServer::new().tool(ScriptedTool::task("export", script))
-}
-
 #[tokio::test(start_paused = true)]
 async fn task_ids_are_redacted_in_debug_and_display() {
     let server = export(
@@ -185,20 +181,18 @@ fn sampling_and_roots() -> InputRequests {
 
 #[tokio::test(start_paused = true)]
 async fn sampling_and_roots_are_never_answered_without_a_handler() {
-    let server = TestServer::new()
-        .tool(ScriptedTool::task(
-            "export",
-            TaskScript::new()
-                .poll_interval(ms(100))
-                .input(ms(50), sampling_and_roots())
-                .complete_with_inputs(ms(50)),
-        ))
-        .tool(ScriptedTool::input_required(
-            "deploy",
-            sampling_and_roots(),
-            None,
-            text("deployed"),
-        ));
+    let server = export(
+        TaskScript::new()
+            .poll_interval(ms(100))
+            .input(ms(50), sampling_and_roots())
+            .complete_with_inputs(ms(50)),
+    )
+    .tool(ScriptedTool::input_required(
+        "deploy",
+        sampling_and_roots(),
+        None,
+        text("deployed"),
+    ));
     let forms = InputHandlers::new()
         .elicitation_form(|_| async { Ok(ElicitResult::accept(json!({"ok": true}))) });
     let client = client_with(&server, forms).await;

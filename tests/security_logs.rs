@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
 use mcp_tasks::protocol::TaskId;
-use mcp_tasks::testing::{Faults, ScriptedTool, TaskScript, TestServer};
+use mcp_tasks::testing::{Faults, ScriptedTool, TaskScript};
 use mcp_tasks::{Client, TaskState};
 use serde_json::json;
 use support::*;
@@ -19,10 +19,6 @@ use support::*;
 /// after `task-N-`.
 fn secret(id: &TaskId) -> &str {
     id.expose().rsplit('-').next().unwrap()
-}
-
-fn export(script: TaskScript) -> TestServer {
-    TestServer::new().tool(ScriptedTool::task("export", script))
 }
 
 /// A `tracing` subscriber that keeps every event and span, with its

@@ -65,7 +65,7 @@ async fn a_ping_before_the_initialize_answer_is_answered_and_connect_succeeds() 
         assert_eq!(&*client.protocol_version(), "2025-11-25");
         // Nothing waited for a timeout.
         assert!(start.elapsed() < ms(1000), "took {:?}", start.elapsed());
-        assert_eq!(client.dropped_answers(), 0);
+        assert_eq!(client.stats().dropped_answers, 0);
     }
 }
 
@@ -250,7 +250,7 @@ async fn a_flood_during_a_tool_call_gets_every_request_answered_exactly_once() {
             assert_eq!(answer["result"]["action"], "decline", "{answer}");
         }
     }
-    assert_eq!(client.dropped_answers(), 0);
+    assert_eq!(client.stats().dropped_answers, 0);
 }
 
 #[tokio::test(start_paused = true)]
@@ -281,14 +281,14 @@ async fn an_answer_the_closed_connection_cannot_carry_is_counted() {
     while client.closed_reason().is_none() {
         tokio::time::sleep(ms(10)).await;
     }
-    assert_eq!(client.dropped_answers(), 0, "nothing was due yet");
+    assert_eq!(client.stats().dropped_answers, 0, "nothing was due yet");
     release.notify_waiters();
     release.notify_one();
     let deadline = tokio::time::Instant::now() + ms(60_000);
-    while client.dropped_answers() < 2 && tokio::time::Instant::now() < deadline {
+    while client.stats().dropped_answers < 2 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(ms(10)).await;
     }
-    assert_eq!(client.dropped_answers(), 2);
+    assert_eq!(client.stats().dropped_answers, 2);
 }
 
 #[tokio::test(start_paused = true)]
@@ -315,7 +315,7 @@ async fn a_handler_that_panics_leaves_no_request_unanswered() {
         assert!(got[0].get("error").is_some() || got[0].get("result").is_some());
     }
     assert_eq!(answers["\"boom\""][0]["error"]["code"], -32603);
-    assert_eq!(client.dropped_answers(), 0);
+    assert_eq!(client.stats().dropped_answers, 0);
 }
 
 #[tokio::test(start_paused = true)]
@@ -371,7 +371,7 @@ async fn a_repeated_request_id_is_answered_once_and_its_question_asked_once() {
         1,
         "asked again"
     );
-    assert_eq!(client.repeated_requests(), 4);
+    assert_eq!(client.stats().repeated_requests, 4);
 }
 
 /// One request a property-test server sends: its id (from a small pool,
@@ -416,7 +416,7 @@ proptest::proptest! {
                 support::reply(&mut sink, message.to_string()).await;
             }
             let answers = by_id(&answers.await.unwrap());
-            (answers, client.repeated_requests())
+            (answers, client.stats().repeated_requests)
         });
         let distinct: std::collections::BTreeSet<String> =
             requests.iter().map(|(id, _)| id.to_string()).collect();

@@ -331,7 +331,11 @@ async fn soak(calls: usize, default_seed: u64) {
     let took = started.elapsed();
 
     assert_eq!(ends.values().sum::<usize>(), calls, "every call ended");
-    assert_eq!(client.pending_requests(), 0, "the pending table drains");
+    assert_eq!(
+        client.stats().pending_requests,
+        0,
+        "the pending table drains"
+    );
     assert!(ends[&End::Completed] > calls / 4, "{ends:?}");
     let tasks_created = server.task_ids().len();
     let requests = server.requests().len();
@@ -340,7 +344,7 @@ async fn soak(calls: usize, default_seed: u64) {
     // Let cancels sent on drop land and scripts run out, then check that the
     // listen stream was closed with nothing left to watch.
     tokio::time::sleep(Duration::from_secs(60)).await;
-    assert_eq!(client.pending_requests(), 0);
+    assert_eq!(client.stats().pending_requests, 0);
     assert_eq!(
         server.open_subscriptions(),
         0,

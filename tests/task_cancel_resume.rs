@@ -3,19 +3,18 @@
 mod support;
 
 use mcp_tasks::protocol::TaskId;
-use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
+use mcp_tasks::testing::{TaskScript, TestServer};
 use mcp_tasks::{Client, Outcome, TaskRef, TaskState};
 use serde_json::json;
 use support::*;
 
 fn slow() -> TestServer {
-    TestServer::new().tool(ScriptedTool::task(
-        "export",
+    export(
         TaskScript::new()
             .poll_interval(ms(100))
             .working(ms(10), "exporting")
             .complete(ms(2000), text("exported")),
-    ))
+    )
 }
 
 #[tokio::test(start_paused = true)]
@@ -113,13 +112,12 @@ async fn cancel_is_cooperative_and_idempotent() {
 
 #[tokio::test(start_paused = true)]
 async fn cancel_and_wait_sees_a_completion_that_won_the_race() {
-    let server = TestServer::new().tool(ScriptedTool::task(
-        "export",
+    let server = export(
         TaskScript::new()
             .poll_interval(ms(100))
             .ignore_cancel()
             .complete(ms(250), text("finished anyway")),
-    ));
+    );
     let client = client(&server).await;
     let TaskState::Pending(task) = client.task().call_tool("export", json!({})).await.unwrap()
     else {

@@ -8,10 +8,6 @@ use mcp_tasks::{Outcome, TaskState};
 use serde_json::json;
 use support::*;
 
-fn export(script: TaskScript) -> TestServer {
-    TestServer::new().tool(ScriptedTool::task("export", script))
-}
-
 #[tokio::test(start_paused = true)]
 async fn polls_are_spaced_by_poll_interval_ms_and_cost_one_get_each() {
     // Completes after 3 intervals: 1 call + 3 gets, nothing more.

@@ -238,7 +238,7 @@ async fn batched_replies_are_read_one_message_at_a_time() {
     assert_eq!(tools.len(), 1);
     let r = client.call_tool("ping", json!({})).await.unwrap();
     assert_eq!(r.joined_text(), "pong");
-    assert_eq!(client.discarded_messages(), 0, "nothing skipped");
+    assert_eq!(client.stats().discarded_messages, 0, "nothing skipped");
     // The log messages of both batches reach the callback too.
     for _ in 0..200 {
         if logs.lock().unwrap().len() >= 2 {

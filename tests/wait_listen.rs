@@ -61,12 +61,11 @@ async fn pushes_finish_the_wait_with_one_read_after_the_ack() {
 
 #[tokio::test(start_paused = true)]
 async fn the_read_after_the_ack_catches_an_earlier_change() {
-    let server = TestServer::new().tool(ScriptedTool::task(
-        "export",
+    let server = export(
         TaskScript::new()
             .poll_interval(ms(600_000))
             .complete(ms(5), text("early")),
-    ));
+    );
     let client = client(&server).await;
     let state = client
         .task()
@@ -171,12 +170,11 @@ async fn an_ack_without_the_id_falls_back_to_polling() {
 
 #[tokio::test(start_paused = true)]
 async fn a_stream_the_server_ends_falls_back_to_polling() {
-    let server = TestServer::new().tool(ScriptedTool::task(
-        "export",
+    let server = export(
         TaskScript::new()
             .poll_interval(ms(100))
             .complete(ms(1000), text("polled")),
-    ));
+    );
     let client = client(&server).await;
     let state = client
         .task()
@@ -289,15 +287,14 @@ async fn collect(mut updates: Updates) -> (Vec<(TaskStatus, Option<String>)>, Up
 #[tokio::test(start_paused = true)]
 async fn updates_yield_every_status_message_in_order_then_end() {
     for listen in [false, true] {
-        let server = TestServer::new().tool(ScriptedTool::task(
-            "export",
+        let server = export(
             TaskScript::new()
                 .poll_interval(ms(50))
                 .status_message("queued")
                 .working(ms(120), "reading")
                 .working(ms(120), "writing")
                 .complete(ms(120), text("done")),
-        ));
+        );
         let client = client(&server).await;
         let builder = client.task();
         let state = if listen {

@@ -35,6 +35,6 @@ fuzz_target!(|data: &[u8]| {
         let read = client.get_task(&task);
         let (call, read) = tokio::join!(call, read);
         drop((call, read));
-        assert_eq!(client.pending_requests(), 0);
+        assert_eq!(client.stats().pending_requests, 0);
     });
 });

@@ -6,9 +6,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_tasks::protocol::{
-    CallToolResponse, DetailedTask, Message, ResultType, SubscriptionAcknowledged,
-};
+use mcp_tasks::fuzzing;
+use mcp_tasks::protocol::{CallToolResponse, DetailedTask, Message, SubscriptionAcknowledged};
 
 fuzz_target!(|data: &[u8]| {
     // The line transport hands the client UTF-8 text only.
@@ -18,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
     // The payload decoders also run on the whole input, so that bare
     // results (such as the fixtures used as seeds) reach them directly.
     payload(text);
-    let Ok(message) = Message::from_json(text) else {
+    let Ok(message) = fuzzing::message(text) else {
         return;
     };
     match message {
@@ -40,10 +39,10 @@ fuzz_target!(|data: &[u8]| {
 
 /// What the client may do with a result or notification payload.
 fn payload(json: &str) {
-    let _ = ResultType::of(json);
-    let _ = CallToolResponse::decode(json, true);
+    let _ = fuzzing::result_type(json);
+    let _ = fuzzing::call_tool_response(json, true);
     // Without the Tasks extension declared, a task is never accepted.
-    if let Ok(response) = CallToolResponse::decode(json, false) {
+    if let Ok(response) = fuzzing::call_tool_response(json, false) {
         assert!(!matches!(response, CallToolResponse::Task(_)));
     }
     if let Ok(task) = serde_json::from_str::<DetailedTask>(json) {

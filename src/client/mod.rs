@@ -30,6 +30,7 @@ mod prompts;
 mod resources;
 pub(crate) mod rpc;
 mod session;
+mod stats;
 mod subscribed;
 mod wire;
 
@@ -41,6 +42,7 @@ use notify::{Dispatch, Observers};
 pub use notify::{ListChanged, SERVER_LOG_TARGET};
 pub use pages::{Listed, Pages, ToolPages};
 use rpc::Connection;
+pub use stats::ClientStats;
 use subscribed::Subscribed;
 pub(crate) use wire::LEGACY_VERSIONS;
 pub(crate) use wire::{Call, Follow, Started, Wire};
@@ -354,32 +356,6 @@ impl Client {
         })
     }
 
-    /// How many requests are waiting for a reply: a gauge for diagnostics
-    /// (it returns to zero once every request has been answered, timed out
-    /// or been dropped).
-    pub fn pending_requests(&self) -> usize {
-        self.inner.wire.connection().pending_len()
-    }
-
-    /// How many tasks the client hosts for the server right now: running
-    /// and finished ones not yet dropped. A gauge for diagnostics beside
-    /// [`Client::pending_requests`].
-    ///
-    /// On a 2025-11-25 session, a server may send `elicitation/create` or
-    /// `sampling/createMessage` as a task (`params.task`) when the client
-    /// declared it: it does so at `initialize` for the elicitation and
-    /// sampling handlers installed. The client answers with the task at
-    /// once, runs the handler in the background and answers the server's
-    /// `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel`.
-    ///
-    /// At most 64 are hosted at once (further ones are refused with
-    /// `-32603`); a finished one is kept for its `ttl` (the server's,
-    /// clamped to 1 s ..= 10 min; 60 s when it asks for none) after it
-    /// ends. Always 0 on other sessions.
-    pub fn hosted_tasks(&self) -> usize {
-        self.inner.host.as_ref().map_or(0, |h| h.len())
-    }
-
     /// Ends the connection gracefully and waits until it is ended, within
     /// the transport's own bound:
     ///
@@ -436,42 +412,6 @@ impl Client {
     /// Why the connection closed, if it has.
     pub fn closed_reason(&self) -> Option<String> {
         self.inner.wire.connection().closed_reason()
-    }
-
-    /// How many messages from the server were skipped so far: lines that
-    /// are not UTF-8 or not JSON-RPC, and replies under an id no request is
-    /// waiting for (late, or never sent). A gauge for diagnostics beside
-    /// [`Client::pending_requests`]; it only grows.
-    ///
-    /// Skipping keeps the connection alive, but a skipped message may have
-    /// been a reply: a request that then times out says how many messages
-    /// were skipped while it waited.
-    pub fn discarded_messages(&self) -> u64 {
-        self.inner.wire.connection().discarded()
-    }
-
-    /// How many of the server's requests got no answer from the client:
-    /// the answer could not be sent because the connection was gone, or
-    /// the client's outgoing queue stayed full for 10 s (a stuck
-    /// transport). A gauge for diagnostics beside
-    /// [`Client::discarded_messages`]; it only grows.
-    ///
-    /// Every other request of the server's is answered exactly once: with
-    /// a result, or a JSON-RPC error (`-32601` when nothing answers its
-    /// method, `-32603` when too many wait). A request the server itself
-    /// cancels gets no answer and is not counted here.
-    pub fn dropped_answers(&self) -> u64 {
-        self.inner.wire.connection().dropped_answers()
-    }
-
-    /// How many of the server's requests were ignored because they
-    /// repeated the id of a request of the server's answered lately (the
-    /// last 1024) or still being answered: a server replaying its stream
-    /// after a reconnection, say. Each id is answered once, and a handler
-    /// is never asked the same question twice. A gauge for diagnostics
-    /// beside [`Client::dropped_answers`]; it only grows.
-    pub fn repeated_requests(&self) -> u64 {
-        self.inner.wire.connection().repeated_requests()
     }
 
     /// The moment before which no wait reads a task: the end of the latest

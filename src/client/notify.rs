@@ -20,9 +20,11 @@
 //! Nothing here ever makes the reader wait. The connection's queue holds at
 //! most 64 notifications, and each user callback runs on its own task
 //! behind its own queue of 64: a callback that is slow or stuck drops what
-//! does not fit (counted in [`Client::dropped_notifications`](crate::Client::dropped_notifications)) and delays
-//! neither the connection nor the other callbacks. Malformed params are
-//! skipped and counted in [`Client::discarded_messages`](crate::Client::discarded_messages).
+//! does not fit (counted in
+//! [`ClientStats::dropped_notifications`](crate::ClientStats::dropped_notifications))
+//! and delays neither the connection nor the other callbacks. Malformed
+//! params are skipped and counted in
+//! [`ClientStats::discarded_messages`](crate::ClientStats::discarded_messages).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

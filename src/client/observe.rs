@@ -1,9 +1,8 @@
 //! The public side of server notifications: the builder's callbacks,
-//! `logging/setLevel`, and the drop gauge. The dispatching is in
-//! `notify.rs`.
+//! `logging/setLevel`. The dispatching is in `notify.rs`; the drop count
+//! is in `stats.rs`.
 
 use std::future::Future;
-use std::sync::atomic::Ordering;
 
 use super::notify::ListChanged;
 use super::{Client, ClientBuilder, client_builder};
@@ -27,8 +26,8 @@ impl<S: client_builder::State> ClientBuilder<S> {
     /// The callback runs on its own task, one message at a time, never on
     /// the connection's reader: while it is busy up to 64 messages wait,
     /// and more are dropped and counted in
-    /// [`Client::dropped_notifications`]. A callback that panics gets no
-    /// more messages.
+    /// [`ClientStats::dropped_notifications`](crate::ClientStats::dropped_notifications).
+    /// A callback that panics gets no more messages.
     ///
     /// # Examples
     ///
@@ -154,16 +153,5 @@ impl Client {
             .send(method::LOGGING_SET_LEVEL, &SetLevelParams::new(level), None)
             .await
             .map(drop)
-    }
-
-    /// How many of the server's notifications were dropped because the
-    /// client fell behind: the connection's queue was full, or a callback
-    /// ([`on_log`](ClientBuilder::on_log),
-    /// [`on_list_changed`](ClientBuilder::on_list_changed),
-    /// [`on_elicitation_complete`](crate::input::InputHandlers::on_elicitation_complete))
-    /// was busy with 64 waiting. A gauge for diagnostics; it only grows.
-    pub fn dropped_notifications(&self) -> u64 {
-        self.wire().connection().notifications_dropped()
-            + self.notify_dropped().load(Ordering::Relaxed)
     }
 }

@@ -163,7 +163,7 @@ impl InputHandlers {
     /// runs on its own task, one notification at a time, off the
     /// connection's reader; when it falls behind by more than 64
     /// notifications, further ones are dropped and counted in
-    /// [`Client::dropped_notifications`](crate::Client::dropped_notifications).
+    /// [`ClientStats::dropped_notifications`](crate::ClientStats::dropped_notifications).
     ///
     /// # Examples
     ///

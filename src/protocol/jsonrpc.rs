@@ -176,7 +176,7 @@ impl Message {
     ///
     /// Fails when the text is not JSON, is not an object, or fits none of the
     /// four envelope shapes.
-    pub fn from_json(text: &str) -> Result<Message, super::DecodeError> {
+    pub(crate) fn from_json(text: &str) -> Result<Message, super::DecodeError> {
         let env: Envelope = serde_json::from_str(text).map_err(super::DecodeError::json)?;
         match env {
             Envelope {

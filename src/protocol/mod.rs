@@ -71,7 +71,7 @@ pub use subscriptions::{ListenParams, SubscriptionAcknowledged, SubscriptionFilt
 pub use tagged::ResultType;
 pub use tasks::{
     CancelTaskParams, CreateTaskResult, DetailedTask, GetTaskParams, TaskId, TaskPayload,
-    TaskStatus, UpdateTaskParams,
+    TaskStatus,
 };
 pub(crate) use timestamp::iso8601_utc;
 pub use tools::{

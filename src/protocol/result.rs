@@ -32,7 +32,10 @@ impl CallToolResponse {
     ///
     /// Fails on invalid JSON, an unknown `resultType`, an undeclared task, or
     /// a body that does not fit its `resultType`.
-    pub fn decode(json: &str, tasks_declared: bool) -> Result<CallToolResponse, DecodeError> {
+    pub(crate) fn decode(
+        json: &str,
+        tasks_declared: bool,
+    ) -> Result<CallToolResponse, DecodeError> {
         match ResultType::of(json)? {
             ResultType::Complete if is_legacy_task(json) => Err(DecodeError::invalid(
                 "the server answered with a 2025-11-25 task creation result ({\"task\": {…}} \

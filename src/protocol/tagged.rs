@@ -30,7 +30,7 @@ impl ResultType {
     /// # Errors
     ///
     /// Fails on invalid JSON and on a `resultType` this crate does not know.
-    pub fn of(json: &str) -> Result<ResultType, DecodeError> {
+    pub(crate) fn of(json: &str) -> Result<ResultType, DecodeError> {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct Probe<'a> {

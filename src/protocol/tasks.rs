@@ -1,5 +1,6 @@
 //! Tasks extension types: ids, statuses, creation results and snapshots.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -7,7 +8,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::{CallToolResult, InputRequests, InputResponses, RpcError, lenient};
+use super::{CallToolResult, InputRequests, RpcError, lenient};
 
 /// A task id: the only handle on a server-side task.
 ///
@@ -61,6 +62,39 @@ impl TaskId {
     pub fn redacted(&self) -> String {
         format!("#{:08x}", fnv1a(self.0.as_bytes()))
     }
+
+    /// `text` from the server with this id, where it echoes it ("unknown
+    /// task: <id>"), in its [`redacted`](TaskId::redacted) form: as is,
+    /// and JSON-escaped as a JSON body quotes it. For the server's text
+    /// before it goes into an error message.
+    ///
+    /// Ids under [`TaskId::MIN_HIDDEN`] characters are left alone:
+    /// replacing them would garble the text, and such ids protect nothing.
+    pub(crate) fn hidden_in<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let raw = self.expose();
+        if raw.chars().count() < Self::MIN_HIDDEN {
+            return Cow::Borrowed(text);
+        }
+        let escaped = serde_json::to_string(raw).unwrap_or_default();
+        let escaped = escaped
+            .strip_prefix('"')
+            .and_then(|e| e.strip_suffix('"'))
+            .unwrap_or(raw);
+        if !text.contains(raw) && !text.contains(escaped) {
+            return Cow::Borrowed(text);
+        }
+        // The longer form first, so that neither leaves part of the other.
+        let redacted = self.redacted();
+        let (long, short) = if escaped.len() > raw.len() {
+            (escaped, raw)
+        } else {
+            (raw, escaped)
+        };
+        Cow::Owned(text.replace(long, &redacted).replace(short, &redacted))
+    }
+
+    /// The shortest id [`TaskId::hidden_in`] replaces.
+    const MIN_HIDDEN: usize = 8;
 }
 
 /// 32-bit FNV-1a: a small hash that is the same on every platform and in
@@ -414,16 +448,6 @@ pub struct GetTaskParams {
     pub task_id: TaskId,
 }
 
-/// Params of `tasks/update`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UpdateTaskParams {
-    /// The task to answer.
-    pub task_id: TaskId,
-    /// Answers by request key.
-    pub input_responses: InputResponses,
-}
-
 /// Params of `tasks/cancel`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -461,6 +485,30 @@ mod tests {
         assert_eq!(TaskId::new("").redacted(), "#811c9dc5");
         assert_eq!(TaskId::new("a").redacted(), "#e40c292c");
         assert_eq!(TaskId::new("foobar").redacted(), "#bf9cf968");
+    }
+
+    #[test]
+    fn an_echoed_id_is_hidden_as_is_and_json_escaped() {
+        let raw = format!("gw:v1 \"tenant\"  café\t{}", "Zx9".repeat(100));
+        let id = TaskId::new(raw.as_str());
+        let escaped = serde_json::to_string(&raw).unwrap();
+        for text in [
+            format!("unknown task {raw}"),
+            format!(
+                r#"{{"error":"unknown task {}"}}"#,
+                &escaped[1..escaped.len() - 1]
+            ),
+            format!("{raw} and again {escaped}"),
+        ] {
+            let shown = id.hidden_in(&text);
+            assert!(!shown.contains("Zx9Zx9"), "{shown}");
+            assert!(shown.contains(&id.redacted()), "{shown}");
+        }
+        // Text without the id is borrowed, not copied.
+        assert!(matches!(id.hidden_in("no such task"), Cow::Borrowed(_)));
+        // Short ids are not replaced inside words.
+        let short = TaskId::new("x");
+        assert_eq!(short.hidden_in("no task x here"), "no task x here");
     }
 
     #[test]

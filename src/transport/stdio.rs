@@ -64,7 +64,7 @@ pub enum Stderr {
 ///   at 200 characters) are kept, and when the handshake then fails or
 ///   gets no answer, its error quotes them. Once a JSON-RPC message has
 ///   come, lines are no longer checked here (the client skips and counts
-///   unreadable ones, see [`Client::discarded_messages`](crate::Client::discarded_messages)).
+///   unreadable ones, see [`ClientStats::discarded_messages`](crate::ClientStats::discarded_messages)).
 /// - Without a pinned version, `connect` probes with `server/discover`:
 ///   when the probe gets no answer in time
 ///   ([`ClientBuilder::probe_timeout`](crate::ClientBuilder::probe_timeout),

@@ -15,21 +15,18 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
 use http_body_util::BodyExt as _;
-use hyper::body::{Frame, Incoming};
-use hyper::service::service_fn;
+use hyper::body::Incoming;
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
+
+use crate::loopback::{Body, listen};
 
 /// The version the server speaks.
 pub const VERSION: &str = "2025-11-25";
@@ -95,25 +92,9 @@ impl AskingServer {
             results_peak: AtomicUsize::new(0),
             posts: Mutex::new(HashMap::new()),
         });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
         let st = state.clone();
-        let accept = tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let st = st.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |req| handle(st.clone(), req));
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
-        AskingServer {
-            url: format!("http://{addr}/mcp"),
-            state,
-            accept,
-        }
+        let (url, accept) = listen(move |req| handle(st.clone(), req)).await;
+        AskingServer { url, state, accept }
     }
 
     /// The `tasks/result` streams open now.
@@ -149,7 +130,7 @@ fn json_reply(status: u16, session: Option<&str>, text: String) -> Response<Body
     if let Some(session) = session {
         builder = builder.header("mcp-session-id", session);
     }
-    builder.body(Body { rx, _open: None }).unwrap()
+    builder.body(Body::new(rx)).unwrap()
 }
 
 async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
@@ -283,10 +264,7 @@ fn result_stream(st: &Arc<State>, request: Value, task_id: &str) -> Response<Bod
     Response::builder()
         .status(200)
         .header("content-type", "text/event-stream")
-        .body(Body {
-            rx,
-            _open: Some(open),
-        })
+        .body(Body::with_guard(rx, open))
         .unwrap()
 }
 
@@ -296,25 +274,5 @@ struct Open(Arc<State>);
 impl Drop for Open {
     fn drop(&mut self) {
         self.0.results_open.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// A response body fed by a channel; it ends when the sender goes.
-pub struct Body {
-    rx: mpsc::UnboundedReceiver<String>,
-    _open: Option<Open>,
-}
-
-impl hyper::body::Body for Body {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        self.rx
-            .poll_recv(cx)
-            .map(|m| m.map(|text| Ok(Frame::data(Bytes::from(text)))))
     }
 }

@@ -30,6 +30,7 @@ use hyper::body::{Frame, Incoming};
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
+use mcp_tasks::fuzzing;
 use mcp_tasks::protocol::{META_PROTOCOL_VERSION, META_SUBSCRIPTION_ID, Message};
 use mcp_tasks::testing::TestServer;
 use mcp_tasks::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
@@ -770,7 +771,7 @@ fn route(table: &Mutex<HashMap<i64, Route>>, gateway: &Mutex<Gateway>, text: &st
     };
     gateway.lock().unwrap().for_client(&mut value);
     let mut routes = table.lock().unwrap();
-    match Message::from_json(text) {
+    match fuzzing::message(text) {
         Ok(Message::Response { .. } | Message::Error { .. }) => {
             let Some(ours) = value["id"].as_i64() else {
                 return;

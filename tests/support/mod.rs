@@ -10,7 +10,7 @@ use std::time::Duration;
 use mcp_tasks::Client;
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{CallToolResult, InputRequest, InputRequests};
-use mcp_tasks::testing::{RecordedRequest, TestServer};
+use mcp_tasks::testing::{RecordedRequest, ScriptedTool, TaskScript, TestServer};
 use serde_json::json;
 
 pub async fn client(server: &TestServer) -> Client {
@@ -23,6 +23,11 @@ pub async fn client_with(server: &TestServer, handlers: InputHandlers) -> Client
         .connect(server.connect())
         .await
         .expect("connect")
+}
+
+/// A server with one tool, `export`, that runs `script` as a task.
+pub fn export(script: TaskScript) -> TestServer {
+    TestServer::new().tool(ScriptedTool::task("export", script))
 }
 
 pub fn text(t: &str) -> CallToolResult {

@@ -7,19 +7,16 @@
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 
-use bytes::Bytes;
-use hyper::body::{Frame, Incoming};
-use hyper::service::service_fn;
+use hyper::body::Incoming;
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+
+use crate::loopback::{Body, listen};
 use tokio::time::Instant;
 
 /// The version the server speaks.
@@ -152,25 +149,9 @@ impl SessionServer {
             asking: Mutex::new(None),
             oversize: Mutex::new(None),
         });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
         let st = state.clone();
-        let accept = tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let st = st.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |req| handle(st.clone(), req));
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
-        SessionServer {
-            url: format!("http://{addr}/mcp"),
-            state,
-            accept,
-        }
+        let (url, accept) = listen(move |req| handle(st.clone(), req)).await;
+        SessionServer { url, state, accept }
     }
 
     /// Answers the coming `GET`s with these streams, in order (then `405`).
@@ -271,7 +252,7 @@ fn reply(status: u16, ctype: &str, session: Option<&str>, text: String) -> Respo
     if let Some(session) = session {
         builder = builder.header("mcp-session-id", session);
     }
-    builder.body(Body { rx }).unwrap()
+    builder.body(Body::new(rx)).unwrap()
 }
 
 async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
@@ -358,7 +339,7 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>
             return Ok(Response::builder()
                 .status(200)
                 .header("content-type", "text/event-stream")
-                .body(Body { rx })
+                .body(Body::new(rx))
                 .unwrap());
         }
         "GET" => return Ok(get_stream(&st)),
@@ -407,7 +388,7 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>
             return Ok(Response::builder()
                 .status(500)
                 .header("content-type", "text/html")
-                .body(Body { rx })
+                .body(Body::new(rx))
                 .unwrap());
         }
         for (which, sse) in [(Oversize::ListJson, false), (Oversize::ListSse, true)] {
@@ -427,7 +408,7 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>
         return Ok(Response::builder()
             .status(200)
             .header("content-type", "text/event-stream")
-            .body(Body { rx })
+            .body(Body::new(rx))
             .unwrap());
     }
     if hit.method == "tools/call" && st.prime_calls_forever.load(Ordering::SeqCst) {
@@ -483,7 +464,7 @@ fn chunked(sse: bool, session: Option<&str>, message: String) -> Response<Body> 
     if let Some(session) = session {
         builder = builder.header("mcp-session-id", session);
     }
-    builder.body(Body { rx }).unwrap()
+    builder.body(Body::new(rx)).unwrap()
 }
 
 fn get_stream(st: &State) -> Response<Body> {
@@ -510,25 +491,6 @@ fn get_stream(st: &State) -> Response<Body> {
     Response::builder()
         .status(200)
         .header("content-type", "text/event-stream")
-        .body(Body { rx })
+        .body(Body::new(rx))
         .unwrap()
-}
-
-/// A response body fed by a channel; it ends when the sender goes.
-pub struct Body {
-    rx: mpsc::UnboundedReceiver<String>,
-}
-
-impl hyper::body::Body for Body {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        self.rx
-            .poll_recv(cx)
-            .map(|m| m.map(|text| Ok(Frame::data(Bytes::from(text)))))
-    }
 }

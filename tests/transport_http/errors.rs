@@ -75,7 +75,7 @@ async fn json_rpc_error_bodies_are_read_on_any_status() {
             let e = client.request(method, json!({})).await.unwrap_err();
             assert_eq!(e.rpc_error().map(|r| r.code), Some(code), "{method}: {e}");
         }
-        assert_eq!(client.pending_requests(), 0);
+        assert_eq!(client.stats().pending_requests, 0);
         // The connection is fine afterwards.
         assert_eq!(
             client

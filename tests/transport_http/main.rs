@@ -5,6 +5,8 @@
 mod asking_server;
 #[path = "../support/http_server.rs"]
 mod http_server;
+#[path = "../support/loopback.rs"]
+mod loopback;
 #[path = "../support/session_server.rs"]
 mod session_server;
 #[path = "../support/time.rs"]

@@ -268,7 +268,7 @@ async fn a_tools_call_that_got_503_is_not_sent_again() {
         // The transport is fine.
         let r = client.call_tool("ping", json!({})).await.unwrap();
         assert_eq!(r.joined_text(), "pong");
-        assert_eq!(client.pending_requests(), 0);
+        assert_eq!(client.stats().pending_requests, 0);
     })
     .await;
 }

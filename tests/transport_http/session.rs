@@ -279,7 +279,7 @@ async fn a_batch_reply_delivers_each_message_in_order() {
         let client = legacy(&server).await;
         let r = client.call_tool("echo", json!({})).await.unwrap();
         assert_eq!(r.joined_text(), "echoed");
-        assert_eq!(client.pending_requests(), 0);
+        assert_eq!(client.stats().pending_requests, 0);
     })
     .await;
 }
@@ -539,7 +539,7 @@ async fn a_get_stream_replayed_on_every_reconnect_is_answered_and_delivered_once
             "logged again"
         );
         // The ping without an SSE id is caught by its request id.
-        assert_eq!(client.repeated_requests(), 4);
+        assert_eq!(client.stats().repeated_requests, 4);
         // The reconnection still asks from the last event seen.
         assert_eq!(
             server.hits_of("GET")[4].header("last-event-id"),
@@ -591,7 +591,7 @@ async fn a_flood_of_pings_on_the_get_stream_is_answered_exactly_once() {
         ids.dedup();
         assert_eq!(ids.len(), total, "a ping answered twice");
         assert_eq!(total, FLOOD, "pings unanswered");
-        assert_eq!(client.dropped_answers(), 0);
+        assert_eq!(client.stats().dropped_answers, 0);
     })
     .await;
 }

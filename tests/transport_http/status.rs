@@ -47,7 +47,7 @@ async fn fails_fast<T: std::fmt::Debug>(
 async fn still_works(client: &Client) {
     let r = client.call_tool("ping", json!({})).await.unwrap();
     assert_eq!(r.joined_text(), "pong");
-    assert_eq!(client.pending_requests(), 0);
+    assert_eq!(client.stats().pending_requests, 0);
 }
 
 #[tokio::test]

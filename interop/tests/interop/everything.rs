@@ -290,7 +290,7 @@ async fn the_server_s_async_requests_run_as_client_hosted_tasks(client: Client) 
         text.contains("completed") && text.contains("a sampled answer"),
         "{text}"
     );
-    assert!(client.hosted_tasks() >= 2, "kept for their ttl");
+    assert!(client.stats().hosted_tasks >= 2, "kept for their ttl");
 }
 
 /// The first interpretation the server offers in a form's `oneOf`.

@@ -295,12 +295,12 @@ pub async fn listen_falls_back(peer: &Peer) {
     );
     // Nothing left to watch: the listen stream is closed, no request left over.
     for _ in 0..40 {
-        if client.pending_requests() == 0 {
+        if client.stats().pending_requests == 0 {
             break;
         }
         tokio::time::sleep(ms(50)).await;
     }
-    assert_eq!(client.pending_requests(), 0);
+    assert_eq!(client.stats().pending_requests, 0);
 }
 
 pub async fn resume(peer: &Peer) {

@@ -186,7 +186,7 @@ pub async fn listen_without_task(peer: &Peer) {
         .await
         .unwrap();
     assert!(state.is_finished());
-    assert_eq!(client.pending_requests(), 0);
+    assert_eq!(client.stats().pending_requests, 0);
 }
 
 mod stdio {

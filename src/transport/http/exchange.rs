@@ -19,7 +19,7 @@ use super::sse::Events;
 use super::{SESSION_HEADER, Shared, retry_after, session};
 use crate::error::describe_reqwest as describe;
 use crate::protocol::method;
-use crate::protocol::{RequestId, RpcError};
+use crate::protocol::{RequestId, RpcError, TaskId};
 use crate::transport::Inbound;
 
 /// How long the rest of an SSE body is read after the final response, so
@@ -61,6 +61,9 @@ pub(super) struct Exchange {
     session: Option<reqwest::header::HeaderValue>,
     /// The session id this request carries, until a `404` has renewed it.
     sent_session: Option<reqwest::header::HeaderValue>,
+    /// The task a `tasks/*` request names, which the server may echo in
+    /// a body the errors quote.
+    task: Option<TaskId>,
     /// The slot of [`Http::max_in_flight`](super::Http::max_in_flight)
     /// this request holds, if any: given back when the reply asks the
     /// client a question, which the request then waits on.
@@ -86,6 +89,7 @@ impl Exchange {
         method: String,
         headers: HeaderMap,
         body: String,
+        task: Option<TaskId>,
         tx: mpsc::Sender<Inbound>,
     ) -> Self {
         let sent_session = headers
@@ -101,6 +105,7 @@ impl Exchange {
             tx,
             session: None,
             sent_session,
+            task,
             slot: Mutex::new(None),
         }
     }
@@ -111,6 +116,16 @@ impl Exchange {
     /// task ends (it carries the task's questions).
     fn waits_on_more_than_the_server(&self) -> bool {
         self.method == method::SUBSCRIPTIONS_LISTEN || self.method == method::TASKS_RESULT
+    }
+
+    /// The start of an unexpected body, on one line, within [`QUOTE`]
+    /// characters, with the task this request names hidden wherever the
+    /// server echoes it (before the quote can cut the id short).
+    fn quote(&self, text: &str) -> String {
+        match &self.task {
+            Some(task) => crate::human::quote(&task.hidden_in(text), QUOTE),
+            None => crate::human::quote(text, QUOTE),
+        }
     }
 
     /// Sends the POST and reads the reply to its end. Cancellation aborts
@@ -316,7 +331,7 @@ impl Exchange {
                     lost.get_or_insert_with(|| {
                         format!(
                             "HTTP {status}: the reply is not a JSON-RPC message: {}",
-                            quote(whole.as_deref().unwrap_or(&item))
+                            self.quote(whole.as_deref().unwrap_or(&item))
                         )
                     });
                 }
@@ -333,7 +348,7 @@ impl Exchange {
         } else if whole.is_empty() {
             refused(None, format!("HTTP {status} with no body"))
         } else {
-            refused(None, format!("HTTP {status}: {}", quote(&whole)))
+            refused(None, format!("HTTP {status}: {}", self.quote(&whole)))
         })
     }
 
@@ -451,7 +466,7 @@ impl Exchange {
                             .tx
                             .send(Inbound::Invalid(format!(
                                 "an SSE event that is not a JSON-RPC message: {}",
-                                quote(&item)
+                                self.quote(&item)
                             )))
                             .await;
                     }
@@ -602,9 +617,4 @@ fn text_of(body: Vec<u8>) -> String {
     } else {
         trimmed.to_owned()
     }
-}
-
-/// The start of an unexpected body, on one line, within [`QUOTE`] characters.
-fn quote(text: &str) -> String {
-    crate::human::quote(text, QUOTE)
 }

@@ -18,7 +18,7 @@ use super::{
     Transport,
 };
 use crate::protocol::method;
-use crate::protocol::{PROTOCOL_VERSION, RequestId};
+use crate::protocol::{PROTOCOL_VERSION, RequestId, TaskId};
 
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
@@ -543,9 +543,10 @@ impl Shared {
         method: String,
         headers: HeaderMap,
         json: String,
+        task: Option<TaskId>,
         tx: mpsc::Sender<Inbound>,
     ) {
-        let exchange = Exchange::new(self.clone(), id.clone(), method, headers, json, tx);
+        let exchange = Exchange::new(self.clone(), id.clone(), method, headers, json, task, tx);
         // Registered before the task can end, so its own removal from the
         // table always comes after this insertion.
         let mut in_flight = self.in_flight.lock().unwrap();
@@ -792,6 +793,12 @@ impl MessageSink for HttpSink {
             return Ok(());
         }
         let headers = self.shared.headers_for(&message);
+        // A `tasks/*` request is named by its task id.
+        let task = message
+            .method
+            .starts_with("tasks/")
+            .then(|| message.name.as_deref().map(TaskId::new))
+            .flatten();
         let Outbound {
             json,
             kind,
@@ -805,7 +812,7 @@ impl MessageSink for HttpSink {
         }
         match (kind, id, headers) {
             (OutboundKind::Request, Some(id), Ok(headers)) => {
-                self.shared.start(id, method, headers, json, tx);
+                self.shared.start(id, method, headers, json, task, tx);
             }
             (OutboundKind::Request, Some(id), Err(reason)) => {
                 let _ = tx.send(Inbound::NotSent { id, reason }).await;

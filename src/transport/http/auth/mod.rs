@@ -143,7 +143,7 @@ pub trait Authorizer: Send + Sync {
             /// [`build`](OAuthBuilder::build).
         }
     ),
-    state_mod(vis = "pub", doc {
+    state_mod(name = oauth_builder, vis = "pub", doc {
         /// Type states of [`OAuthBuilder`]; you never need to name them.
     }),
     on(String, into)

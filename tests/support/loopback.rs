@@ -1,0 +1,80 @@
+//! The hyper plumbing the loopback HTTP test servers share: a listener on
+//! 127.0.0.1 that serves every connection with one handler, and a
+//! response body fed by a channel.
+#![allow(dead_code, reason = "each server uses a different part")]
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use hyper::body::{Frame, Incoming};
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// Listens on a free port of 127.0.0.1 and serves each connection (HTTP/1,
+/// keep-alive) with `handler`. Returns the MCP endpoint's URL and the
+/// accepting task, to abort when the server goes.
+pub async fn listen<H, F>(handler: H) -> (String, JoinHandle<()>)
+where
+    H: Fn(Request<Incoming>) -> F + Clone + Send + Sync + 'static,
+    F: Future<Output = Result<Response<Body>, Infallible>> + Send + 'static,
+{
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accept = tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let handler = handler.clone();
+            tokio::spawn(async move {
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service_fn(handler))
+                    .await;
+            });
+        }
+    });
+    (format!("http://{addr}/mcp"), accept)
+}
+
+/// A response body fed by a channel; it ends when the sender goes.
+pub struct Body {
+    rx: mpsc::UnboundedReceiver<String>,
+    /// Dropped with the body: how a server sees a stream closed.
+    guard: Option<Box<dyn Send + Sync>>,
+}
+
+impl Body {
+    /// A body of what `rx` receives.
+    pub fn new(rx: mpsc::UnboundedReceiver<String>) -> Body {
+        Body { rx, guard: None }
+    }
+
+    /// A body of what `rx` receives, which drops `guard` when the client
+    /// lets the stream go.
+    pub fn with_guard(
+        rx: mpsc::UnboundedReceiver<String>,
+        guard: impl Send + Sync + 'static,
+    ) -> Body {
+        Body {
+            rx,
+            guard: Some(Box::new(guard)),
+        }
+    }
+}
+
+impl hyper::body::Body for Body {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.rx
+            .poll_recv(cx)
+            .map(|m| m.map(|text| Ok(Frame::data(Bytes::from(text)))))
+    }
+}
