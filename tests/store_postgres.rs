@@ -285,8 +285,8 @@ async fn a_tracker_pauses_while_the_database_is_away(pg: Pg) {
         Some((_, rest)) => rest.rsplit('/').next().unwrap_or_default(),
         None => url
             .split_whitespace()
-            .filter_map(|kv| kv.strip_prefix("dbname="))
-            .last()
+            .rev()
+            .find_map(|kv| kv.strip_prefix("dbname="))
             .unwrap_or_default(),
     };
     let name = name.split('?').next().unwrap_or_default().to_owned();
