@@ -363,8 +363,9 @@ async fn on_task(args: RefArgs, action: Action) -> anyhow::Result<u8> {
 /// list that cannot be opened is no error: the task is named by its
 /// reference anyway.
 async fn named(task: &TaskRef) -> Option<(Records, RecordId)> {
-    let records = match Records::open().await {
-        Ok(records) => records,
+    let records = match Records::open_existing().await {
+        Ok(Some(records)) => records,
+        Ok(None) => return None,
         Err(e) => {
             tracing::debug!("no task list: {}", chain(&e));
             return None;
@@ -376,7 +377,10 @@ async fn named(task: &TaskRef) -> Option<(Records, RecordId)> {
 
 /// `mcp-tasks list`.
 async fn list(json: bool) -> anyhow::Result<u8> {
-    let listed = Records::open().await?.list().await?;
+    let listed = match Records::open_existing().await? {
+        Some(records) => records.list().await?,
+        None => Vec::new(),
+    };
     let now = std::time::SystemTime::now();
     if json {
         for task in &listed {

@@ -164,6 +164,15 @@ impl Records {
         Ok(Records { store })
     }
 
+    /// Opens the file in the data folder when there is one: a command
+    /// that only looks a task up creates nothing.
+    pub async fn open_existing() -> anyhow::Result<Option<Records>> {
+        if !folder()?.join(FILE).exists() {
+            return Ok(None);
+        }
+        Records::open().await.map(Some)
+    }
+
     /// Records a detached task and gives its short local name.
     pub async fn record(
         &self,
