@@ -17,6 +17,7 @@ mod report;
 mod roots;
 mod server;
 mod watch;
+mod watch_all;
 
 use ask::Asker;
 use mcp_tasks::TaskRef;
@@ -88,6 +89,17 @@ expired, unreachable). TASK is a digest of the task id, never the id itself.")]
     List {
         /// Print one JSON object per line (name, tool, status, message,
         /// server, created, task).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Follow every open task of the task list until each ends, one line
+    /// per status change.
+    #[command(after_help = "\
+Each task is followed over a connection of its own to its recorded server (a URL gets the \
+token of MCP_BEARER_TOKEN, if set). A task that asks a question is left for \
+`mcp-tasks wait NAME`. Exit status: 0 when every task was followed to its end, 1 otherwise.")]
+    Watch {
+        /// Print one JSON object per line (name, tool, status, message).
         #[arg(long)]
         json: bool,
     },
@@ -212,7 +224,7 @@ fn main() -> ExitCode {
         }
     };
     let json = match &cli.command {
-        Command::Tools { json, .. } | Command::List { json } => *json,
+        Command::Tools { json, .. } | Command::List { json } | Command::Watch { json } => *json,
         Command::Call(c) => c.output.json,
         Command::Status(r) | Command::Wait(r) | Command::Cancel(r) => r.output.json,
     };
@@ -238,7 +250,7 @@ fn main() -> ExitCode {
 }
 
 /// anyhow's context chain on one line, each part once.
-fn chain(e: &anyhow::Error) -> String {
+pub fn chain(e: &anyhow::Error) -> String {
     let mut line = String::new();
     for part in e.chain() {
         let text = part.to_string();
@@ -270,6 +282,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Tools { json, server } => tools(&server, json).await,
         Command::List { json } => list(json).await,
+        Command::Watch { json } => watch_all::watch_all(json).await,
         Command::Call(args) => {
             let (mut watch, client) = Watch::start(&args.server, args.output.json).await?;
             let outcome = watch

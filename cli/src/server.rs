@@ -18,7 +18,7 @@ use crate::records::Endpoint;
 use crate::report::{Report, Style};
 
 /// The server to talk to.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 #[command(next_help_heading = "Server")]
 pub struct ServerArgs {
     /// A remote server's Streamable HTTP endpoint.
@@ -62,6 +62,22 @@ impl ServerArgs {
             (None, false) => Some(Endpoint::Command(self.command.clone())),
             (None, true) => None,
         }
+    }
+
+    /// The server at `recorded`, with the bearer token of
+    /// `MCP_BEARER_TOKEN` for a URL: for a command that names no server.
+    pub fn recorded(recorded: &Endpoint) -> ServerArgs {
+        let bearer = match recorded {
+            Endpoint::Url(_) => std::env::var("MCP_BEARER_TOKEN")
+                .ok()
+                .filter(|t| !t.is_empty()),
+            Endpoint::Command(_) => None,
+        };
+        ServerArgs {
+            bearer,
+            ..ServerArgs::default()
+        }
+        .or_recorded(Some(recorded))
     }
 
     /// This server or, when the command line names none, the one at
