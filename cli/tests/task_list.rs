@@ -296,3 +296,48 @@ fn a_task_named_by_its_reference_is_written_back_too() {
     assert_eq!(tasks[0]["status"], "working", "{tasks:?}");
     assert_eq!(tasks[1]["status"], "cancelled", "{tasks:?}");
 }
+
+#[test]
+fn watch_follows_every_open_task_to_its_end() {
+    let demo = Demo::start();
+    let dir = TempDir::new("watch");
+    let data = dir.data();
+    for ms in ["ms:=400", "ms:=900"] {
+        let out = run(&data, &["call", "job", ms, "--detach", "--url", &demo.url]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+    }
+
+    let watched = run(&data, &["watch"]);
+    assert_eq!(watched.status.code(), Some(0), "{watched:?}");
+    let lines = text(&watched.stdout);
+    for name in ["#1 job: completed", "#2 job: completed"] {
+        assert_eq!(lines.matches(name).count(), 1, "{lines}");
+    }
+    assert!(lines.lines().all(|l| l.starts_with('#')), "{lines}");
+    let tasks = listed(&data);
+    assert!(
+        tasks.iter().all(|t| t["status"] == "completed"),
+        "{tasks:?}"
+    );
+
+    // Nothing left open: nothing to follow.
+    let again = run(&data, &["watch", "--json"]);
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    assert!(text(&again.stdout).is_empty(), "{again:?}");
+
+    // A question is for `wait`: watch says so and leaves the task running.
+    let out = run(&data, &["call", "ask", "--detach", "--url", &demo.url]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let watched = run(&data, &["watch", "--json"]);
+    assert_eq!(watched.status.code(), Some(1), "{watched:?}");
+    let line: Value = serde_json::from_slice(&watched.stdout).unwrap();
+    assert_eq!(line["name"], 3, "{line}");
+    assert_eq!(line["status"], "input_required", "{line}");
+    assert!(
+        line["message"]
+            .as_str()
+            .unwrap()
+            .contains("mcp-tasks wait 3")
+    );
+    assert_eq!(listed(&data)[0]["status"], "input_required");
+}
