@@ -5,12 +5,12 @@
 
 use std::time::Duration;
 
+use mcp_tasks::input::InputHandlers;
+use mcp_tasks::protocol::TaskStatus;
 use mcp_tasks::store::{Ending, RecordId};
 use mcp_tasks::{Client, TaskState};
 use serde_json::json;
-use tokio::sync::mpsc;
 
-use crate::ask::Asker;
 use crate::records::{Listed, Records, Seen};
 use crate::report::{Report, Style};
 use crate::server::ServerArgs;
@@ -87,10 +87,10 @@ async fn follow(records: Records, task: Listed, json: bool) -> bool {
         return false;
     };
     let report = Report::new(Style::Lines);
-    let (tx, _rx) = mpsc::unbounded_channel();
-    let asker = Asker::new(report.clone(), false, tx);
+    // No handler for questions: a question is never declined here, only
+    // shown, and left for `wait`, which asks it.
     let client = match ServerArgs::recorded(endpoint)
-        .connect(asker.handlers(), &report)
+        .connect(InputHandlers::new(), &report)
         .await
     {
         Ok(client) => client,
@@ -172,8 +172,11 @@ async fn track(client: &Client, task: &Listed, line: &Line, seen: &mut Seen) -> 
                                 snapshot.status.as_str().to_owned(),
                                 snapshot.status_message.clone(),
                             );
-                            // The end is printed once, as the ending.
-                            if !snapshot.status.is_terminal() && last.as_ref() != Some(&now) {
+                            // The end is printed once, as the ending, and a
+                            // question once, as the stream stops at it.
+                            let shown = !snapshot.status.is_terminal()
+                                && snapshot.status != TaskStatus::InputRequired;
+                            if shown && last.as_ref() != Some(&now) {
                                 line.print(&now.0, now.1.as_deref());
                                 last = Some(now);
                             }
