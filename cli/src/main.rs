@@ -11,13 +11,18 @@ use tokio::sync::mpsc;
 
 mod arguments;
 mod ask;
+mod records;
 mod reference;
 mod report;
 mod roots;
 mod server;
 mod watch;
+mod watch_all;
 
 use ask::Asker;
+use mcp_tasks::TaskRef;
+use mcp_tasks::store::RecordId;
+use records::Records;
 use report::{Report, Style};
 use server::ServerArgs;
 use watch::Watch;
@@ -36,6 +41,15 @@ Examples:
   mcp-tasks call export table=orders -- mcp-tasks-demo
   mcp-tasks call echo '{\"message\": \"hi\"}' -- npx -y @modelcontextprotocol/server-everything stdio
   mcp-tasks call export --detach --url https://mcp.example.com/mcp
+  mcp-tasks list
+  mcp-tasks wait 12
+
+`call --detach` keeps each task it leaves running in a task list, \
+$XDG_DATA_HOME/mcp-tasks/tasks.db (else ~/.local/share/mcp-tasks/tasks.db; \
+MCP_TASKS_DATA_DIR names another folder), readable by its owner alone: it holds the task ids, \
+which are secrets, and how to reach each server (a URL or a command line; never a header or \
+a token). `status`, `wait` and `cancel` take a task's short name from `mcp-tasks list` as well \
+as its reference.
 
 Exit status: 0 completed, 1 the tool or task failed, 2 usage or connection error, \
 130 cancelled with Ctrl-C."
@@ -66,11 +80,34 @@ with a bar when the server reports progress totals. The server's questions are a
 prompt. Ctrl-C cancels the task and waits for it to end; a second Ctrl-C stops waiting at \
 once and prints the task's reference, to resume it with `mcp-tasks wait`.")]
     Call(CallArgs),
-    /// Read a task's status once, by the reference --detach printed.
+    /// Show the tasks `call --detach` left running, newest first, with how
+    /// each last stood.
+    #[command(after_help = "\
+STATUS is the last one a command saw (`call --detach`, `status`, `wait`, `cancel`): \
+working, input_required, or how the task ended (completed, tool_error, failed, cancelled, \
+expired, unreachable). TASK is a digest of the task id, never the id itself.")]
+    List {
+        /// Print one JSON object per line (name, tool, status, message,
+        /// server, created, task).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Follow every open task of the task list until each ends, one line
+    /// per status change.
+    #[command(after_help = "\
+Each task is followed over a connection of its own to its recorded server (a URL gets the \
+token of MCP_BEARER_TOKEN, if set). A task that asks a question is left for \
+`mcp-tasks wait NAME`. Exit status: 0 when every task was followed to its end, 1 otherwise.")]
+    Watch {
+        /// Print one JSON object per line (name, tool, status, message).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read a task's status once, by its short name or its reference.
     Status(RefArgs),
-    /// Follow a task to its result, by the reference --detach printed.
+    /// Follow a task to its result, by its short name or its reference.
     Wait(RefArgs),
-    /// Cancel a task and wait for it to end, by the reference --detach printed.
+    /// Cancel a task and wait for it to end, by its short name or its reference.
     Cancel(RefArgs),
 }
 
@@ -81,8 +118,9 @@ struct CallArgs {
     /// The arguments: one JSON object, or key=value pairs.
     #[arg(value_name = "ARGS")]
     arguments: Vec<String>,
-    /// Print the task's reference and exit, leaving the task running
-    /// (follow it later with `mcp-tasks wait REF`).
+    /// Print the task's reference and exit, leaving the task running,
+    /// kept in the task list under a short name (follow it later with
+    /// `mcp-tasks wait NAME` or `mcp-tasks wait REF`).
     #[arg(long)]
     detach: bool,
     #[command(flatten)]
@@ -93,8 +131,10 @@ struct CallArgs {
 
 #[derive(Debug, Args)]
 struct RefArgs {
-    /// The task's reference, as `call --detach` printed it.
-    #[arg(value_name = "REF")]
+    /// The task: its short name in the task list (`12` or `#12`; its
+    /// server is the recorded one unless one is named here), or its
+    /// reference (`mtr_…`) as `call --detach` printed it.
+    #[arg(value_name = "NAME|REF")]
     reference: String,
     #[command(flatten)]
     output: OutputArgs,
@@ -184,7 +224,7 @@ fn main() -> ExitCode {
         }
     };
     let json = match &cli.command {
-        Command::Tools { json, .. } => *json,
+        Command::Tools { json, .. } | Command::List { json } | Command::Watch { json } => *json,
         Command::Call(c) => c.output.json,
         Command::Status(r) | Command::Wait(r) | Command::Cancel(r) => r.output.json,
     };
@@ -210,7 +250,7 @@ fn main() -> ExitCode {
 }
 
 /// anyhow's context chain on one line, each part once.
-fn chain(e: &anyhow::Error) -> String {
+pub fn chain(e: &anyhow::Error) -> String {
     let mut line = String::new();
     for part in e.chain() {
         let text = part.to_string();
@@ -241,35 +281,174 @@ fn style(json: bool) -> (Style, bool) {
 async fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Tools { json, server } => tools(&server, json).await,
+        Command::List { json } => list(json).await,
+        Command::Watch { json } => watch_all::watch_all(json).await,
         Command::Call(args) => {
-            let (watch, client) = Watch::start(&args.server, args.output.json).await?;
+            let (mut watch, client) = Watch::start(&args.server, args.output.json).await?;
             let outcome = watch
                 .call(&client, &args.tool, &args.arguments, args.detach)
                 .await;
+            if let Some(detached) = watch.take_detached() {
+                let name = keep(&args, &detached).await;
+                watch.announce(&detached.reference, name);
+            }
             close(client, outcome).await
         }
-        Command::Status(args) => {
-            let r =
-                reference::decode(&args.reference).map_err(|e| Failure::usage(e.to_string()))?;
-            let (watch, client) = Watch::start(&args.server, args.output.json).await?;
-            let outcome = watch.status(&client, &r).await;
-            close(client, outcome).await
-        }
-        Command::Wait(args) => {
-            let r =
-                reference::decode(&args.reference).map_err(|e| Failure::usage(e.to_string()))?;
-            let (watch, client) = Watch::start(&args.server, args.output.json).await?;
-            let outcome = watch.wait(&client, &r).await;
-            close(client, outcome).await
-        }
-        Command::Cancel(args) => {
-            let r =
-                reference::decode(&args.reference).map_err(|e| Failure::usage(e.to_string()))?;
-            let (watch, client) = Watch::start(&args.server, args.output.json).await?;
-            let outcome = watch.cancel_by_reference(&client, &r).await;
-            close(client, outcome).await
+        Command::Status(args) => on_task(args, Action::Status).await,
+        Command::Wait(args) => on_task(args, Action::Wait).await,
+        Command::Cancel(args) => on_task(args, Action::Cancel).await,
+    }
+}
+
+/// Records a detached task in the task list and gives its short name. A
+/// list that cannot take it is a note, not a failure: the reference
+/// printed next still finds the task.
+async fn keep(args: &CallArgs, detached: &watch::Detached) -> Option<RecordId> {
+    let endpoint = args.server.endpoint()?;
+    let kept = async {
+        Records::open()
+            .await?
+            .record(
+                &detached.reference,
+                &args.tool,
+                &endpoint,
+                detached.status,
+                detached.status_message.clone(),
+            )
+            .await
+    };
+    match kept.await {
+        Ok(name) => Some(name),
+        Err(e) => {
+            eprintln!(
+                "mcp-tasks: the task is not in the task list ({}); keep its reference",
+                chain(&e)
+            );
+            None
         }
     }
+}
+
+/// What `status`, `wait` and `cancel` do with their task.
+#[derive(Debug, Clone, Copy)]
+enum Action {
+    Status,
+    Wait,
+    Cancel,
+}
+
+/// `status`, `wait` and `cancel`: the task by its short name (its server
+/// from the task list unless the command line names one) or by its
+/// reference; what the command saw is written back to the task list.
+async fn on_task(args: RefArgs, action: Action) -> anyhow::Result<u8> {
+    let (task, server, kept) = match records::parse_name(&args.reference) {
+        Some(name) => {
+            let records = Records::open().await?;
+            let found = records.find(name).await?;
+            let server = args.server.or_recorded(found.endpoint.as_ref());
+            (found.record.reference, server, Some((records, name)))
+        }
+        None => {
+            let task =
+                reference::decode(&args.reference).map_err(|e| Failure::usage(e.to_string()))?;
+            let kept = named(&task).await;
+            (task, args.server, kept)
+        }
+    };
+    let (mut watch, client) = Watch::start(&server, args.output.json).await?;
+    if let Some((_, name)) = &kept {
+        watch.name_as(*name);
+    }
+    let outcome = match action {
+        Action::Status => watch.status(&client, &task).await,
+        Action::Wait => watch.wait(&client, &task).await,
+        Action::Cancel => watch.cancel_by_reference(&client, &task).await,
+    };
+    if let Some((records, name)) = kept
+        && let Err(e) = records.write_back(name, watch.seen()).await
+    {
+        eprintln!("mcp-tasks: the task list was not updated: {}", chain(&e));
+    }
+    close(client, outcome).await
+}
+
+/// The task list and the short name of `task`, when it is in the list. A
+/// list that cannot be opened is no error: the task is named by its
+/// reference anyway.
+async fn named(task: &TaskRef) -> Option<(Records, RecordId)> {
+    let records = match Records::open_existing().await {
+        Ok(Some(records)) => records,
+        Ok(None) => return None,
+        Err(e) => {
+            tracing::debug!("no task list: {}", chain(&e));
+            return None;
+        }
+    };
+    let name = records.name_of(task).await?;
+    Some((records, name))
+}
+
+/// `mcp-tasks list`.
+async fn list(json: bool) -> anyhow::Result<u8> {
+    let listed = match Records::open_existing().await? {
+        Some(records) => records.list().await?,
+        None => Vec::new(),
+    };
+    let now = std::time::SystemTime::now();
+    if json {
+        for task in &listed {
+            let r = &task.record;
+            println!(
+                "{}",
+                json!({
+                    "name": r.id.0,
+                    "tool": r.tool,
+                    "status": task.status(),
+                    "message": r.status_message,
+                    "server": task.endpoint,
+                    "created": records::rfc3339(r.created),
+                    "task": r.reference.task_id().redacted(),
+                })
+            );
+        }
+        return Ok(exit::OK);
+    }
+    if listed.is_empty() {
+        eprintln!("no tasks: `mcp-tasks call TOOL --detach …` adds one");
+        return Ok(exit::OK);
+    }
+    let tool_width = listed
+        .iter()
+        .map(|t| t.record.tool.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let status_width = listed
+        .iter()
+        .map(|t| t.status().len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    println!(
+        "{:>4}  {:<tool_width$}  {:<status_width$}  {:>7}  {:<9}  SERVER",
+        "NAME", "TOOL", "STATUS", "CREATED", "TASK"
+    );
+    for task in &listed {
+        let r = &task.record;
+        let server = task
+            .endpoint
+            .as_ref()
+            .map_or_else(|| "?".to_owned(), ToString::to_string);
+        println!(
+            "{:>4}  {:<tool_width$}  {:<status_width$}  {:>7}  {:<9}  {server}",
+            r.id.0,
+            r.tool,
+            task.status(),
+            format!("{} ago", records::age(r.created, now)),
+            r.reference.task_id().redacted(),
+        );
+    }
+    Ok(exit::OK)
 }
 
 /// Ends the connection and waits until it is ended (an HTTP session's

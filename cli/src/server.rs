@@ -1,5 +1,7 @@
 //! How every command names its server: `--url URL` (with `--header` and
-//! `--bearer`), or a command to run after `--`.
+//! `--bearer`), or a command to run after `--`; for a task named by its
+//! short local name, the server recorded with it when the command line
+//! names none.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,27 +14,30 @@ use mcp_tasks::transport::{Http, Stderr, Stdio};
 use mcp_tasks::{Client, Error};
 
 use crate::Failure;
+use crate::records::Endpoint;
 use crate::report::{Report, Style};
 
 /// The server to talk to.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 #[command(next_help_heading = "Server")]
 pub struct ServerArgs {
     /// A remote server's Streamable HTTP endpoint.
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     url: Option<String>,
 
-    /// An HTTP header sent with every request to --url (repeatable).
-    #[arg(long = "header", value_name = "NAME:VALUE", requires = "url")]
+    /// An HTTP header sent with every request to --url or to a task's
+    /// recorded URL (repeatable; never recorded).
+    #[arg(long = "header", value_name = "NAME:VALUE")]
     headers: Vec<String>,
 
-    /// A bearer token for --url (sent as `Authorization: Bearer TOKEN`).
+    /// A bearer token for --url or a task's recorded URL (sent as
+    /// `Authorization: Bearer TOKEN`; never recorded; unused by a server
+    /// run after `--`).
     #[arg(
         long,
         value_name = "TOKEN",
         env = "MCP_BEARER_TOKEN",
-        hide_env_values = true,
-        requires = "url"
+        hide_env_values = true
     )]
     bearer: Option<String>,
 
@@ -48,6 +53,46 @@ pub struct ServerArgs {
 }
 
 impl ServerArgs {
+    /// How to reach the server again, for the task list: the URL (without
+    /// any `user:password@`) or the command line, never a header or a
+    /// token. `None` when the command line names no server.
+    pub fn endpoint(&self) -> Option<Endpoint> {
+        match (&self.url, self.command.is_empty()) {
+            (Some(url), _) => Some(Endpoint::url(url)),
+            (None, false) => Some(Endpoint::Command(self.command.clone())),
+            (None, true) => None,
+        }
+    }
+
+    /// The server at `recorded`, with the bearer token of
+    /// `MCP_BEARER_TOKEN` for a URL: for a command that names no server.
+    pub fn recorded(recorded: &Endpoint) -> ServerArgs {
+        let bearer = match recorded {
+            Endpoint::Url(_) => std::env::var("MCP_BEARER_TOKEN")
+                .ok()
+                .filter(|t| !t.is_empty()),
+            Endpoint::Command(_) => None,
+        };
+        ServerArgs {
+            bearer,
+            ..ServerArgs::default()
+        }
+        .or_recorded(Some(recorded))
+    }
+
+    /// This server or, when the command line names none, the one at
+    /// `recorded`.
+    pub fn or_recorded(mut self, recorded: Option<&Endpoint>) -> ServerArgs {
+        if self.endpoint().is_none() {
+            match recorded {
+                Some(Endpoint::Url(url)) => self.url = Some(url.clone()),
+                Some(Endpoint::Command(words)) => self.command = words.clone(),
+                None => {}
+            }
+        }
+        self
+    }
+
     /// A short name of the server for messages and hints.
     pub fn describe(&self) -> String {
         match &self.url {
@@ -99,6 +144,10 @@ impl ServerArgs {
                 "--header is for a server at --url, not one run after `--`"
             )),
             (None, Some((program, args))) => {
+                if self.bearer.is_some() {
+                    // It may come from MCP_BEARER_TOKEN, set for other servers.
+                    tracing::debug!("a bearer token is not sent to a server run after `--`");
+                }
                 let stderr = if report.style() == Style::Live {
                     crate::report::show_server_stderr(report);
                     Stderr::Log

@@ -3,14 +3,17 @@
 
 use std::time::Duration;
 
+use mcp_tasks::protocol::TaskStatus;
 use mcp_tasks::protocol::{
     CallToolResult, ContentBlock, ElicitRequest, InputRequest, InputResponse, InputResponses,
 };
+use mcp_tasks::store::{Ending, RecordId};
 use mcp_tasks::{Client, Error, Outcome, TaskRef, TaskState};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::ask::{Asker, Interrupted};
+use crate::records::Seen;
 use crate::report::{Report, Style};
 use crate::server::ServerArgs;
 use crate::{Failure, exit, one_line, reference};
@@ -29,6 +32,22 @@ pub struct Watch {
     interrupts: mpsc::UnboundedReceiver<()>,
     /// How to name the server again, for the hints that print a reference.
     server: String,
+    /// The task's short local name, for the hints, when it has one.
+    name: Option<RecordId>,
+    /// What the command saw of the task, for its record.
+    seen: Seen,
+    /// The task `call --detach` left running, until it is announced.
+    detached: Option<Detached>,
+}
+
+/// A task `call --detach` left running.
+pub struct Detached {
+    /// How to find it again.
+    pub reference: TaskRef,
+    /// Its status when it was left.
+    pub status: TaskStatus,
+    /// Its status message when it was left.
+    pub status_message: Option<String>,
 }
 
 impl Watch {
@@ -52,6 +71,9 @@ impl Watch {
             asker,
             interrupts,
             server: server.describe(),
+            name: None,
+            seen: Seen::default(),
+            detached: None,
         };
         let client = tokio::select! {
             client = server.connect(watch.asker.handlers(), &watch.report) => client,
@@ -69,9 +91,31 @@ impl Watch {
         }
     }
 
+    /// Names the task by its short local name in hints.
+    pub fn name_as(&mut self, name: RecordId) {
+        self.name = Some(name);
+    }
+
+    /// What the command saw of the task: its last status, how it ended.
+    pub fn seen(&self) -> &Seen {
+        &self.seen
+    }
+
+    /// The task `call --detach` left running, once: announce it with
+    /// [`Watch::announce`].
+    pub fn take_detached(&mut self) -> Option<Detached> {
+        self.detached.take()
+    }
+
+    /// Notes a status the server stated, and shows it.
+    fn saw(&mut self, status: TaskStatus, message: Option<&str>) {
+        self.report.status(status.as_str(), message);
+        self.seen.status = Some((status, message.map(str::to_owned)));
+    }
+
     /// `mcp-tasks call`.
     pub async fn call(
-        mut self,
+        &mut self,
         client: &Client,
         tool: &str,
         words: &[String],
@@ -132,41 +176,68 @@ impl Watch {
                         .note("the server answered at once: there is no task to detach from");
                     return Ok(self.outcome(done.outcome(), false));
                 }
-                TaskState::Pending(task) => return Ok(self.detached(task.detach())),
-                TaskState::InputRequired(task) => return Ok(self.detached(task.detach())),
+                TaskState::Pending(task) => {
+                    self.report.clear();
+                    self.detached = Some(Detached {
+                        status: task.snapshot().status,
+                        status_message: task.status_message().map(str::to_owned),
+                        reference: task.detach(),
+                    });
+                }
+                TaskState::InputRequired(task) => {
+                    self.report.clear();
+                    self.detached = Some(Detached {
+                        status: task.snapshot().status,
+                        status_message: task.status_message().map(str::to_owned),
+                        reference: task.detach(),
+                    });
+                }
             }
+            return Ok(exit::OK);
         }
         self.follow(state).await
     }
 
-    fn detached(&self, task: TaskRef) -> u8 {
-        self.report.clear();
-        let word = reference::encode(&task);
+    /// Prints the reference of a task `call --detach` left running, and
+    /// its short local name when the task list took it.
+    pub fn announce(&self, task: &TaskRef, name: Option<RecordId>) {
+        let word = reference::encode(task);
         if self.report.style() == Style::Json {
-            self.report
-                .json(json!({"type": "detached", "reference": word}));
-        } else {
-            println!("{word}");
-            self.report.note(&format!(
+            self.report.json(json!({
+                "type": "detached", "reference": word, "name": name.map(|n| n.0),
+            }));
+            return;
+        }
+        println!("{word}");
+        match name {
+            Some(name) => self.report.note(&format!(
+                "the task runs on as #{name}; follow it with: mcp-tasks wait {name} \
+                 (or mcp-tasks wait {word} {})",
+                self.server
+            )),
+            None => self.report.note(&format!(
                 "the task runs on; follow it with: mcp-tasks wait {word} {}",
                 self.server
-            ));
+            )),
         }
-        exit::OK
     }
 
     /// `mcp-tasks wait REF`.
-    pub async fn wait(mut self, client: &Client, task: &TaskRef) -> anyhow::Result<u8> {
+    pub async fn wait(&mut self, client: &Client, task: &TaskRef) -> anyhow::Result<u8> {
         let state = self.resume(client, task).await?;
         self.follow(state).await
     }
 
     /// `mcp-tasks status REF`.
-    pub async fn status(mut self, client: &Client, task: &TaskRef) -> anyhow::Result<u8> {
+    pub async fn status(&mut self, client: &Client, task: &TaskRef) -> anyhow::Result<u8> {
         let state = self.resume(client, task).await?;
         self.report.clear();
         let status = state.status();
         let message = state.status_message().map(str::to_owned);
+        self.seen.status = Some((status, message.clone()));
+        if let TaskState::Finished(done) = &state {
+            self.seen.ending = Some(Ending::from(done.outcome().clone()));
+        }
         match self.report.style() {
             Style::Json => self.report.json(json!({
                 "type": "status", "status": status.as_str(), "message": message,
@@ -192,7 +263,7 @@ impl Watch {
 
     /// `mcp-tasks cancel REF`.
     pub async fn cancel_by_reference(
-        mut self,
+        &mut self,
         client: &Client,
         task: &TaskRef,
     ) -> anyhow::Result<u8> {
@@ -238,6 +309,9 @@ impl Watch {
         resumed.map_err(|e| {
             self.report.clear();
             if e.is_task_not_found() {
+                self.seen.ending = Some(Ending::Unreachable {
+                    reason: "the server does not know the task".into(),
+                });
                 anyhow::Error::new(Failure::failed(format!(
                     "the server does not know this task: it ended long ago, or it belongs to another \
                      server or session (a server started by `--` for one command forgets its tasks \
@@ -260,8 +334,7 @@ impl Watch {
                     return Ok(self.outcome(done.outcome(), false));
                 }
                 TaskState::InputRequired(task) => {
-                    self.report
-                        .status(task.snapshot().status.as_str(), task.status_message());
+                    self.saw(task.snapshot().status, task.status_message());
                     let answers = self.answer(task.requests());
                     let answers = match answers {
                         Ok(answers) => answers,
@@ -304,8 +377,8 @@ impl Watch {
                     loop {
                         tokio::select! {
                             item = updates.next() => match item {
-                                Some(Ok(snapshot)) => self.report.status(
-                                    snapshot.status.as_str(),
+                                Some(Ok(snapshot)) => self.saw(
+                                    snapshot.status,
                                     snapshot.status_message.as_deref(),
                                 ),
                                 Some(Err(e)) => { failed = Some(e); break }
@@ -443,6 +516,9 @@ impl Watch {
     }
 
     fn resume_hint(&self, task: &TaskRef) -> String {
+        if let Some(name) = self.name {
+            return format!("follow it with: mcp-tasks wait {name}");
+        }
         format!(
             "follow it with: mcp-tasks wait {} {}",
             reference::encode(task),
@@ -451,7 +527,8 @@ impl Watch {
     }
 
     /// Prints how the call ended and gives its exit status.
-    fn outcome(&self, outcome: &Outcome, by_user: bool) -> u8 {
+    fn outcome(&mut self, outcome: &Outcome, by_user: bool) -> u8 {
+        self.seen.ending = Some(Ending::from(outcome.clone()));
         let json = self.report.style() == Style::Json;
         match outcome {
             Outcome::Completed(result) => {

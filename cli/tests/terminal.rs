@@ -21,7 +21,13 @@ const TIMEOUT_MS: u64 = 30_000;
 /// `mcp-tasks ARGS -- mcp-tasks-demo SERVER_ARGS` in a 100x40 terminal
 /// without colours.
 fn terminal(args: &[&str], server: &[&str]) -> PtySession {
+    terminal_in(&no_data(), args, server)
+}
+
+/// [`terminal`], with `data` as the folder of the task list.
+fn terminal_in(data: &Path, args: &[&str], server: &[&str]) -> PtySession {
     let mut cmd = Command::new("sh");
+    cmd.env("MCP_TASKS_DATA_DIR", data);
     // Colours would split the words on screen that the tests look for.
     cmd.env("NO_COLOR", "1");
     // A pseudo-terminal starts with no size; a person's has one.
@@ -53,7 +59,13 @@ fn exit_code(mut p: PtySession) -> i32 {
 
 /// `mcp-tasks ARGS -- mcp-tasks-demo SERVER_ARGS` with pipes: no terminal.
 fn piped(args: &[&str], server: &[&str]) -> Output {
+    piped_in(&no_data(), args, server)
+}
+
+/// [`piped`], with `data` as the folder of the task list.
+fn piped_in(data: &Path, args: &[&str], server: &[&str]) -> Output {
     Command::new(CLI)
+        .env("MCP_TASKS_DATA_DIR", data)
         .args(args)
         .arg("--")
         .arg(DEMO)
@@ -61,6 +73,12 @@ fn piped(args: &[&str], server: &[&str]) -> Output {
         .stdin(Stdio::null())
         .output()
         .expect("run mcp-tasks")
+}
+
+/// A task list folder for the commands that keep no task: they never
+/// create it, and the person's own list is never touched.
+fn no_data() -> PathBuf {
+    std::env::temp_dir().join(format!("mcp-tasks-cli-no-data-{}", std::process::id()))
 }
 
 #[test]
@@ -128,25 +146,45 @@ fn a_second_ctrl_c_stops_waiting_and_prints_the_reference() {
 #[test]
 fn detach_then_wait_from_a_second_process_gets_the_result() {
     let dir = TempDir::new("detach");
+    let data = dir.0.join("data");
     let shared = Shared::start(&dir.0);
     let socket = shared.socket();
 
-    let detached = piped(&["call", "export", "--detach"], &["--shared", &socket]);
+    let detached = piped_in(
+        &data,
+        &["call", "export", "--detach"],
+        &["--shared", &socket],
+    );
     assert_eq!(detached.status.code(), Some(0), "{detached:?}");
     let reference = String::from_utf8(detached.stdout).unwrap();
     let reference = reference.trim();
     assert!(reference.starts_with("mtr_"), "{reference}");
     let hint = String::from_utf8_lossy(&detached.stderr);
-    assert!(hint.contains("mcp-tasks wait"), "{hint}");
+    assert!(hint.contains("mcp-tasks wait 1"), "{hint}");
 
-    let mut p = terminal(&["wait", reference], &["--shared", &socket]);
+    // By its short name, the server named again.
+    let mut p = terminal_in(&data, &["wait", "1"], &["--shared", &socket]);
+    p.exp_string("working: reading 1,204 orders").unwrap();
     p.exp_string("exported 1,204 rows to orders.csv.gz")
         .unwrap();
     assert_eq!(exit_code(p), 0);
 
-    let status = piped(&["status", reference], &["--shared", &socket]);
+    let status = piped_in(&data, &["status", reference], &["--shared", &socket]);
     assert_eq!(status.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&status.stdout).starts_with("completed"));
+
+    let list = Command::new(CLI)
+        .env("MCP_TASKS_DATA_DIR", &data)
+        .arg("list")
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    let row = list.lines().nth(1).unwrap_or_default();
+    assert!(
+        row.contains("export") && row.contains("completed"),
+        "{list}"
+    );
+    assert!(row.contains("mcp-tasks-demo --shared"), "{list}");
 }
 
 #[test]
@@ -154,7 +192,11 @@ fn cancel_by_reference_from_another_process() {
     let dir = TempDir::new("cancel");
     let shared = Shared::start(&dir.0);
     let socket = shared.socket();
-    let detached = piped(&["call", "index", "--detach"], &["--shared", &socket]);
+    let detached = piped_in(
+        &dir.0.join("data"),
+        &["call", "index", "--detach"],
+        &["--shared", &socket],
+    );
     let reference = String::from_utf8(detached.stdout).unwrap();
     let cancel = piped(&["cancel", reference.trim()], &["--shared", &socket]);
     assert_eq!(cancel.status.code(), Some(0), "{cancel:?}");

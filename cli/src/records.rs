@@ -1,0 +1,388 @@
+//! The tasks `call --detach` leaves running, kept in a SQLite file under
+//! the user's data folder, so that `list` shows them and `status`, `wait`
+//! and `cancel` find them by a short local name (`12` or `#12`).
+//!
+//! The file is the library's `SqliteStore` (`tasks.db` in
+//! `$MCP_TASKS_DATA_DIR`, else `$XDG_DATA_HOME/mcp-tasks`, else
+//! `$HOME/.local/share/mcp-tasks`), with nothing added to its schema. One
+//! record per detached task: its `TaskRef` (the task id in full: the file
+//! is readable by its owner alone), the tool, the last status seen, and how
+//! the task ended once a command saw it end. The record's `scope` is
+//! [`SCOPE`], and its `key` says how to reach the server, as JSON:
+//! `{"url": URL}` or `{"command": [PROGRAM, ARG…]}`. Never a credential:
+//! headers and bearer tokens are not recorded (give them again, or keep
+//! `MCP_BEARER_TOKEN` set), and a URL's `user:password@` is left out. The
+//! record's id is the short local name.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, bail};
+use mcp_tasks::TaskRef;
+use mcp_tasks::protocol::TaskStatus;
+use mcp_tasks::store::{
+    Claim, Ending, Filter, NewTask, Progress, RecordId, SqliteStore, TaskRecord, TaskStore,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::Failure;
+
+/// The scope of every record the CLI writes.
+pub const SCOPE: &str = "mcp-tasks-cli";
+
+/// The name the CLI's writes are leased under.
+const WORKER: &str = "mcp-tasks-cli";
+
+/// How long one command holds a record while it writes it back.
+const LEASE: Duration = Duration::from_secs(30);
+
+/// The store's file name, in the data folder.
+const FILE: &str = "tasks.db";
+
+/// The variable that names the data folder itself.
+pub const DATA_DIR_VAR: &str = "MCP_TASKS_DATA_DIR";
+
+/// How to reach a task's server again: no credential in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Endpoint {
+    /// A Streamable HTTP endpoint, without any `user:password@`.
+    Url(String),
+    /// A server run as a child process: the program and its arguments.
+    Command(Vec<String>),
+}
+
+impl Endpoint {
+    /// The endpoint of a server at `url`, any `user:password@` left out.
+    pub fn url(url: &str) -> Endpoint {
+        let Some((scheme, rest)) = url.split_once("://") else {
+            return Endpoint::Url(url.to_owned());
+        };
+        let host_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let rest = match rest[..host_end].rfind('@') {
+            Some(at) => &rest[at + 1..],
+            None => rest,
+        };
+        Endpoint::Url(format!("{scheme}://{rest}"))
+    }
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Endpoint::Url(url) => f.write_str(url),
+            Endpoint::Command(words) => f.write_str(&words.join(" ")),
+        }
+    }
+}
+
+/// A short local name as typed: `12` or `#12`; `None` for anything else.
+pub fn parse_name(text: &str) -> Option<RecordId> {
+    let digits = text.trim();
+    let digits = digits.strip_prefix('#').unwrap_or(digits);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok().map(RecordId)
+}
+
+/// The data folder: `$MCP_TASKS_DATA_DIR`, else `$XDG_DATA_HOME/mcp-tasks`,
+/// else `$HOME/.local/share/mcp-tasks`.
+pub fn folder() -> anyhow::Result<PathBuf> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(dir) = var(DATA_DIR_VAR) {
+        return Ok(dir);
+    }
+    // The XDG rules ignore a relative path.
+    if let Some(dir) = var("XDG_DATA_HOME").filter(|d| d.is_absolute()) {
+        return Ok(dir.join("mcp-tasks"));
+    }
+    if let Some(home) = var("HOME") {
+        return Ok(home.join(".local").join("share").join("mcp-tasks"));
+    }
+    bail!("there is no folder for the task list: set {DATA_DIR_VAR} or HOME")
+}
+
+/// Creates `dir` and its parents, the last one private to its owner.
+fn create_folder(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// What a command saw of a task, to write back to its record.
+#[derive(Debug, Clone, Default)]
+pub struct Seen {
+    /// The last status the server stated, with its message.
+    pub status: Option<(TaskStatus, Option<String>)>,
+    /// How the task ended, when it did.
+    pub ending: Option<Ending>,
+}
+
+/// A task as `list` shows it.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    /// The record.
+    pub record: TaskRecord,
+    /// How to reach its server, when the record says.
+    pub endpoint: Option<Endpoint>,
+}
+
+impl Listed {
+    /// The last known status: how the task ended, or the last status seen.
+    pub fn status(&self) -> &'static str {
+        match &self.record.ending {
+            Some(Ending::Completed { result }) if result.is_error => "tool_error",
+            Some(ending) => ending.name(),
+            None => self.record.status.as_str(),
+        }
+    }
+}
+
+/// The CLI's records of detached tasks.
+#[derive(Debug, Clone)]
+pub struct Records {
+    store: SqliteStore,
+}
+
+impl Records {
+    /// Opens the file in the data folder, creating both when needed.
+    pub async fn open() -> anyhow::Result<Records> {
+        let dir = folder()?;
+        create_folder(&dir)
+            .with_context(|| format!("cannot create the folder {}", dir.display()))?;
+        let store = SqliteStore::open(dir.join(FILE))
+            .await
+            .map_err(|e| anyhow::anyhow!(crate::one_line(&e)))
+            .context("cannot open the task list")?;
+        Ok(Records { store })
+    }
+
+    /// Opens the file in the data folder when there is one: a command
+    /// that only looks a task up creates nothing.
+    pub async fn open_existing() -> anyhow::Result<Option<Records>> {
+        if !folder()?.join(FILE).exists() {
+            return Ok(None);
+        }
+        Records::open().await.map(Some)
+    }
+
+    /// Records a detached task and gives its short local name.
+    pub async fn record(
+        &self,
+        reference: &TaskRef,
+        tool: &str,
+        endpoint: &Endpoint,
+        status: TaskStatus,
+        status_message: Option<String>,
+    ) -> anyhow::Result<RecordId> {
+        let key = serde_json::to_string(endpoint).context("cannot write the server down")?;
+        self.store
+            .insert(NewTask {
+                reference: reference.clone(),
+                tool: tool.to_owned(),
+                key: Some(key),
+                scope: SCOPE.to_owned(),
+                status,
+                status_message,
+                poll_interval_ms: None,
+                due: SystemTime::now(),
+                ending: None,
+            })
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot record the task: {}", crate::one_line(&e)))
+    }
+
+    /// The task named `id`, with its server; an unknown name is a usage error.
+    pub async fn find(&self, id: RecordId) -> anyhow::Result<Listed> {
+        let record =
+            self.store.get(id).await.map_err(|e| {
+                anyhow::anyhow!("cannot read the task list: {}", crate::one_line(&e))
+            })?;
+        match record {
+            Some(record) if record.scope == SCOPE => Ok(listed(record)),
+            _ => bail!(Failure::usage(format!(
+                "there is no task {id} in the task list (`mcp-tasks list` shows them)"
+            ))),
+        }
+    }
+
+    /// The short name of the task `reference` names, if it was recorded.
+    pub async fn name_of(&self, reference: &TaskRef) -> Option<RecordId> {
+        let records = self.store.list(&Filter::all().scope(SCOPE)).await.ok()?;
+        records
+            .into_iter()
+            .flatten()
+            .find(|r| &r.reference == reference)
+            .map(|r| r.id)
+    }
+
+    /// Every recorded task, newest first. A record that cannot be read is
+    /// left out with a note on stderr.
+    pub async fn list(&self) -> anyhow::Result<Vec<Listed>> {
+        let records = self
+            .store
+            .list(&Filter::all().scope(SCOPE))
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot read the task list: {}", crate::one_line(&e)))?;
+        let mut out = Vec::with_capacity(records.len());
+        for record in records {
+            match record {
+                Ok(record) => out.push(listed(record)),
+                Err(e) => eprintln!("mcp-tasks: {}", crate::one_line(&e)),
+            }
+        }
+        out.reverse();
+        Ok(out)
+    }
+
+    /// Writes what a command saw of task `id` back to its record: its last
+    /// status, or how it ended. A record another command holds right now,
+    /// or one that already ended, is left as it is.
+    pub async fn write_back(&self, id: RecordId, seen: &Seen) -> anyhow::Result<()> {
+        if seen.status.is_none() && seen.ending.is_none() {
+            return Ok(());
+        }
+        let now = SystemTime::now();
+        let claimed = self
+            .store
+            .claim(Claim {
+                worker: WORKER,
+                limit: 1,
+                now,
+                lease: LEASE,
+                record: Some(id),
+            })
+            .await?;
+        let Some(record) = claimed.into_iter().next() else {
+            return Ok(());
+        };
+        let record = record?;
+        let Some(fence) = record.fence() else {
+            return Ok(());
+        };
+        if let Some(ending) = &seen.ending {
+            self.store.finish(id, fence, ending).await?;
+            self.store.acknowledge(id, fence).await?;
+            return Ok(());
+        }
+        let (status, status_message) = seen.status.clone().unwrap_or((record.status, None));
+        self.store
+            .save(
+                id,
+                fence,
+                Progress {
+                    status,
+                    status_message,
+                    poll_interval_ms: record.poll_interval_ms,
+                    failed_reads: 0,
+                    due: now,
+                    taken: Vec::new(),
+                },
+            )
+            .await?;
+        Ok(())
+    }
+}
+
+fn listed(record: TaskRecord) -> Listed {
+    let endpoint = record
+        .key
+        .as_deref()
+        .and_then(|k| serde_json::from_str(k).ok());
+    Listed { record, endpoint }
+}
+
+/// `SystemTime` as RFC 3339 in UTC, to the second (`2026-07-28T09:30:00Z`).
+pub fn rfc3339(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+/// The Gregorian date `days` days after 1970-01-01: counted in 400-year
+/// eras of 146,097 days, each year starting on March 1st so that the leap
+/// day ends it.
+fn civil(days: u64) -> (u64, u64, u64) {
+    // 719,468 days from 0000-03-01 to 1970-01-01.
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let day_of_era = z % 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_from_march = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
+    let month = if month_from_march < 10 {
+        month_from_march + 3
+    } else {
+        month_from_march - 9
+    };
+    let year = year_of_era + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
+/// How long ago `t` was, in one unit: `12s`, `5m`, `3h`, `2d`.
+pub fn age(t: SystemTime, now: SystemTime) -> String {
+    let secs = now.duration_since(t).map_or(0, |d| d.as_secs());
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m", secs / 60),
+        3600..86_400 => format!("{}h", secs / 3600),
+        _ => format!("{}d", secs / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_names_are_numbers_with_or_without_a_hash() {
+        assert_eq!(parse_name("12"), Some(RecordId(12)));
+        assert_eq!(parse_name("#3"), Some(RecordId(3)));
+        assert_eq!(parse_name("mtr_abc"), None);
+        assert_eq!(parse_name("#"), None);
+        assert_eq!(parse_name("-1"), None);
+        assert_eq!(parse_name("99999999999999999999999"), None);
+    }
+
+    #[test]
+    fn a_url_is_recorded_without_its_password() {
+        assert_eq!(
+            Endpoint::url("https://me:secret@mcp.example.com/mcp?x=a@b"),
+            Endpoint::Url("https://mcp.example.com/mcp?x=a@b".into())
+        );
+        assert_eq!(
+            Endpoint::url("http://127.0.0.1:8080/mcp"),
+            Endpoint::Url("http://127.0.0.1:8080/mcp".into())
+        );
+        let json = serde_json::to_string(&Endpoint::Command(vec!["demo".into(), "-v".into()]));
+        assert_eq!(json.unwrap(), r#"{"command":["demo","-v"]}"#);
+    }
+
+    #[test]
+    fn times_are_dates_in_utc() {
+        let at = |s: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(s);
+        assert_eq!(rfc3339(at(0)), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(at(951_782_400)), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(at(1_785_231_000)), "2026-07-28T09:30:00Z");
+        assert_eq!(age(at(0), at(59)), "59s");
+        assert_eq!(age(at(0), at(7_200)), "2h");
+        assert_eq!(age(at(10), at(0)), "0s");
+    }
+}

@@ -1,0 +1,343 @@
+//! The task list: `call --detach` keeps the task, `list` shows it, and
+//! `status`, `wait` and `cancel` find it by its short name, against the
+//! demo server's HTTP mode on loopback. Each test has a data folder of its
+//! own (`MCP_TASKS_DATA_DIR`). Every command is bounded by `LIMIT`;
+//! nothing asserts how long anything took.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde_json::Value;
+
+const CLI: &str = env!("CARGO_BIN_EXE_mcp-tasks");
+const DEMO: &str = env!("CARGO_BIN_EXE_mcp-tasks-demo");
+
+/// The bound on each command.
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// A token that must never reach the task list.
+const TOKEN: &str = "s3cr3t-t0ken-for-the-demo";
+
+/// A demo server on a loopback port, killed when dropped.
+struct Demo {
+    child: Child,
+    url: String,
+}
+
+impl Demo {
+    fn start() -> Demo {
+        let mut child = Command::new(DEMO)
+            .args(["--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start mcp-tasks-demo");
+        let stdout = child.stdout.take().expect("its stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the demo says where it listens");
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("an endpoint, got {line:?}"))
+            .to_owned();
+        Demo { child, url }
+    }
+}
+
+impl Drop for Demo {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A folder of this test's own, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir =
+            std::env::temp_dir().join(format!("mcp-tasks-cli-list-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    /// The data folder the CLI is given: created by the CLI itself.
+    fn data(&self) -> PathBuf {
+        self.0.join("data")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `mcp-tasks ARGS` with `data` as its data folder and no terminal,
+/// killed if it runs past `LIMIT`.
+fn run(data: &Path, args: &[&str]) -> Output {
+    let mut child = Command::new(CLI)
+        .args(args)
+        .env("MCP_TASKS_DATA_DIR", data)
+        .env_remove("MCP_BEARER_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mcp-tasks");
+    // Read both pipes on threads, so that a full pipe never stalls it.
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let stdout = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = out.read_to_end(&mut b);
+        b
+    });
+    let stderr = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = err.read_to_end(&mut b);
+        b
+    });
+    let deadline = Instant::now() + LIMIT;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mcp-tasks {args:?} did not end within {LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `mcp-tasks list --json`, one object per line.
+fn listed(data: &Path) -> Vec<Value> {
+    let out = run(data, &["list", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect()
+}
+
+/// The task id in full, read from a `mtr_` reference.
+fn task_id(reference: &str) -> String {
+    let json = URL_SAFE_NO_PAD
+        .decode(reference.trim().strip_prefix("mtr_").unwrap())
+        .unwrap();
+    let value: Value = serde_json::from_slice(&json).unwrap();
+    value["taskId"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_detached_task_is_listed_followed_by_its_short_name_and_listed_as_ended() {
+    let demo = Demo::start();
+    let dir = TempDir::new("wait");
+    let data = dir.data();
+
+    let detached = run(
+        &data,
+        &[
+            "call", "job", "n:=7", "ms:=1500", "--detach", "--url", &demo.url, "--bearer", TOKEN,
+        ],
+    );
+    assert_eq!(detached.status.code(), Some(0), "{detached:?}");
+    let reference = text(&detached.stdout);
+    assert!(reference.starts_with("mtr_"), "{reference}");
+    let hint = text(&detached.stderr);
+    assert!(
+        hint.contains("#1") && hint.contains("mcp-tasks wait 1"),
+        "{hint}"
+    );
+
+    let tasks = listed(&data);
+    assert_eq!(tasks.len(), 1, "{tasks:?}");
+    let task = &tasks[0];
+    assert_eq!(task["name"], 1);
+    assert_eq!(task["tool"], "job");
+    assert_eq!(task["status"], "working");
+    assert_eq!(task["server"]["url"], demo.url.as_str());
+    assert!(task["created"].as_str().unwrap().ends_with('Z'), "{task}");
+    let id = task_id(&reference);
+    assert!(task["task"].as_str().unwrap().starts_with('#'), "{task}");
+    let plain = run(&data, &["list"]);
+    for shown in [text(&plain.stdout), tasks[0].to_string()] {
+        assert!(!shown.contains(&id), "the full task id is shown: {shown}");
+    }
+    assert!(text(&plain.stdout).contains("job"), "{plain:?}");
+
+    // No server named: the recorded URL is used.
+    let waited = run(&data, &["wait", "1"]);
+    assert_eq!(waited.status.code(), Some(0), "{waited:?}");
+    assert!(text(&waited.stdout).contains("\"n\": 7"), "{waited:?}");
+
+    let tasks = listed(&data);
+    assert_eq!(tasks[0]["status"], "completed", "{tasks:?}");
+    let status = run(&data, &["status", "#1"]);
+    assert_eq!(status.status.code(), Some(0), "{status:?}");
+    assert!(text(&status.stdout).starts_with("completed"), "{status:?}");
+}
+
+#[test]
+fn the_task_list_is_private_and_holds_no_token() {
+    let demo = Demo::start();
+    let dir = TempDir::new("private");
+    let data = dir.data();
+    let detached = run(
+        &data,
+        &[
+            "call",
+            "job",
+            "ms=200",
+            "--detach",
+            "--url",
+            &demo.url,
+            "--header",
+            &format!("X-Api-Key: {TOKEN}"),
+            "--bearer",
+            TOKEN,
+        ],
+    );
+    assert_eq!(detached.status.code(), Some(0), "{detached:?}");
+    assert_eq!(listed(&data).len(), 1);
+
+    use std::os::unix::fs::PermissionsExt;
+    let file = data.join("tasks.db");
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the task list is {mode:o}");
+    let folder = std::fs::metadata(&data).unwrap().permissions().mode();
+    assert_eq!(folder & 0o077, 0, "the data folder is {folder:o}");
+    // The database and its write-ahead log.
+    for entry in std::fs::read_dir(&data).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        let found = bytes.windows(TOKEN.len()).any(|w| w == TOKEN.as_bytes());
+        assert!(!found, "{} holds the token", path.display());
+    }
+}
+
+#[test]
+fn an_unknown_short_name_is_a_usage_error() {
+    let demo = Demo::start();
+    let dir = TempDir::new("unknown");
+    let data = dir.data();
+
+    // An empty list.
+    let out = run(&data, &["wait", "7"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = text(&out.stderr);
+    assert!(err.contains("no task 7 in the task list"), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    let empty = run(&data, &["list"]);
+    assert_eq!(empty.status.code(), Some(0), "{empty:?}");
+    assert!(text(&empty.stdout).is_empty(), "{empty:?}");
+
+    // A list with another task in it, and a server named.
+    let detached = run(&data, &["call", "long", "--detach", "--url", &demo.url]);
+    assert_eq!(detached.status.code(), Some(0), "{detached:?}");
+    let out = run(&data, &["cancel", "#2", "--url", &demo.url, "--json"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let line: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(line["type"], "error", "{line}");
+    let out = run(&data, &["cancel", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
+#[test]
+fn a_task_named_by_its_reference_is_written_back_too() {
+    let demo = Demo::start();
+    let dir = TempDir::new("reference");
+    let data = dir.data();
+    let first = run(&data, &["call", "long", "--detach", "--url", &demo.url]);
+    let second = run(&data, &["call", "long", "--detach", "--url", &demo.url]);
+    assert_eq!(first.status.code(), Some(0), "{first:?}");
+    assert_eq!(second.status.code(), Some(0), "{second:?}");
+
+    let status = run(&data, &["status", "2", "--json"]);
+    let line: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(line["status"], "working", "{line}");
+
+    // The reference, with its server named, as before the task list.
+    let reference = text(&first.stdout);
+    let cancel = run(&data, &["cancel", reference.trim(), "--url", &demo.url]);
+    assert_eq!(cancel.status.code(), Some(0), "{cancel:?}");
+    assert!(text(&cancel.stderr).contains("the task was cancelled"));
+
+    // Newest first: the second task still runs, the first was cancelled.
+    let tasks = listed(&data);
+    let names: Vec<_> = tasks.iter().map(|t| t["name"].as_i64().unwrap()).collect();
+    assert_eq!(names, [2, 1], "{tasks:?}");
+    assert_eq!(tasks[0]["status"], "working", "{tasks:?}");
+    assert_eq!(tasks[1]["status"], "cancelled", "{tasks:?}");
+}
+
+#[test]
+fn watch_follows_every_open_task_to_its_end() {
+    let demo = Demo::start();
+    let dir = TempDir::new("watch");
+    let data = dir.data();
+    for ms in ["ms:=400", "ms:=900"] {
+        let out = run(&data, &["call", "job", ms, "--detach", "--url", &demo.url]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+    }
+
+    let watched = run(&data, &["watch"]);
+    assert_eq!(watched.status.code(), Some(0), "{watched:?}");
+    let lines = text(&watched.stdout);
+    for name in ["#1 job: completed", "#2 job: completed"] {
+        assert_eq!(lines.matches(name).count(), 1, "{lines}");
+    }
+    assert!(lines.lines().all(|l| l.starts_with('#')), "{lines}");
+    let tasks = listed(&data);
+    assert!(
+        tasks.iter().all(|t| t["status"] == "completed"),
+        "{tasks:?}"
+    );
+
+    // Nothing left open: nothing to follow.
+    let again = run(&data, &["watch", "--json"]);
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    assert!(text(&again.stdout).is_empty(), "{again:?}");
+
+    // A question is for `wait`: watch says so and leaves the task running.
+    let out = run(&data, &["call", "ask", "--detach", "--url", &demo.url]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let watched = run(&data, &["watch", "--json"]);
+    assert_eq!(watched.status.code(), Some(1), "{watched:?}");
+    let line: Value = serde_json::from_slice(&watched.stdout).unwrap();
+    assert_eq!(line["name"], 3, "{line}");
+    assert_eq!(line["status"], "input_required", "{line}");
+    assert!(
+        line["message"]
+            .as_str()
+            .unwrap()
+            .contains("mcp-tasks wait 3")
+    );
+    assert_eq!(listed(&data)[0]["status"], "input_required");
+}
