@@ -1,4 +1,7 @@
 //! The tracker: a worker that drives stored tasks one step at a time.
+//!
+//! `types.rs` holds what the application hands it and gets back
+//! (connector, labels, deliveries); `step.rs` one step of one task.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -9,180 +12,19 @@ use serde::Serialize;
 use tokio::sync::{Mutex, Notify, Semaphore};
 use tokio::task::JoinSet;
 
-use super::{
-    Claim, Ending, Fence, NewTask, Progress, RecordId, StoreError, StoreResult, TaskRecord,
-    TaskStore,
-};
-use crate::protocol::InputResponses;
-use crate::task::schedule::{After, Rules, seed_of};
+use super::{Claim, Fence, NewTask, RecordId, StoreError, StoreResult, TaskRecord, TaskStore};
+use crate::Client;
+use crate::task::schedule::Rules;
 use crate::task::task_builder::IsComplete;
-use crate::task::{Finished, InputMode, Task, TaskBuilder, TaskState};
-use crate::{Client, Error};
+use crate::task::{TaskBuilder, TaskState};
 
-/// Failed reads in a row, of a kind a retry does not mend (a protocol
-/// error, a JSON-RPC error other than "unknown task"), after which a task
-/// ends as [`Ending::Unreachable`] instead of being read again forever.
-const MAX_HARD_FAILURES: u32 = 5;
+mod step;
+mod types;
+
+pub use types::{Connector, Delivery, Label, Pass, Started, TrackError};
+
 /// The longest pause of a tracker whose store is unavailable.
 const MAX_STORE_PAUSE: Duration = Duration::from_secs(5);
-
-/// Gives a tracker a [`Client`] for the server a record names
-/// ([`TaskRef::server`](crate::TaskRef::server), the client's
-/// [`server_id`](crate::ClientBuilder::server_id) when the task was
-/// started).
-///
-/// A [`Client`] is a connector for its own server. A tracker keeps each
-/// client it was given and asks again only when one closes.
-pub trait Connector: Send + Sync + 'static {
-    /// A client for `server`. The client's input handlers answer the
-    /// tracked tasks' questions.
-    fn connect(&self, server: Option<&str>) -> impl Future<Output = crate::Result<Client>> + Send;
-}
-
-impl Connector for Client {
-    async fn connect(&self, _server: Option<&str>) -> crate::Result<Client> {
-        Ok(self.clone())
-    }
-}
-
-/// How a tracked task is labelled in its store.
-#[derive(Debug, Clone, Default)]
-pub struct Label {
-    tool: String,
-    key: Option<String>,
-    scope: Option<String>,
-}
-
-impl From<&str> for Label {
-    fn from(tool: &str) -> Label {
-        Label::tool(tool)
-    }
-}
-
-impl Label {
-    /// A task of the tool `name`.
-    pub fn tool(name: impl Into<String>) -> Label {
-        Label {
-            tool: name.into(),
-            ..Label::default()
-        }
-    }
-
-    /// The caller's own key for the task (an order number, a job id).
-    pub fn key(mut self, key: impl Into<String>) -> Label {
-        self.key = Some(key.into());
-        self
-    }
-
-    /// Whose task it is; the tracker's scope when not set.
-    pub fn scope(mut self, scope: impl Into<String>) -> Label {
-        self.scope = Some(scope.into());
-        self
-    }
-}
-
-/// What [`Tracker::call_tool`] and [`Tracker::track`] give back.
-#[derive(Debug)]
-pub enum Started {
-    /// The task is in the store under this key; its outcome will come
-    /// through [`Tracker::run`].
-    Tracked(RecordId),
-    /// The server answered at once, without a task: there is nothing to
-    /// track, and here is the answer.
-    Immediate(Task<Finished>),
-}
-
-impl Started {
-    /// The record's key, when the call became a tracked task.
-    pub fn record(&self) -> Option<RecordId> {
-        match self {
-            Started::Tracked(id) => Some(*id),
-            Started::Immediate(_) => None,
-        }
-    }
-}
-
-/// An error of [`Tracker::call_tool`], [`Tracker::track`] or
-/// [`Tracker::take`]. Like [`TaskError`](crate::TaskError), it never loses
-/// a task that exists: a handle the store could not take comes back.
-#[derive(Debug, thiserror::Error)]
-pub enum TrackError {
-    /// The call (or the read that takes a task back) failed.
-    #[error(transparent)]
-    Call(#[from] Error),
-    /// The store failed; `task` is the handle it did not take, if any.
-    #[error("{error}")]
-    Store {
-        /// What the store said.
-        #[source]
-        error: StoreError,
-        /// The task the store did not take, still live.
-        task: Option<Box<TaskState>>,
-    },
-}
-
-impl From<StoreError> for TrackError {
-    fn from(error: StoreError) -> TrackError {
-        TrackError::Store { error, task: None }
-    }
-}
-
-/// An ended task, handed to the application by [`Tracker::run`].
-///
-/// Returning `true` from the callback acknowledges it: it is never
-/// delivered again. Returning `false` (or a crash before the callback
-/// returns) delivers it again later: at least once.
-#[derive(Debug, Clone)]
-pub struct Delivery {
-    record: TaskRecord,
-    ending: Ending,
-}
-
-impl Delivery {
-    /// How the task ended.
-    pub fn ending(&self) -> &Ending {
-        &self.ending
-    }
-
-    /// The record's key.
-    pub fn id(&self) -> RecordId {
-        self.record.id
-    }
-
-    /// The whole record.
-    pub fn record(&self) -> &TaskRecord {
-        &self.record
-    }
-
-    /// The caller's own key, if the task was given one.
-    pub fn key(&self) -> Option<&str> {
-        self.record.key.as_deref()
-    }
-
-    /// The tool that was called.
-    pub fn tool(&self) -> &str {
-        &self.record.tool
-    }
-}
-
-/// What one [`Tracker::pass`] did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Pass {
-    /// Records claimed.
-    pub claimed: usize,
-    /// Tasks read (one step each).
-    pub stepped: usize,
-    /// Tasks that ended in this pass.
-    pub ended: usize,
-    /// Endings the application acknowledged.
-    pub delivered: usize,
-    /// Records this worker let go: claimed by another worker since (a stale
-    /// fencing token, or a lease that ran out), or removed.
-    pub stale: usize,
-    /// Records that could not be read (see [`StoreError::is_corrupt`]).
-    pub corrupt: usize,
-}
 
 /// Builds a [`Tracker`]: see [`Tracker::builder`].
 #[derive(Debug)]
@@ -374,14 +216,6 @@ fn default_worker() -> String {
     )
 }
 
-/// What one step of a task comes to.
-enum Step {
-    /// Still running: write this and give the record up.
-    Progress(Progress),
-    /// Ended.
-    Ended(Ending),
-}
-
 impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// A tracker over `store`, reaching servers through `connector` (a
     /// [`Client`] for one server).
@@ -559,14 +393,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
 
     /// Releases a claimed record unchanged.
     async fn give_up(&self, record: &TaskRecord, fence: Fence) {
-        let progress = Progress {
-            status: record.status,
-            status_message: record.status_message.clone(),
-            poll_interval_ms: record.poll_interval_ms,
-            failed_reads: record.failed_reads,
-            due: record.due,
-            taken: Vec::new(),
-        };
+        let progress = self.unchanged(record);
         if let Err(e) = self.inner.store.save(record.id, fence, progress).await {
             tracing::debug!(record = %record.id, "could not release a record: {e}");
         }
@@ -784,256 +611,5 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         let client = self.inner.connector.connect(server).await?;
         clients.insert(key, client.clone());
         Ok(client)
-    }
-
-    /// Takes one open task one step and writes back what it found.
-    /// `Ok(Some(record))`: the task ended and awaits delivery.
-    async fn step(&self, record: TaskRecord) -> StoreResult<Option<TaskRecord>> {
-        // Steps wait their turn for a slot: a lease may have run low since
-        // the claim. Never read a task another worker may hold.
-        let id = record.id;
-        let Some(record) = self.hold(record).await? else {
-            return Err(StoreError::stale(id));
-        };
-        let fence = record.fence().expect("a claimed record has a lease");
-        let step = match self.client_for(record.reference.server()).await {
-            Ok(client) => self.step_with(&client, &record, fence).await?,
-            Err(e) => self.failed(&record, None, &e),
-        };
-        let store = &self.inner.store;
-        match step {
-            Step::Progress(progress) => {
-                store.save(record.id, fence, progress).await?;
-                Ok(None)
-            }
-            Step::Ended(ending) => {
-                store.finish(record.id, fence, &ending).await?;
-                tracing::debug!(record = %record.id, ending = ending.name(), "a tracked task ended");
-                let mut record = record;
-                record.ending = Some(ending);
-                Ok(Some(record))
-            }
-        }
-    }
-
-    /// One step through `client`: a read, then answers or a cancel.
-    async fn step_with(
-        &self,
-        client: &Client,
-        record: &TaskRecord,
-        fence: Fence,
-    ) -> StoreResult<Step> {
-        let builder = client
-            .task()
-            .input(InputMode::Manual)
-            .maybe_request_timeout(self.inner.request_timeout);
-        let state = match builder.resume(&record.reference).await {
-            Ok(state) => state,
-            Err(e) => return Ok(self.failed(record, Some(client), &e)),
-        };
-        let task = match state {
-            TaskState::Finished(t) => return Ok(Step::Ended(t.into_outcome().into())),
-            TaskState::Pending(t) if record.cancel_requested => {
-                return Ok(self.cancel_step(client, record, t.cancel().await));
-            }
-            TaskState::InputRequired(t) if record.cancel_requested => {
-                return Ok(self.cancel_step(client, record, t.cancel().await));
-            }
-            TaskState::Pending(t) => {
-                let snapshot = t.snapshot().clone();
-                drop(t.detach());
-                return Ok(Step::Progress(self.progress(
-                    client,
-                    record,
-                    &snapshot,
-                    After::Read,
-                )));
-            }
-            TaskState::InputRequired(t) => t,
-        };
-
-        // Questions: a recorded answer is sent again; a new one is asked of
-        // the handler once, and recorded before it goes out.
-        let mut responses = InputResponses::new();
-        for (key, request) in task.requests() {
-            if let Some(answer) = record.answers.get(key) {
-                responses.insert(key.clone(), answer.response.clone());
-                continue;
-            }
-            if !client.handlers().can_answer(request) {
-                // Nobody here can answer: look again later.
-                let snapshot = task.snapshot().clone();
-                drop(task.detach());
-                return Ok(Step::Progress(self.progress(
-                    client,
-                    record,
-                    &snapshot,
-                    After::Read,
-                )));
-            }
-            // A person may take a while: hold the record meanwhile.
-            let inner = &self.inner;
-            inner
-                .store
-                .renew(record.id, fence, SystemTime::now() + inner.lease)
-                .await?;
-            match client.handlers().answer(key, request).await {
-                Ok(response) => {
-                    inner
-                        .store
-                        .record_answer(record.id, fence, key, &response)
-                        .await?;
-                    responses.insert(key.clone(), response);
-                }
-                Err(e) => {
-                    tracing::debug!(record = %record.id, "an input handler failed: {e}");
-                    let snapshot = task.snapshot().clone();
-                    drop(task.detach());
-                    return Ok(Step::Progress(self.progress(
-                        client,
-                        record,
-                        &snapshot,
-                        After::Read,
-                    )));
-                }
-            }
-        }
-        let keys: Vec<String> = responses.keys().cloned().collect();
-        match task.respond(responses).await {
-            Ok(state) => {
-                let snapshot = match &state {
-                    TaskState::Finished(_) => None,
-                    TaskState::Pending(t) => Some(t.snapshot().clone()),
-                    TaskState::InputRequired(t) => Some(t.snapshot().clone()),
-                };
-                match (state, snapshot) {
-                    (TaskState::Finished(t), _) => Ok(Step::Ended(t.into_outcome().into())),
-                    (state, Some(snapshot)) => {
-                        match state {
-                            TaskState::Pending(t) => drop(t.detach()),
-                            TaskState::InputRequired(t) => drop(t.detach()),
-                            TaskState::Finished(_) => {}
-                        }
-                        let mut progress = self.progress(client, record, &snapshot, After::Write);
-                        progress.taken = keys;
-                        Ok(Step::Progress(progress))
-                    }
-                    (_, None) => unreachable!("a live state has a snapshot"),
-                }
-            }
-            Err(e) => {
-                let (error, task) = e.into_parts();
-                drop(task.detach());
-                Ok(self.failed(record, Some(client), &error))
-            }
-        }
-    }
-
-    /// After a cancel was sent (or failed to be).
-    fn cancel_step<T: crate::task::Cancellable>(
-        &self,
-        client: &Client,
-        record: &TaskRecord,
-        sent: Result<(), crate::TaskError<Task<T>>>,
-    ) -> Step {
-        match sent {
-            Ok(()) => Step::Progress(Progress {
-                failed_reads: 0,
-                due: self.due(client, record, After::Write),
-                ..self.unchanged(record)
-            }),
-            Err(e) => {
-                let (error, task) = e.into_parts();
-                drop(task.detach());
-                self.failed(record, Some(client), &error)
-            }
-        }
-    }
-
-    fn unchanged(&self, record: &TaskRecord) -> Progress {
-        Progress {
-            status: record.status,
-            status_message: record.status_message.clone(),
-            poll_interval_ms: record.poll_interval_ms,
-            failed_reads: record.failed_reads,
-            due: record.due,
-            taken: Vec::new(),
-        }
-    }
-
-    /// The progress of a task seen as `snapshot`, next due per the schedule.
-    fn progress(
-        &self,
-        client: &Client,
-        record: &TaskRecord,
-        snapshot: &crate::task::Snapshot,
-        after: After,
-    ) -> Progress {
-        let mut seen = record.clone();
-        seen.poll_interval_ms = snapshot.poll_interval_ms;
-        Progress {
-            status: snapshot.status,
-            status_message: snapshot.status_message.clone(),
-            poll_interval_ms: snapshot.poll_interval_ms,
-            failed_reads: 0,
-            due: self.due(client, &seen, after),
-            taken: Vec::new(),
-        }
-    }
-
-    /// When `record` is next due after `after`, by the shared schedule,
-    /// and never before a pause the client's server asked for.
-    fn due(&self, client: &Client, record: &TaskRecord, after: After) -> SystemTime {
-        let seed = seed_of(record.reference.task_id().expose());
-        let delay = self.inner.rules.delay(record.poll_interval_ms, after, seed);
-        let held = client
-            .not_before()
-            .map(|at| at.saturating_duration_since(tokio::time::Instant::now()))
-            .unwrap_or_default();
-        SystemTime::now() + delay.max(held)
-    }
-
-    /// What a failed step comes to: the task ends as unreachable when the
-    /// server does not know it, or when the record names a server or an
-    /// era the client cannot reach, or after [`MAX_HARD_FAILURES`] errors
-    /// a retry does not mend; otherwise it is read again after a backoff.
-    fn failed(&self, record: &TaskRecord, client: Option<&Client>, e: &Error) -> Step {
-        if e.is_task_not_found() {
-            return Step::Ended(Ending::Unreachable {
-                reason: "the server does not know the task: it restarted, the task's \
-                         lifetime passed, or the task belonged to a session that ended"
-                    .to_owned(),
-            });
-        }
-        if e.is_builder() {
-            return Step::Ended(Ending::Unreachable {
-                reason: e.to_string(),
-            });
-        }
-        let attempt = record.failed_reads.saturating_add(1);
-        let mendable = e.is_timeout() || e.is_transport() || e.is_overloaded();
-        if !mendable && attempt >= MAX_HARD_FAILURES {
-            return Step::Ended(Ending::Unreachable {
-                reason: format!("{attempt} reads in a row failed; the last: {e}"),
-            });
-        }
-        tracing::debug!(record = %record.id, attempt, "a tracked read failed: {e}");
-        let after = After::Failure {
-            attempt,
-            overloaded: e.is_overloaded(),
-            retry_after: e.retry_after(),
-        };
-        let due = match client {
-            Some(c) => self.due(c, record, after),
-            None => {
-                let seed = seed_of(record.reference.task_id().expose());
-                SystemTime::now() + self.inner.rules.delay(record.poll_interval_ms, after, seed)
-            }
-        };
-        Step::Progress(Progress {
-            failed_reads: attempt,
-            due,
-            ..self.unchanged(record)
-        })
     }
 }

@@ -1,0 +1,165 @@
+//! What an application hands a tracker and gets back from it: the
+//! connector, a task's label, what starting one gives, its errors, the
+//! deliveries of endings and what a pass did.
+
+use super::super::{Ending, RecordId, StoreError, TaskRecord};
+use crate::task::{Finished, Task, TaskState};
+use crate::{Client, Error};
+
+/// Gives a tracker a [`Client`] for the server a record names
+/// ([`TaskRef::server`](crate::TaskRef::server), the client's
+/// [`server_id`](crate::ClientBuilder::server_id) when the task was
+/// started).
+///
+/// A [`Client`] is a connector for its own server. A tracker keeps each
+/// client it was given and asks again only when one closes.
+pub trait Connector: Send + Sync + 'static {
+    /// A client for `server`. The client's input handlers answer the
+    /// tracked tasks' questions.
+    fn connect(&self, server: Option<&str>) -> impl Future<Output = crate::Result<Client>> + Send;
+}
+
+impl Connector for Client {
+    async fn connect(&self, _server: Option<&str>) -> crate::Result<Client> {
+        Ok(self.clone())
+    }
+}
+
+/// How a tracked task is labelled in its store.
+#[derive(Debug, Clone, Default)]
+pub struct Label {
+    pub(super) tool: String,
+    pub(super) key: Option<String>,
+    pub(super) scope: Option<String>,
+}
+
+impl From<&str> for Label {
+    fn from(tool: &str) -> Label {
+        Label::tool(tool)
+    }
+}
+
+impl Label {
+    /// A task of the tool `name`.
+    pub fn tool(name: impl Into<String>) -> Label {
+        Label {
+            tool: name.into(),
+            ..Label::default()
+        }
+    }
+
+    /// The caller's own key for the task (an order number, a job id).
+    pub fn key(mut self, key: impl Into<String>) -> Label {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// Whose task it is; the tracker's scope when not set.
+    pub fn scope(mut self, scope: impl Into<String>) -> Label {
+        self.scope = Some(scope.into());
+        self
+    }
+}
+
+/// What [`Tracker::call_tool`] and [`Tracker::track`] give back.
+#[derive(Debug)]
+pub enum Started {
+    /// The task is in the store under this key; its outcome will come
+    /// through [`Tracker::run`].
+    Tracked(RecordId),
+    /// The server answered at once, without a task: there is nothing to
+    /// track, and here is the answer.
+    Immediate(Task<Finished>),
+}
+
+impl Started {
+    /// The record's key, when the call became a tracked task.
+    pub fn record(&self) -> Option<RecordId> {
+        match self {
+            Started::Tracked(id) => Some(*id),
+            Started::Immediate(_) => None,
+        }
+    }
+}
+
+/// An error of [`Tracker::call_tool`], [`Tracker::track`] or
+/// [`Tracker::take`]. Like [`TaskError`](crate::TaskError), it never loses
+/// a task that exists: a handle the store could not take comes back.
+#[derive(Debug, thiserror::Error)]
+pub enum TrackError {
+    /// The call (or the read that takes a task back) failed.
+    #[error(transparent)]
+    Call(#[from] Error),
+    /// The store failed; `task` is the handle it did not take, if any.
+    #[error("{error}")]
+    Store {
+        /// What the store said.
+        #[source]
+        error: StoreError,
+        /// The task the store did not take, still live.
+        task: Option<Box<TaskState>>,
+    },
+}
+
+impl From<StoreError> for TrackError {
+    fn from(error: StoreError) -> TrackError {
+        TrackError::Store { error, task: None }
+    }
+}
+
+/// An ended task, handed to the application by [`Tracker::run`].
+///
+/// Returning `true` from the callback acknowledges it: it is never
+/// delivered again. Returning `false` (or a crash before the callback
+/// returns) delivers it again later: at least once.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    pub(super) record: TaskRecord,
+    pub(super) ending: Ending,
+}
+
+impl Delivery {
+    /// How the task ended.
+    pub fn ending(&self) -> &Ending {
+        &self.ending
+    }
+
+    /// The record's key.
+    pub fn id(&self) -> RecordId {
+        self.record.id
+    }
+
+    /// The whole record.
+    pub fn record(&self) -> &TaskRecord {
+        &self.record
+    }
+
+    /// The caller's own key, if the task was given one.
+    pub fn key(&self) -> Option<&str> {
+        self.record.key.as_deref()
+    }
+
+    /// The tool that was called.
+    pub fn tool(&self) -> &str {
+        &self.record.tool
+    }
+}
+
+/// What one [`Tracker::pass`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Pass {
+    /// Records claimed.
+    pub claimed: usize,
+    /// Tasks read (one step each).
+    pub stepped: usize,
+    /// Tasks that ended in this pass.
+    pub ended: usize,
+    /// Endings the application acknowledged.
+    pub delivered: usize,
+    /// Records this worker let go: claimed by another worker since (a stale
+    /// fencing token, or a lease that ran out), or removed.
+    pub stale: usize,
+    /// Records that could not be read (see [`StoreError::is_corrupt`]).
+    pub corrupt: usize,
+}
