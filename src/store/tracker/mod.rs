@@ -328,7 +328,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
 
     /// Asks for a tracked task to be cancelled; the worker that next claims
     /// it (at once, if one is idle) sends `tasks/cancel`, and the task ends
-    /// [`Ending::Cancelled`] once the server says so. Works from any
+    /// [`Ending::Cancelled`](super::Ending::Cancelled) once the server says so. Works from any
     /// process that shares the store. `false` when there is no such record
     /// or its task already ended.
     pub async fn cancel(&self, id: RecordId) -> StoreResult<bool> {

@@ -61,11 +61,12 @@ impl Label {
     }
 }
 
-/// What [`Tracker::call_tool`] and [`Tracker::track`] give back.
+/// What [`Tracker::call_tool`](super::Tracker::call_tool) and
+/// [`Tracker::track`](super::Tracker::track) give back.
 #[derive(Debug)]
 pub enum Started {
     /// The task is in the store under this key; its outcome will come
-    /// through [`Tracker::run`].
+    /// through [`Tracker::run`](super::Tracker::run).
     Tracked(RecordId),
     /// The server answered at once, without a task: there is nothing to
     /// track, and here is the answer.
@@ -82,8 +83,10 @@ impl Started {
     }
 }
 
-/// An error of [`Tracker::call_tool`], [`Tracker::track`] or
-/// [`Tracker::take`]. Like [`TaskError`](crate::TaskError), it never loses
+/// An error of [`Tracker::call_tool`](super::Tracker::call_tool),
+/// [`Tracker::track`](super::Tracker::track) or
+/// [`Tracker::take`](super::Tracker::take). Like
+/// [`TaskError`](crate::TaskError), it never loses
 /// a task that exists: a handle the store could not take comes back.
 #[derive(Debug, thiserror::Error)]
 pub enum TrackError {
@@ -107,7 +110,8 @@ impl From<StoreError> for TrackError {
     }
 }
 
-/// An ended task, handed to the application by [`Tracker::run`].
+/// An ended task, handed to the application by
+/// [`Tracker::run`](super::Tracker::run).
 ///
 /// Returning `true` from the callback acknowledges it: it is never
 /// delivered again. Returning `false` (or a crash before the callback
@@ -145,7 +149,7 @@ impl Delivery {
     }
 }
 
-/// What one [`Tracker::pass`] did.
+/// What one [`Tracker::pass`](super::Tracker::pass) did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Pass {

@@ -1,0 +1,478 @@
+//! `SqliteStore`: the embedded default task store, one SQLite file. Its
+//! documentation (what the file holds, sharing, cost) is on the type.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use rusqlite::{Connection, params};
+
+use super::row;
+use super::{
+    Answer, Claim, Ending, Fence, Filter, NewTask, Progress, RecordId, RecordState, StoreError,
+    StoreResult, TaskRecord, TaskStore,
+};
+use crate::protocol::InputResponse;
+
+mod schema;
+mod sql;
+
+use schema::{create_private, prepare};
+use sql::{
+    CLAIMABLE, CLAIMABLE_ONE, COLUMNS, HELD, decode, held_answers, immediate, lease_sql,
+    pool_stopped, sql, write_held,
+};
+
+/// A task store in one SQLite file: the embedded default.
+///
+/// Clones share one connection, and its statements run on tokio's
+/// blocking pool one at a time: open one store per process and clone it.
+///
+/// ```
+/// use mcp_tasks::store::{Filter, SqliteStore, TaskStore};
+///
+/// # tokio_test_block_on(async {
+/// let dir = std::env::temp_dir().join(format!("mcp-tasks-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let store = SqliteStore::open(dir.join("tasks.db")).await?;
+/// assert!(store.list(&Filter::all()).await?.is_empty());
+/// assert_eq!(store.next_due().await?, None);
+/// # drop(store);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// # fn tokio_test_block_on<F: Future>(f: F) -> F::Output {
+/// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+/// # }
+/// ```
+///
+/// # What the file holds
+///
+/// One row per tracked task in a table `tasks`: the task's reference (the
+/// server's name, the protocol revision and **the task id in full**), the
+/// tool, the caller's key and scope, the last status, when the task is
+/// due, its lease (owner, end, fencing token), the answers given to its
+/// questions (JSON), whether a cancel was asked for, and how it ended
+/// (JSON) with whether that was delivered. A one-row table `fences` keeps
+/// the last fencing token handed out, and `PRAGMA user_version` the
+/// version of the schema, which [`open`](SqliteStore::open) brings up to
+/// date.
+///
+/// Task ids are bearer-like, so the file is a file of secrets: the store
+/// creates it readable by its owner alone (mode `0600` on Unix; SQLite
+/// gives its `-wal` and `-shm` files the same mode). Keep it, and its
+/// backups, as you would a password store.
+///
+/// # Sharing
+///
+/// Several processes on one machine may open the same file: the journal is
+/// a write-ahead log (readers never wait for the writer), and a writer
+/// waits up to [`BUSY_TIMEOUT`](SqliteStore::BUSY_TIMEOUT) for another
+/// before the store reports the database unavailable. A claim takes its
+/// records in one write transaction, so no record goes to two workers. The
+/// write-ahead log needs memory shared between the processes, so the file
+/// must be on a local disk, not a network file system; workers on many
+/// machines share a Postgres database instead (`PostgresStore`, feature
+/// `postgres`).
+///
+/// # Cost
+///
+/// A tracker's step costs its share of one claim (one `UPDATE … RETURNING`
+/// for the whole batch, and one bump of the fence counter, in one
+/// transaction) and one `UPDATE` to write back: `1 + 2/batch` statements
+/// per read. Only recording an answer, or a step that finds answers
+/// acknowledged, reads the record first.
+///
+/// # Cancel safety
+///
+/// Dropping a call's future does not stop its statement: it runs to the
+/// end on the blocking pool. A dropped claim leaves its records leased
+/// until their lease runs out.
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+#[derive(Clone)]
+pub struct SqliteStore {
+    conn: Arc<Mutex<Connection>>,
+    path: Option<Arc<Path>>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// How long a statement waits for another connection's write
+    /// transaction before the store reports the database unavailable.
+    pub const BUSY_TIMEOUT: Duration = sql::BUSY_TIMEOUT;
+
+    /// Opens the store in the file at `path`, creating the file (readable
+    /// by its owner alone) and bringing its schema up to date.
+    ///
+    /// # Errors
+    ///
+    /// - [`StoreError::is_unavailable`]: the file cannot be created or
+    ///   opened, or another process held the database longer than
+    ///   [`SqliteStore::BUSY_TIMEOUT`].
+    /// - [`StoreError::is_schema_too_new`]: a newer version of this crate
+    ///   made the database; this one will not guess at its schema.
+    pub async fn open(path: impl AsRef<Path>) -> StoreResult<SqliteStore> {
+        let path: PathBuf = path.as_ref().to_owned();
+        let opened = tokio::task::spawn_blocking(move || {
+            create_private(&path)?;
+            let conn = Connection::open(&path).map_err(|e| {
+                StoreError::unavailable(format!("cannot open {}", path.display())).with_source(e)
+            })?;
+            prepare(&conn)?;
+            Ok::<_, StoreError>((conn, path))
+        })
+        .await
+        .map_err(pool_stopped)??;
+        let (conn, path) = opened;
+        Ok(SqliteStore {
+            conn: Arc::new(Mutex::new(conn)),
+            path: Some(path.into()),
+        })
+    }
+
+    /// A store in memory, gone with the last clone: for tests and
+    /// examples that want SQLite's behaviour without a file.
+    ///
+    /// # Errors
+    ///
+    /// Only when SQLite cannot allocate the database.
+    pub fn memory() -> StoreResult<SqliteStore> {
+        let conn = Connection::open_in_memory().map_err(sql)?;
+        prepare(&conn)?;
+        Ok(SqliteStore {
+            conn: Arc::new(Mutex::new(conn)),
+            path: None,
+        })
+    }
+
+    /// Runs `f` on the connection, on the blocking pool.
+    async fn run<T, F>(&self, f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
+    {
+        let conn = Arc::clone(&self.conn);
+        tokio::task::spawn_blocking(move || {
+            let mut conn = conn.lock().unwrap_or_else(|e| e.into_inner());
+            f(&mut conn)
+        })
+        .await
+        .map_err(pool_stopped)?
+    }
+}
+
+impl TaskStore for SqliteStore {
+    async fn insert(&self, task: NewTask) -> StoreResult<RecordId> {
+        self.run(move |conn| {
+            let now = row::millis(SystemTime::now());
+            let ending = task.ending.as_ref().map(row::ending_json);
+            conn.prepare_cached(
+                "INSERT INTO tasks (task_id, server, protocol_version, tool, key, scope, \
+                 created_ms, updated_ms, status, status_message, poll_interval_ms, due_ms, \
+                 ending) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10, ?11, ?12)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    task.reference.task_id().expose(),
+                    task.reference.server(),
+                    task.reference.protocol_version(),
+                    task.tool,
+                    task.key,
+                    task.scope,
+                    now,
+                    task.status.as_str(),
+                    task.status_message,
+                    row::interval_column(task.poll_interval_ms),
+                    row::millis(task.due),
+                    ending,
+                ])
+            })
+            .map_err(sql)?;
+            Ok(RecordId(conn.last_insert_rowid()))
+        })
+        .await
+    }
+
+    async fn get(&self, id: RecordId) -> StoreResult<Option<TaskRecord>> {
+        self.run(move |conn| {
+            let mut s = conn
+                .prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE id = ?1"))
+                .map_err(sql)?;
+            let mut rows = s.query([id.0]).map_err(sql)?;
+            match rows.next().map_err(sql)? {
+                Some(r) => decode(r).map(Some),
+                None => Ok(None),
+            }
+        })
+        .await
+    }
+
+    async fn claim(&self, claim: Claim<'_>) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
+        if claim.limit == 0 {
+            return Ok(Vec::new());
+        }
+        let worker = claim.worker.to_owned();
+        let now = row::millis(claim.now);
+        let until = claim
+            .now
+            .checked_add(claim.lease)
+            .map_or(i64::MAX, row::millis);
+        let (statement, selector) = match claim.record {
+            Some(id) => (lease_sql(CLAIMABLE_ONE), id.0),
+            None => (
+                lease_sql(CLAIMABLE),
+                i64::try_from(claim.limit).unwrap_or(i64::MAX),
+            ),
+        };
+        self.run(move |conn| {
+            immediate(conn, |tx| {
+                let mut s = tx.prepare_cached(&statement).map_err(sql)?;
+                let mut rows = s
+                    .query(params![now, selector, worker, until])
+                    .map_err(sql)?;
+                let mut out = Vec::new();
+                while let Some(r) = rows.next().map_err(sql)? {
+                    let order = (
+                        r.get::<_, i64>("due_ms").unwrap_or(i64::MAX),
+                        r.get::<_, i64>("id").unwrap_or(i64::MAX),
+                    );
+                    out.push((order, decode(r)));
+                }
+                drop(rows);
+                if !out.is_empty() {
+                    tx.prepare_cached("UPDATE fences SET last = last + 1")
+                        .and_then(|mut s| s.execute([]))
+                        .map_err(sql)?;
+                }
+                // RETURNING gives the rows in no promised order.
+                out.sort_by_key(|(order, _)| *order);
+                Ok(out.into_iter().map(|(_, r)| r).collect())
+            })
+        })
+        .await
+    }
+
+    async fn renew(&self, id: RecordId, fence: Fence, until: SystemTime) -> StoreResult<()> {
+        let until = row::millis(until);
+        self.run(move |conn| {
+            write_held(
+                conn,
+                &format!("UPDATE tasks SET lease_until_ms = ?3 WHERE {HELD}"),
+                id,
+                fence,
+                &[&until],
+            )
+        })
+        .await
+    }
+
+    async fn record_answer(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        key: &str,
+        response: &InputResponse,
+    ) -> StoreResult<()> {
+        let key = key.to_owned();
+        let answer = Answer {
+            response: response.clone(),
+            taken: false,
+        };
+        self.run(move |conn| {
+            immediate(conn, |tx| {
+                let mut answers = held_answers(tx, id, fence)?;
+                answers.insert(key, answer);
+                let now = row::millis(SystemTime::now());
+                write_held(
+                    tx,
+                    &format!("UPDATE tasks SET answers = ?3, updated_ms = ?4 WHERE {HELD}"),
+                    id,
+                    fence,
+                    &[&row::answers_json(&answers), &now],
+                )
+            })
+        })
+        .await
+    }
+
+    async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
+        self.run(move |conn| {
+            let now = row::millis(SystemTime::now());
+            let status = progress.status.as_str();
+            let interval = row::interval_column(progress.poll_interval_ms);
+            let failed = i64::from(progress.failed_reads);
+            let due = row::millis(progress.due);
+            if progress.taken.is_empty() {
+                return write_held(
+                    conn,
+                    &format!(
+                        "UPDATE tasks SET status = ?3, status_message = ?4, \
+                         poll_interval_ms = ?5, failed_reads = ?6, due_ms = ?7, \
+                         updated_ms = ?8, lease_until_ms = 0 WHERE {HELD}"
+                    ),
+                    id,
+                    fence,
+                    &[
+                        &status,
+                        &progress.status_message,
+                        &interval,
+                        &failed,
+                        &due,
+                        &now,
+                    ],
+                );
+            }
+            immediate(conn, |tx| {
+                let mut answers = held_answers(tx, id, fence)?;
+                for key in &progress.taken {
+                    if let Some(a) = answers.get_mut(key) {
+                        a.taken = true;
+                    }
+                }
+                write_held(
+                    tx,
+                    &format!(
+                        "UPDATE tasks SET status = ?3, status_message = ?4, \
+                         poll_interval_ms = ?5, failed_reads = ?6, due_ms = ?7, \
+                         updated_ms = ?8, lease_until_ms = 0, answers = ?9 WHERE {HELD}"
+                    ),
+                    id,
+                    fence,
+                    &[
+                        &status,
+                        &progress.status_message,
+                        &interval,
+                        &failed,
+                        &due,
+                        &now,
+                        &row::answers_json(&answers),
+                    ],
+                )
+            })
+        })
+        .await
+    }
+
+    async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {
+        let ending = row::ending_json(ending);
+        self.run(move |conn| {
+            let now = row::millis(SystemTime::now());
+            write_held(
+                conn,
+                &format!("UPDATE tasks SET ending = ?3, updated_ms = ?4 WHERE {HELD}"),
+                id,
+                fence,
+                &[&ending, &now],
+            )
+        })
+        .await
+    }
+
+    async fn acknowledge(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
+        self.run(move |conn| {
+            let now = row::millis(SystemTime::now());
+            write_held(
+                conn,
+                &format!(
+                    "UPDATE tasks SET delivered = 1, updated_ms = ?3, lease_until_ms = 0 \
+                     WHERE {HELD}"
+                ),
+                id,
+                fence,
+                &[&now],
+            )
+        })
+        .await
+    }
+
+    async fn request_cancel(&self, id: RecordId, now: SystemTime) -> StoreResult<bool> {
+        let now = row::millis(now);
+        self.run(move |conn| {
+            let changed = conn
+                .prepare_cached(
+                    "UPDATE tasks SET cancel_requested = 1, due_ms = min(due_ms, ?2), \
+                     updated_ms = ?2 WHERE id = ?1 AND ending IS NULL",
+                )
+                .and_then(|mut s| s.execute(params![id.0, now]))
+                .map_err(sql)?;
+            Ok(changed > 0)
+        })
+        .await
+    }
+
+    async fn remove(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
+        self.run(move |conn| {
+            write_held(
+                conn,
+                &format!("DELETE FROM tasks WHERE {HELD}"),
+                id,
+                fence,
+                &[],
+            )
+        })
+        .await
+    }
+
+    async fn list(&self, filter: &Filter) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
+        let scope = filter.scope.clone();
+        // Spelled out, so that a scope reads its index.
+        let by_scope = if scope.is_some() {
+            "scope = ?1"
+        } else {
+            "?1 IS NULL"
+        };
+        let state = match filter.state {
+            None => "1",
+            Some(RecordState::Open) => "ending IS NULL",
+            Some(RecordState::Undelivered) => "ending IS NOT NULL AND delivered = 0",
+            Some(RecordState::Delivered) => "ending IS NOT NULL AND delivered <> 0",
+        };
+        // A negative limit is none.
+        let limit = filter
+            .limit
+            .map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+        self.run(move |conn| {
+            let mut s = conn
+                .prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM tasks WHERE {by_scope} AND {state} \
+                     ORDER BY id LIMIT ?2"
+                ))
+                .map_err(sql)?;
+            let mut rows = s.query(params![scope, limit]).map_err(sql)?;
+            let mut out = Vec::new();
+            while let Some(r) = rows.next().map_err(sql)? {
+                out.push(decode(r));
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn next_due(&self) -> StoreResult<Option<SystemTime>> {
+        self.run(|conn| {
+            let ms: Option<i64> = conn
+                .prepare_cached(
+                    "SELECT min(at) FROM (
+                        SELECT max(lease_until_ms, due_ms) AS at FROM tasks
+                        WHERE ending IS NULL
+                        UNION ALL
+                        SELECT lease_until_ms FROM tasks
+                        WHERE ending IS NOT NULL AND delivered = 0)",
+                )
+                .and_then(|mut s| s.query_row([], |r| r.get(0)))
+                .map_err(sql)?;
+            Ok(ms.map(row::time))
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,204 @@
+//! The SQLite store's statements and rows: the columns of a record, how a
+//! row is read back (strictly), how errors map to [`StoreError`], and the
+//! fenced writes every held record goes through.
+
+use std::time::Duration;
+
+use rusqlite::types::FromSql;
+use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, TransactionBehavior};
+
+use super::super::row;
+use super::super::{Answer, Fence, Lease, RecordId, StoreError, StoreResult, TaskRecord};
+
+/// How long a statement waits for another connection's write transaction
+/// (`SqliteStore::BUSY_TIMEOUT`).
+pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The columns of a record, in the order [`decode`] reads them.
+pub(super) const COLUMNS: &str = "id, task_id, server, protocol_version, tool, key, scope, \
+    created_ms, updated_ms, status, status_message, poll_interval_ms, due_ms, failed_reads, \
+    lease_owner, lease_until_ms, fence, answers, cancel_requested, ending, delivered";
+
+/// The error of a failed statement.
+pub(super) fn sql(e: rusqlite::Error) -> StoreError {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::DiskFull) => StoreError::full().with_source(e),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+            StoreError::unavailable(format!(
+                "another connection held the database for over {:?}",
+                BUSY_TIMEOUT
+            ))
+            .with_source(e)
+        }
+        Some(
+            ErrorCode::CannotOpen
+            | ErrorCode::SystemIoFailure
+            | ErrorCode::PermissionDenied
+            | ErrorCode::ReadOnly
+            | ErrorCode::NoLargeFileSupport,
+        ) => StoreError::unavailable("the database file cannot be read or written").with_source(e),
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => {
+            StoreError::other("the file is damaged or not a SQLite database").with_source(e)
+        }
+        _ => StoreError::other("an SQLite statement failed").with_source(e),
+    }
+}
+
+/// The error of a call whose blocking task never ran to the end (the
+/// runtime is shutting down, or the statement panicked).
+pub(super) fn pool_stopped(e: tokio::task::JoinError) -> StoreError {
+    StoreError::unavailable("the blocking pool did not run the statement").with_source(e)
+}
+
+/// Column `index` of a row of record `id`; a value of the wrong type is a
+/// corrupt record.
+pub(super) fn column<T: FromSql>(row: &Row<'_>, index: usize, id: RecordId) -> StoreResult<T> {
+    row.get(index).map_err(|e| {
+        let name = COLUMNS.split(", ").nth(index).unwrap_or("?").trim();
+        StoreError::corrupt(Some(id), format!("column {name} holds a bad value")).with_source(e)
+    })
+}
+
+/// A record from a row of [`COLUMNS`], strictly.
+pub(super) fn decode(row: &Row<'_>) -> StoreResult<TaskRecord> {
+    let id =
+        RecordId(row.get(0).map_err(|e| {
+            StoreError::corrupt(None, "a record without an integer id").with_source(e)
+        })?);
+    let reference = row::reference(
+        id,
+        column(row, 1, id)?,
+        column(row, 2, id)?,
+        column(row, 3, id)?,
+    )?;
+    let lease = column::<Option<String>>(row, 14, id)?
+        .map(|owner| {
+            Ok::<_, StoreError>(Lease {
+                owner,
+                until: row::time(column(row, 15, id)?),
+                fence: Fence(column(row, 16, id)?),
+            })
+        })
+        .transpose()?;
+    Ok(TaskRecord {
+        id,
+        reference,
+        tool: column(row, 4, id)?,
+        key: column(row, 5, id)?,
+        scope: column(row, 6, id)?,
+        created: row::time(column(row, 7, id)?),
+        updated: row::time(column(row, 8, id)?),
+        status: row::status(id, &column::<String>(row, 9, id)?)?,
+        status_message: column(row, 10, id)?,
+        poll_interval_ms: row::interval(id, column(row, 11, id)?)?,
+        due: row::time(column(row, 12, id)?),
+        failed_reads: row::count(id, "failed_reads", column(row, 13, id)?)?,
+        lease,
+        answers: row::answers(id, &column::<String>(row, 17, id)?)?,
+        cancel_requested: column(row, 18, id)?,
+        ending: row::ending(id, column::<Option<String>>(row, 19, id)?.as_deref())?,
+        delivered: column(row, 20, id)?,
+    })
+}
+
+/// Why a write under `fence` changed no row: a second look, taken only
+/// when the write failed.
+pub(super) fn refused(conn: &Connection, id: RecordId) -> StoreError {
+    let exists = conn
+        .query_row("SELECT 1 FROM tasks WHERE id = ?1", [id.0], |_| Ok(()))
+        .optional();
+    match exists {
+        Ok(Some(())) => StoreError::stale(id),
+        Ok(None) => StoreError::not_found(id),
+        Err(e) => sql(e),
+    }
+}
+
+/// Runs `statement`, a write of record `id` under `fence` (parameters
+/// `?1` and `?2`, then `rest`), and tells a refusal apart.
+pub(super) fn write_held(
+    conn: &Connection,
+    statement: &str,
+    id: RecordId,
+    fence: Fence,
+    rest: &[&dyn rusqlite::ToSql],
+) -> StoreResult<()> {
+    let mut params: Vec<&dyn rusqlite::ToSql> = vec![&id.0, &fence.0];
+    params.extend_from_slice(rest);
+    let changed = conn
+        .prepare_cached(statement)
+        .and_then(|mut s| s.execute(params.as_slice()))
+        .map_err(sql)?;
+    if changed == 0 {
+        return Err(refused(conn, id));
+    }
+    Ok(())
+}
+
+/// The `WHERE` clause of a write under a lease: the record `?1`, claimed
+/// last under the fence `?2`.
+pub(super) const HELD: &str = "id = ?1 AND fence = ?2 AND lease_owner IS NOT NULL";
+
+/// The answers of record `id` held under `fence`, read inside the caller's
+/// transaction.
+pub(super) fn held_answers(
+    conn: &Connection,
+    id: RecordId,
+    fence: Fence,
+) -> StoreResult<std::collections::BTreeMap<String, Answer>> {
+    let found: Option<(String, i64, bool)> = conn
+        .prepare_cached("SELECT answers, fence, lease_owner IS NOT NULL FROM tasks WHERE id = ?1")
+        .and_then(|mut s| {
+            s.query_row([id.0], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .optional()
+        })
+        .map_err(sql)?;
+    match found {
+        None => Err(StoreError::not_found(id)),
+        Some((_, f, held)) if f != fence.0 || !held => Err(StoreError::stale(id)),
+        Some((json, ..)) => row::answers(id, &json),
+    }
+}
+
+/// Runs `f` in a write transaction, committed when it succeeds.
+pub(super) fn immediate<T>(
+    conn: &mut Connection,
+    f: impl FnOnce(&Connection) -> StoreResult<T>,
+) -> StoreResult<T> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(sql)?;
+    let out = f(&tx)?;
+    tx.commit().map_err(sql)?;
+    Ok(out)
+}
+
+/// The records a claim without `record` takes: open and due, or ended and
+/// undelivered, with no live lease (`?1`: now), oldest due first, at most
+/// `?2`. Each half reads its own partial index.
+pub(super) const CLAIMABLE: &str = "SELECT id FROM (
+        SELECT id, due_ms FROM (
+            SELECT id, due_ms FROM tasks
+            WHERE ending IS NULL AND due_ms <= ?1 AND lease_until_ms <= ?1
+            ORDER BY due_ms, id LIMIT ?2)
+        UNION ALL
+        SELECT id, due_ms FROM (
+            SELECT id, due_ms FROM tasks
+            WHERE ending IS NOT NULL AND delivered = 0 AND lease_until_ms <= ?1
+            ORDER BY due_ms, id LIMIT ?2)
+    ) ORDER BY due_ms, id LIMIT ?2";
+
+/// Leases the records selected by `which` (parameters `?1`: now, `?2`:
+/// limit or record) to `?3` until `?4`, under the next fence.
+pub(super) fn lease_sql(which: &str) -> String {
+    format!(
+        "UPDATE tasks SET lease_owner = ?3, lease_until_ms = ?4, \
+         fence = (SELECT last + 1 FROM fences) \
+         WHERE id IN ({which}) RETURNING {COLUMNS}"
+    )
+}
+
+/// The claim of one record, due or not (`?2`), when it is free at `?1` and
+/// open or undelivered.
+pub(super) const CLAIMABLE_ONE: &str = "SELECT id FROM tasks WHERE id = ?2 AND lease_until_ms <= ?1 \
+    AND (ending IS NULL OR delivered = 0)";

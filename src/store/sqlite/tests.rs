@@ -1,0 +1,280 @@
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, SystemTime};
+
+use super::*;
+use crate::protocol::{ElicitResult, TaskId, TaskStatus};
+use crate::task::TaskRef;
+
+/// A directory of the test's own under the system's temp dir, removed
+/// when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!(
+            "mcp-tasks-sqlite-{name}-{}-{n}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn db(&self) -> PathBuf {
+        self.0.join("tasks.db")
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn t(secs: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_900_000_000 + secs)
+}
+
+fn task(n: u64, due: SystemTime) -> NewTask {
+    NewTask {
+        reference: TaskRef::new(TaskId::new(format!("task-{n}-secret")), Some("srv".into()))
+            .with_protocol_version("2026-07-28"),
+        tool: "export".into(),
+        key: Some(format!("key-{n}")),
+        scope: "tenant".into(),
+        status: TaskStatus::Working,
+        status_message: None,
+        poll_interval_ms: Some(1_000),
+        due,
+        ending: None,
+    }
+}
+
+fn claim(worker: &str, limit: usize, now: SystemTime) -> Claim<'_> {
+    Claim {
+        worker,
+        limit,
+        now,
+        lease: Duration::from_secs(30),
+        record: None,
+    }
+}
+
+/// Runs raw SQL on the store's connection, as a person (or a bug) might.
+fn raw(store: &SqliteStore, statements: &str) {
+    let conn = store.conn.lock().unwrap();
+    conn.execute_batch(statements).unwrap();
+}
+
+#[tokio::test]
+async fn a_file_store_keeps_the_contract() {
+    let dir = Scratch::new("contract");
+    let store = SqliteStore::open(dir.db()).await.unwrap();
+    crate::store::tests::contract(&store).await;
+}
+
+#[tokio::test]
+async fn a_memory_database_keeps_the_contract() {
+    crate::store::tests::contract(&SqliteStore::memory().unwrap()).await;
+}
+
+#[tokio::test]
+async fn the_file_is_private_and_logged_ahead() {
+    let dir = Scratch::new("private");
+    let store = SqliteStore::open(dir.db()).await.unwrap();
+    let mode: String = store
+        .conn
+        .lock()
+        .unwrap()
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.db()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "readable by its owner alone: {mode:o}");
+    }
+    assert!(!format!("{store:?}").contains("secret"));
+}
+
+#[tokio::test]
+async fn records_survive_closing_and_reopening_the_file() {
+    let dir = Scratch::new("reopen");
+    let store = SqliteStore::open(dir.db()).await.unwrap();
+    let id = store.insert(task(1, t(0))).await.unwrap();
+    let first = store.claim(claim("w1", 1, t(0))).await.unwrap().remove(0);
+    let fence = first.unwrap().fence().unwrap();
+    let yes: InputResponse = ElicitResult::accept(serde_json::json!({"ok": true})).into();
+    store
+        .record_answer(id, fence, "confirm", &yes)
+        .await
+        .unwrap();
+    let mut progress = Progress {
+        status: TaskStatus::InputRequired,
+        status_message: Some("waiting".into()),
+        poll_interval_ms: Some(2_000),
+        failed_reads: 1,
+        due: t(60),
+        taken: vec!["confirm".into()],
+    };
+    store.save(id, fence, progress.clone()).await.unwrap();
+    let before = store.get(id).await.unwrap().unwrap();
+    drop(store);
+
+    let store = SqliteStore::open(dir.db()).await.unwrap();
+    let after = store.get(id).await.unwrap().expect("the record survives");
+    assert_eq!(after, before);
+    assert!(after.answers["confirm"].taken);
+    // Fences keep growing across the restart.
+    let again = store.claim(claim("w2", 1, t(60))).await.unwrap().remove(0);
+    let again = again.unwrap().fence().unwrap();
+    assert!(again > fence, "{again:?} after {fence:?}");
+    progress.due = t(120);
+    let stale = store.save(id, fence, progress).await.unwrap_err();
+    assert!(stale.is_stale(), "{stale}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_connections_never_claim_the_same_record() {
+    let dir = Scratch::new("two");
+    let a = SqliteStore::open(dir.db()).await.unwrap();
+    let b = SqliteStore::open(dir.db()).await.unwrap();
+    for n in 0..200 {
+        a.insert(task(n, t(n % 7))).await.unwrap();
+    }
+    let mut claims = tokio::task::JoinSet::new();
+    for w in 0..40 {
+        let store = if w % 2 == 0 { a.clone() } else { b.clone() };
+        claims.spawn(async move {
+            let worker = format!("w{w}");
+            let got = store.claim(claim(&worker, 7, t(10))).await.unwrap();
+            let ids: Vec<RecordId> = got.into_iter().map(|r| r.unwrap().id).collect();
+            (worker, ids)
+        });
+    }
+    let mut seen = BTreeSet::new();
+    while let Some(joined) = claims.join_next().await {
+        let (worker, ids) = joined.unwrap();
+        for id in ids {
+            assert!(seen.insert(id), "record {id} claimed twice");
+            let held = b.get(id).await.unwrap().unwrap().lease.unwrap();
+            assert_eq!(held.owner, worker);
+        }
+    }
+    assert_eq!(seen.len(), 200, "every due record, once");
+}
+
+#[tokio::test]
+async fn corrupt_rows_are_errors_in_their_place() {
+    let dir = Scratch::new("corrupt");
+    let store = SqliteStore::open(dir.db()).await.unwrap();
+    let mut ids = Vec::new();
+    for n in 0..6 {
+        ids.push(store.insert(task(n, t(n))).await.unwrap());
+    }
+    let damage = [
+        "answers = '{not json'",
+        "ending = '{\"ending\": \"exploded\"}'",
+        "status = 'sleeping'",
+        "protocol_version = '1999-01-01'",
+        "failed_reads = 'many'",
+    ];
+    for (id, set) in ids[1..].iter().zip(damage) {
+        raw(
+            &store,
+            &format!("UPDATE tasks SET {set} WHERE id = {}", id.0),
+        );
+    }
+
+    let check = |got: Vec<StoreResult<TaskRecord>>, what: &str| {
+        assert_eq!(got.len(), ids.len(), "{what}: every row, in its place");
+        assert_eq!(got[0].as_ref().unwrap().id, ids[0], "{what}");
+        for (r, id) in got[1..].iter().zip(&ids[1..]) {
+            let e = r.as_ref().unwrap_err();
+            assert!(e.is_corrupt(), "{what}: {e}");
+            assert_eq!(e.record(), Some(*id), "{what}");
+        }
+    };
+    check(store.list(&Filter::all()).await.unwrap(), "list");
+    check(store.claim(claim("w", 10, t(100))).await.unwrap(), "claim");
+    for id in &ids[1..] {
+        assert!(store.get(*id).await.unwrap_err().is_corrupt());
+    }
+    // A corrupt record stays leased like the others: not claimed again
+    // before its lease runs out.
+    assert!(
+        store
+            .claim(claim("w", 10, t(100)))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn a_schema_newer_than_the_code_is_refused() {
+    let dir = Scratch::new("newer");
+    let store = SqliteStore::open(dir.db()).await.unwrap();
+    raw(&store, "PRAGMA user_version = 999");
+    drop(store);
+    let e = SqliteStore::open(dir.db()).await.unwrap_err();
+    assert!(e.is_schema_too_new(), "{e}");
+    assert!(e.to_string().contains("999"), "{e}");
+}
+
+#[tokio::test]
+async fn a_file_that_cannot_be_opened_is_unavailable() {
+    let dir = Scratch::new("missing");
+    let e = SqliteStore::open(dir.0.join("no-such-dir").join("tasks.db"))
+        .await
+        .unwrap_err();
+    assert!(e.is_unavailable(), "{e}");
+
+    std::fs::write(dir.db(), vec![0x42; 8192]).unwrap();
+    let e = SqliteStore::open(dir.db()).await.unwrap_err();
+    assert!(!e.is_schema_too_new() && !e.is_unavailable(), "{e}");
+}
+
+#[tokio::test]
+async fn a_full_disk_refuses_the_write_and_keeps_the_rest() {
+    let dir = Scratch::new("full");
+    let store = SqliteStore::open(dir.db()).await.unwrap();
+    let mut kept = Vec::new();
+    for n in 0..3 {
+        kept.push(store.insert(task(n, t(0))).await.unwrap());
+    }
+    // The disk fills up: SQLite may grow the file by two pages at most.
+    let pages: i64 = {
+        let conn = store.conn.lock().unwrap();
+        conn.query_row("PRAGMA page_count", [], |r| r.get(0))
+            .unwrap()
+    };
+    raw(&store, &format!("PRAGMA max_page_count = {}", pages + 2));
+    let mut big = task(99, t(0));
+    big.status_message = Some("x".repeat(3_000));
+    let mut refused = None;
+    for _ in 0..50 {
+        match store.insert(big.clone()).await {
+            Ok(id) => kept.push(id),
+            Err(e) => {
+                refused = Some(e);
+                break;
+            }
+        }
+    }
+    let e = refused.expect("the disk fills up");
+    assert!(e.is_full() && e.is_unavailable(), "{e}");
+    for id in &kept {
+        assert!(store.get(*id).await.unwrap().is_some(), "record {id} kept");
+    }
+    assert_eq!(store.list(&Filter::all()).await.unwrap().len(), kept.len());
+
+    // Room again: the store goes on.
+    raw(&store, "PRAGMA max_page_count = 1000000");
+    store.insert(big).await.unwrap();
+}
