@@ -4,6 +4,7 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
+use anyhow::bail;
 use clap::{Args, Parser, Subcommand};
 use mcp_tasks::Client;
 use serde_json::{Value, json};
@@ -11,6 +12,8 @@ use tokio::sync::mpsc;
 
 mod arguments;
 mod ask;
+mod config;
+mod login;
 mod records;
 mod reference;
 mod report;
@@ -24,7 +27,7 @@ use mcp_tasks::TaskRef;
 use mcp_tasks::store::RecordId;
 use records::Records;
 use report::{Report, Style};
-use server::ServerArgs;
+use server::{ConfigArgs, ServerArgs};
 use watch::Watch;
 
 /// Call tools on any MCP server, watch long-running ones as tasks, answer
@@ -34,10 +37,15 @@ use watch::Watch;
     name = "mcp-tasks",
     version,
     after_help = "\
-Every command names its server the same way: --url URL, or a command after `--`.
+Every command names its server the same way: --url URL, a command after `--`, or a server of \
+a config file with --server NAME (`tools @NAME` and `call @NAME TOOL` for short; see \
+`mcp-tasks servers`).
 
 Examples:
   mcp-tasks tools -- mcp-tasks-demo
+  mcp-tasks servers
+  mcp-tasks call @github search_issues query=bug
+  mcp-tasks login github
   mcp-tasks call export table=orders -- mcp-tasks-demo
   mcp-tasks call echo '{\"message\": \"hi\"}' -- npx -y @modelcontextprotocol/server-everything stdio
   mcp-tasks call export --detach --url https://mcp.example.com/mcp
@@ -52,7 +60,7 @@ a token). `status`, `wait` and `cancel` take a task's short name from `mcp-tasks
 as its reference.
 
 Exit status: 0 completed, 1 the tool or task failed, 2 usage or connection error, \
-130 cancelled with Ctrl-C."
+5 the server refused to authorize (sign in with `mcp-tasks login`), 130 cancelled with Ctrl-C."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -63,6 +71,9 @@ struct Cli {
 enum Command {
     /// Show the server (name, protocol version, whether it runs tasks) and its tools.
     Tools {
+        /// A server of a config file (the same as --server NAME).
+        #[arg(value_name = "@NAME")]
+        at: Option<String>,
         /// Print the listing as one JSON object.
         #[arg(long)]
         json: bool,
@@ -71,6 +82,9 @@ enum Command {
     },
     /// Call a tool, following it to its result if it becomes a task.
     #[command(after_help = "\
+`mcp-tasks call @NAME TOOL ARGS` calls TOOL on the server NAME of a config file (a tool's \
+name never starts with @; --server NAME says the same).
+
 ARGS is one JSON object ('{\"table\": \"orders\"}') or key=value pairs, typed by the tool's \
 input schema (integer, number, boolean; JSON for objects and arrays; a string otherwise). \
 key:=JSON gives a value as JSON whatever the schema says.
@@ -109,6 +123,53 @@ token of MCP_BEARER_TOKEN, if set). A task that asks a question is left for \
     Wait(RefArgs),
     /// Cancel a task and wait for it to end, by its short name or its reference.
     Cancel(RefArgs),
+    /// List the servers of the config files: name, kind, command or URL
+    /// (secrets redacted), and the file each comes from.
+    #[command(after_help = "\
+Read: --config FILE alone, else the first of these to define each name: ./.vscode/mcp.json, \
+./.cursor/mcp.json, ./.mcp.json, $XDG_CONFIG_HOME/mcp-tasks/servers.json, Claude Desktop's \
+claude_desktop_config.json, ~/.cursor/mcp.json. Both forms are read: {\"mcpServers\": {NAME: \
+{\"command\", \"args\", \"env\"} or {\"url\", \"headers\"}}} and VS Code's {\"servers\": {NAME: \
+{\"type\", \"command\", \"args\", \"env\", \"envFile\", \"url\", \"headers\"}}}. Values may hold \
+${VAR} or ${env:VAR} (expanded when the server is used; a variable that is not set is an \
+error), ${workspaceFolder} and ${userHome}; VS Code's ${input:ID} is refused. A per-server \
+bound on each request: \"timeout\" in milliseconds (1000 or more) or with a unit (\"90s\", \
+\"2m\", \"500ms\"), or \"timeoutMs\", or \"timeoutSeconds\" (default 60 s).")]
+    Servers {
+        /// Print one JSON object per line (name, kind, command or url,
+        /// args, env and header names, timeoutMs, file).
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+    /// Sign in to a server that asks for it (OAuth in the browser), and
+    /// keep its tokens for later commands.
+    #[command(after_help = "\
+The authorization URL is printed; open it in a browser (--open does). The browser comes back \
+to 127.0.0.1 on a port of the moment. The tokens are kept in \
+$XDG_CONFIG_HOME/mcp-tasks/tokens/ (else ~/.config/mcp-tasks/tokens/), one file per server, \
+readable by you alone; later commands against the server use them and refresh them. Without \
+a login, a command against a server that asks to sign in starts one itself, unless \
+--no-login (or MCP_TASKS_NO_LOGIN=1) is given: it then fails with exit status 5.")]
+    Login {
+        /// The server: a name of a config file (NAME or @NAME), or a URL.
+        #[arg(value_name = "SERVER")]
+        server: String,
+        /// Open the authorization URL in the browser as well.
+        #[arg(long)]
+        open: bool,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+    /// Forget the tokens kept for a server.
+    Logout {
+        /// The server: a name of a config file (NAME or @NAME), or a URL.
+        #[arg(value_name = "SERVER")]
+        server: String,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -173,6 +234,15 @@ impl Failure {
             message: message.into(),
         }
     }
+
+    /// Exit status 5: the server refused to authorize, and no sign-in
+    /// could (or was allowed to) fix it.
+    pub fn auth(message: impl Into<String>) -> Self {
+        Failure {
+            code: exit::AUTH,
+            message: message.into(),
+        }
+    }
 }
 
 impl std::fmt::Display for Failure {
@@ -192,6 +262,9 @@ pub mod exit {
     pub const FAILED: u8 = 1;
     /// The command line was wrong, or the server could not be reached.
     pub const USAGE: u8 = 2;
+    /// The server refused to authorize: no stored token worked, and the
+    /// sign-in failed or `--no-login` forbade it.
+    pub const AUTH: u8 = 5;
     /// The person pressed Ctrl-C.
     pub const INTERRUPTED: u8 = 130;
 }
@@ -224,7 +297,11 @@ fn main() -> ExitCode {
         }
     };
     let json = match &cli.command {
-        Command::Tools { json, .. } | Command::List { json } | Command::Watch { json } => *json,
+        Command::Tools { json, .. }
+        | Command::List { json }
+        | Command::Watch { json }
+        | Command::Servers { json, .. } => *json,
+        Command::Login { .. } | Command::Logout { .. } => false,
         Command::Call(c) => c.output.json,
         Command::Status(r) | Command::Wait(r) | Command::Cancel(r) => r.output.json,
     };
@@ -280,10 +357,42 @@ fn style(json: bool) -> (Style, bool) {
 
 async fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
-        Command::Tools { json, server } => tools(&server, json).await,
+        Command::Tools {
+            at,
+            json,
+            mut server,
+        } => {
+            let at = match at.as_deref().map(|a| a.strip_prefix('@')) {
+                None => None,
+                Some(Some(name)) if !name.is_empty() => Some(name),
+                Some(_) => bail!(Failure::usage(
+                    "`tools` takes a server as @NAME (or --server NAME)"
+                )),
+            };
+            server.resolve(at)?;
+            tools(&server, json).await
+        }
         Command::List { json } => list(json).await,
         Command::Watch { json } => watch_all::watch_all(json).await,
-        Command::Call(args) => {
+        Command::Servers { json, config } => servers(config.config.as_deref(), json),
+        Command::Login {
+            server,
+            open,
+            config,
+        } => login::login(&server, config.config.as_deref(), open).await,
+        Command::Logout { server, config } => login::logout(&server, config.config.as_deref()),
+        Command::Call(mut args) => {
+            if let Some(name) = args.tool.strip_prefix('@').map(str::to_owned) {
+                if args.arguments.is_empty() {
+                    bail!(Failure::usage(format!(
+                        "name the tool to call after @{name}"
+                    )));
+                }
+                args.tool = args.arguments.remove(0);
+                args.server.resolve(Some(&name))?;
+            } else {
+                args.server.resolve(None)?;
+            }
             let (mut watch, client) = Watch::start(&args.server, args.output.json).await?;
             let outcome = watch
                 .call(&client, &args.tool, &args.arguments, args.detach)
@@ -340,7 +449,8 @@ enum Action {
 /// `status`, `wait` and `cancel`: the task by its short name (its server
 /// from the task list unless the command line names one) or by its
 /// reference; what the command saw is written back to the task list.
-async fn on_task(args: RefArgs, action: Action) -> anyhow::Result<u8> {
+async fn on_task(mut args: RefArgs, action: Action) -> anyhow::Result<u8> {
+    args.server.resolve(None)?;
     let (task, server, kept) = match records::parse_name(&args.reference) {
         Some(name) => {
             let records = Records::open().await?;
@@ -386,6 +496,63 @@ async fn named(task: &TaskRef) -> Option<(Records, RecordId)> {
     };
     let name = records.name_of(task).await?;
     Some((records, name))
+}
+
+/// `mcp-tasks servers`.
+fn servers(file: Option<&std::path::Path>, json: bool) -> anyhow::Result<u8> {
+    let catalog = config::Catalog::load(file)?;
+    for problem in &catalog.problems {
+        eprintln!("mcp-tasks: {problem}");
+    }
+    if json {
+        for server in catalog.servers.values() {
+            let mut line = json!({
+                "name": server.name,
+                "kind": server.kind_name(),
+                "file": server.source.display().to_string(),
+                "timeoutMs": server.timeout.map(|t| t.as_millis() as u64),
+            });
+            match &server.kind {
+                config::Kind::Stdio { env, .. } => {
+                    line["command"] = json!(server.redacted_command());
+                    line["env"] = json!(env.iter().map(|(k, _)| k).collect::<Vec<_>>());
+                }
+                config::Kind::Http { url, headers, .. } => {
+                    line["url"] = json!(config::redact_url(url));
+                    line["headers"] = json!(headers.iter().map(|(k, _)| k).collect::<Vec<_>>());
+                }
+            }
+            println!("{line}");
+        }
+        return Ok(exit::OK);
+    }
+    if catalog.servers.is_empty() {
+        let files: Vec<String> = catalog
+            .searched
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
+        eprintln!("no servers in {}", files.join(", "));
+        return Ok(exit::OK);
+    }
+    let width = catalog
+        .servers
+        .keys()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    println!("{:<width$}  {:<5}  SERVER", "NAME", "KIND");
+    for server in catalog.servers.values() {
+        println!(
+            "{:<width$}  {:<5}  {}",
+            server.name,
+            server.kind_name(),
+            server.redacted()
+        );
+        println!("{:<width$}         from {}", "", server.source.display());
+    }
+    Ok(exit::OK)
 }
 
 /// `mcp-tasks list`.

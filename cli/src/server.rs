@@ -1,19 +1,21 @@
 //! How every command names its server: `--url URL` (with `--header` and
-//! `--bearer`), or a command to run after `--`; for a task named by its
-//! short local name, the server recorded with it when the command line
-//! names none.
+//! `--bearer`), a command to run after `--`, or a server of a config file
+//! (`--server NAME` or `@NAME`); for a task named by its short local name,
+//! the server recorded with it when the command line names none.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use clap::builder::FalseyValueParser;
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::ListRootsResult;
 use mcp_tasks::transport::{Http, Stderr, Stdio};
 use mcp_tasks::{Client, Error};
 
 use crate::Failure;
+use crate::config::{Catalog, ResolvedKind};
 use crate::records::Endpoint;
 use crate::report::{Report, Style};
 
@@ -50,9 +52,103 @@ pub struct ServerArgs {
     /// stdout: everything after `--` (its stderr shows through).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
+
+    /// A server defined in a config file (`tools @NAME` and
+    /// `call @NAME TOOL` say the same).
+    #[arg(long = "server", value_name = "NAME", conflicts_with_all = ["url", "command"])]
+    server: Option<String>,
+
+    #[command(flatten)]
+    config: ConfigArgs,
+
+    /// A variable of a child server's environment (repeatable; over those
+    /// of its config entry).
+    #[arg(short = 'e', long = "env", value_name = "KEY=VALUE")]
+    env: Vec<String>,
+
+    /// Fail with exit status 5 instead of starting a sign-in when no
+    /// stored token works (for scripts).
+    #[arg(long, env = "MCP_TASKS_NO_LOGIN", value_parser = FalseyValueParser::new())]
+    no_login: bool,
+
+    /// The configured server's name, once resolved.
+    #[arg(skip)]
+    name: Option<String>,
+
+    /// The configured server's environment (expanded).
+    #[arg(skip)]
+    child_env: Vec<(String, String)>,
+
+    /// The configured server's bound on each request.
+    #[arg(skip)]
+    timeout: Option<Duration>,
+}
+
+/// Where servers are defined.
+#[derive(Debug, Default, Args)]
+pub struct ConfigArgs {
+    /// The config file to read servers from, in the `mcpServers` form
+    /// (Claude Desktop, Cursor) or VS Code's `servers` form (default: the
+    /// first of ./.vscode/mcp.json, ./.cursor/mcp.json, ./.mcp.json,
+    /// ~/.config/mcp-tasks/servers.json, Claude Desktop's, ~/.cursor/mcp.json
+    /// to define each name).
+    #[arg(long, value_name = "FILE", env = "MCP_TASKS_CONFIG")]
+    pub config: Option<PathBuf>,
 }
 
 impl ServerArgs {
+    /// Fills in the server named `at` (from `@NAME`) or by `--server`
+    /// from the config files; nothing when neither names one.
+    ///
+    /// # Errors
+    ///
+    /// A server named twice, an unknown name (the message names the files
+    /// read), a variable of its entry that is not set.
+    pub fn resolve(&mut self, at: Option<&str>) -> anyhow::Result<()> {
+        let name = match (at, self.server.take()) {
+            (Some(_), Some(_)) => bail!(Failure::usage(
+                "name the server once: @NAME or --server NAME"
+            )),
+            (Some(at), None) => at.to_owned(),
+            (None, Some(name)) => name,
+            (None, None) => return Ok(()),
+        };
+        if self.url.is_some() || !self.command.is_empty() {
+            bail!(Failure::usage(format!(
+                "@{name} names the server already: leave out --url and `--`"
+            )));
+        }
+        let catalog = Catalog::load(self.config.config.as_deref())?;
+        let resolved = catalog.find(&name)?.resolve()?;
+        match resolved.kind {
+            ResolvedKind::Stdio { command, args, env } => {
+                self.command = std::iter::once(command).chain(args).collect();
+                self.child_env = env;
+            }
+            ResolvedKind::Http { url, headers } => {
+                self.url = Some(url);
+                // Before any --header of the command line, which wins.
+                let mut all: Vec<String> =
+                    headers.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+                all.append(&mut self.headers);
+                self.headers = all;
+            }
+        }
+        self.timeout = resolved.timeout;
+        self.name = Some(name);
+        Ok(())
+    }
+
+    /// How `mcp-tasks login` names this server: its configured name, else
+    /// its URL.
+    fn login_name(&self) -> String {
+        match (&self.name, &self.url) {
+            (Some(name), _) => name.clone(),
+            (None, Some(url)) => url.clone(),
+            (None, None) => "SERVER".to_owned(),
+        }
+    }
+
     /// How to reach the server again, for the task list: the URL (without
     /// any `user:password@`) or the command line, never a header or a
     /// token. `None` when the command line names no server.
@@ -95,6 +191,9 @@ impl ServerArgs {
 
     /// A short name of the server for messages and hints.
     pub fn describe(&self) -> String {
+        if let Some(name) = &self.name {
+            return format!("@{name}");
+        }
         match &self.url {
             Some(url) => format!("--url {url}"),
             None => format!("-- {}", self.command.join(" ")),
@@ -121,8 +220,18 @@ impl ServerArgs {
         let builder = Client::builder()
             .client_info("mcp-tasks-cli", env!("CARGO_PKG_VERSION"))
             .input_handlers(handlers)
-            .request_timeout(Duration::from_secs(60));
+            .request_timeout(self.timeout.unwrap_or(Duration::from_secs(60)));
+        let mut environment = self.child_env.clone();
+        for pair in &self.env {
+            let Some((key, value)) = pair.split_once('=') else {
+                bail!(Failure::usage(format!("-e {pair:?} is not KEY=VALUE")));
+            };
+            environment.push((key.to_owned(), value.to_owned()));
+        }
         let connected = match (&self.url, self.command.split_first()) {
+            (Some(_), _) if !environment.is_empty() => bail!(Failure::usage(
+                "-e is for a server run as a command, not one at a URL"
+            )),
             (Some(url), _) => {
                 let mut http = Http::new(url);
                 for header in &self.headers {
@@ -135,10 +244,22 @@ impl ServerArgs {
                     };
                     http = http.header(name.trim(), value.trim());
                 }
+                let mut may_ask = false;
                 if let Some(token) = &self.bearer {
                     http = http.bearer_token(token);
+                } else if !self.headers.iter().any(|h| is_authorization(h))
+                    && let Some(sign_in) =
+                        crate::login::for_command(url, &self.login_name(), self.no_login, report)
+                            .await?
+                {
+                    may_ask = sign_in.may_ask;
+                    http = http.auth(sign_in.oauth);
                 }
-                builder.connect(http).await
+                // A sign-in holds the first request until the browser is back.
+                builder
+                    .maybe_probe_timeout(may_ask.then_some(crate::login::SIGN_IN_WAIT))
+                    .connect(http)
+                    .await
             }
             (None, Some(_)) if !self.headers.is_empty() => bail!(Failure::usage(
                 "--header is for a server at --url, not one run after `--`"
@@ -154,8 +275,11 @@ impl ServerArgs {
                 } else {
                     Stderr::Inherit
                 };
-                let stdio = Stdio::command(program)
-                    .args(args)
+                let mut stdio = Stdio::command(program).args(args);
+                for (key, value) in environment {
+                    stdio = stdio.env(key, value);
+                }
+                let stdio = stdio
                     .stderr(stderr)
                     // Ctrl-C is for this process, which cancels the task
                     // before it closes the server.
@@ -164,14 +288,36 @@ impl ServerArgs {
                 builder.connect(stdio).await
             }
             (None, None) => bail!(Failure::usage(
-                "name a server: --url URL, or a command after `--` \
-                 (for example `-- mcp-tasks-demo`)"
+                "name a server: --url URL, @NAME of a config file (see `mcp-tasks servers`), \
+                 or a command after `--` (for example `-- mcp-tasks-demo`)"
             )),
         };
-        connected
-            .map_err(|e| connect_error(&e))
-            .with_context(|| format!("cannot connect to {}", self.describe()))
+        match connected {
+            Ok(client) => Ok(client),
+            Err(e) if matches!(e.http_status(), Some(401 | 403)) => {
+                let hint = if self.bearer.is_some() || self.headers.iter().any(|h| is_authorization(h)) {
+                    String::new()
+                } else {
+                    format!(" (sign in with `mcp-tasks login {}`)", self.login_name())
+                };
+                Err(Failure::auth(format!(
+                    "cannot connect to {}: {}{hint}",
+                    self.describe(),
+                    crate::one_line(&e)
+                ))
+                .into())
+            }
+            Err(e) => Err(connect_error(&e))
+                .with_context(|| format!("cannot connect to {}", self.describe())),
+        }
     }
+}
+
+/// Whether a `NAME:VALUE` header is `Authorization`.
+fn is_authorization(header: &str) -> bool {
+    header
+        .split_once(':')
+        .is_some_and(|(name, _)| name.trim().eq_ignore_ascii_case("authorization"))
 }
 
 fn connect_error(e: &Error) -> anyhow::Error {

@@ -1,0 +1,349 @@
+//! Signing in to servers that ask for it (OAuth, with the redirect received
+//! on a loopback port): `mcp-tasks login`, `mcp-tasks logout`, and the
+//! stored tokens every later command against the server reuses.
+//!
+//! Tokens are kept per server in `$XDG_CONFIG_HOME/mcp-tasks/tokens/`
+//! (else `~/.config/mcp-tasks/tokens/`), a folder of mode `0700` holding
+//! one file of mode `0600` per server URL.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use mcp_tasks::transport::Http;
+use mcp_tasks::transport::auth::{
+    Authorizer, BoxFuture, FileTokenStore, LoopbackRedirect, OAuth, TokenStore,
+};
+use mcp_tasks::{BoxError, Client};
+
+use crate::config::{Catalog, ResolvedKind, redact_url};
+use crate::report::Report;
+use crate::{Failure, exit};
+
+/// How long a sign-in waits for the browser to come back.
+pub const SIGN_IN_WAIT: Duration = Duration::from_secs(300);
+
+/// The name `client_name` registers this program under.
+const CLIENT_NAME: &str = "mcp-tasks";
+
+/// The key the library's token store files a server's credentials under:
+/// its URL, normalized.
+fn store_key(url: &str) -> String {
+    url::Url::parse(url).map_or_else(|_| url.to_owned(), |u| u.to_string())
+}
+
+/// The folder of the token files (not created).
+fn tokens_dir() -> anyhow::Result<PathBuf> {
+    crate::config::own_dir()
+        .map(|dir| dir.join("tokens"))
+        .context("neither XDG_CONFIG_HOME nor HOME is set: nowhere to keep tokens")
+}
+
+/// The token file of the server at `url`: its host and port, and a digest
+/// of the whole URL (so two endpoints of one host keep apart).
+pub fn token_file(url: &str) -> anyhow::Result<PathBuf> {
+    let key = store_key(url);
+    let host: String = url::Url::parse(&key)
+        .ok()
+        .and_then(|u| {
+            let host = u.host_str()?.to_owned();
+            Some(match u.port() {
+                Some(port) => format!("{host}_{port}"),
+                None => host,
+            })
+        })
+        .unwrap_or_else(|| "server".to_owned())
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    Ok(tokens_dir()?.join(format!("{host}-{:016x}.json", fnv1a(key.as_bytes()))))
+}
+
+/// FNV-1a, 64 bits: a digest that stays the same from one build to the next.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Creates the token folder, readable by its owner alone.
+fn make_tokens_dir() -> anyhow::Result<PathBuf> {
+    let dir = tokens_dir()?;
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create the token folder {}", dir.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("cannot make {} private", dir.display()))?;
+    }
+    Ok(dir)
+}
+
+/// The sign-in of a command against the server at `url`, `label` naming it
+/// for the person.
+pub struct SignIn {
+    /// The OAuth configuration for the transport.
+    pub oauth: OAuth,
+    /// Whether the person may be asked to sign in during the command
+    /// (nothing is stored yet and `--no-login` was not given): the first
+    /// request must then wait for the browser.
+    pub may_ask: bool,
+}
+
+/// The sign-in for a command against `url`: the stored tokens, refreshed
+/// when they expire, and a sign-in through the browser when none works
+/// (the URL shown through `report`), or a refusal with `no_login`. `None`
+/// with `no_login` when nothing is stored: a server that asks answers
+/// `401` as it is.
+///
+/// # Errors
+///
+/// When the token folder cannot be created or the loopback port bound.
+pub async fn for_command(
+    url: &str,
+    label: &str,
+    no_login: bool,
+    report: &Report,
+) -> anyhow::Result<Option<SignIn>> {
+    let file = token_file(url)?;
+    let store = FileTokenStore::new(&file);
+    let stored = store.load(&store_key(url)).ok().flatten().is_some();
+    if no_login {
+        if !stored {
+            return Ok(None);
+        }
+        let oauth = OAuth::builder()
+            .authorizer(Refuse {
+                label: label.to_owned(),
+            })
+            .client_name(CLIENT_NAME)
+            .store(store)
+            .build();
+        return Ok(Some(SignIn {
+            oauth,
+            may_ask: false,
+        }));
+    }
+    make_tokens_dir()?;
+    let report = report.clone();
+    let shown = label.to_owned();
+    let redirect = LoopbackRedirect::bind(0)
+        .await
+        .context("cannot listen on 127.0.0.1 for a sign-in")?
+        .timeout(SIGN_IN_WAIT)
+        .on_url(move |url| report.note(&invitation(&shown, url.as_str())));
+    let oauth = OAuth::builder()
+        .authorizer(redirect)
+        .client_name(CLIENT_NAME)
+        .store(store)
+        .build();
+    Ok(Some(SignIn {
+        oauth,
+        may_ask: !stored,
+    }))
+}
+
+/// What the person reads when a sign-in starts.
+fn invitation(label: &str, url: &str) -> String {
+    format!(
+        "{label} asks you to sign in. Open this URL in a browser:\n\n  {url}\n\n\
+         Waiting for the browser (up to {} minutes; Ctrl-C to give up)…",
+        SIGN_IN_WAIT.as_secs() / 60
+    )
+}
+
+/// The authorizer of `--no-login`: never sends anyone to a browser.
+struct Refuse {
+    label: String,
+}
+
+impl Authorizer for Refuse {
+    fn redirect_uri(&self) -> String {
+        "http://127.0.0.1/callback".to_owned()
+    }
+
+    fn authorize(&self, _url: url::Url) -> BoxFuture<'_, Result<url::Url, BoxError>> {
+        let message = format!(
+            "no stored token works and --no-login forbids a sign-in: run `mcp-tasks login {}`",
+            self.label
+        );
+        Box::pin(async move { Err(message.into()) })
+    }
+}
+
+/// A server to sign in to or out of: a configured name (`NAME` or
+/// `@NAME`) or a URL.
+struct Target {
+    /// How messages name it.
+    label: String,
+    url: String,
+    headers: Vec<(String, String)>,
+}
+
+fn target(server: &str, config: Option<&Path>) -> anyhow::Result<Target> {
+    if server.contains("://") {
+        return Ok(Target {
+            label: server.to_owned(),
+            url: server.to_owned(),
+            headers: Vec::new(),
+        });
+    }
+    let name = server.strip_prefix('@').unwrap_or(server);
+    let catalog = Catalog::load(config)?;
+    let configured = catalog.find(name)?;
+    match configured.resolve()?.kind {
+        ResolvedKind::Http { url, headers } => Ok(Target {
+            label: name.to_owned(),
+            url,
+            headers,
+        }),
+        ResolvedKind::Stdio { .. } => bail!(Failure::usage(format!(
+            "{name} ({}) runs as a command: only a server at a URL signs in",
+            configured.source.display()
+        ))),
+    }
+}
+
+/// `mcp-tasks login SERVER`: forgets what is stored for the server, signs
+/// in afresh through the browser and keeps the new tokens.
+pub async fn login(server: &str, config: Option<&Path>, open: bool) -> anyhow::Result<u8> {
+    let target = target(server, config)?;
+    if target
+        .headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+    {
+        bail!(Failure::usage(format!(
+            "{} sends an Authorization header of its own: there is nothing to sign in to",
+            target.label
+        )));
+    }
+    make_tokens_dir()?;
+    let file = token_file(&target.url)?;
+    let store = FileTokenStore::new(&file);
+    let key = store_key(&target.url);
+    store
+        .remove(&key)
+        .with_context(|| format!("cannot update {}", file.display()))?;
+    let label = target.label.clone();
+    let redirect = LoopbackRedirect::bind(0)
+        .await
+        .context("cannot listen on 127.0.0.1 for the browser")?
+        .timeout(SIGN_IN_WAIT)
+        .on_url(move |url| {
+            eprintln!("{}", invitation(&label, url.as_str()));
+            if open {
+                open_browser(url.as_str());
+            }
+        });
+    eprintln!(
+        "Signing in to {} ({})",
+        target.label,
+        redact_url(&target.url)
+    );
+    let oauth = OAuth::builder()
+        .authorizer(redirect)
+        .client_name(CLIENT_NAME)
+        .store(FileTokenStore::new(&file))
+        .build();
+    let mut http = Http::new(&target.url).auth(oauth);
+    for (name, value) in &target.headers {
+        http = http.header(name, value);
+    }
+    let connected = Client::builder()
+        .client_info("mcp-tasks-cli", env!("CARGO_PKG_VERSION"))
+        .probe_timeout(SIGN_IN_WAIT + Duration::from_secs(30))
+        .request_timeout(SIGN_IN_WAIT + Duration::from_secs(60))
+        .connect(http)
+        .await;
+    let client = match connected {
+        Ok(client) => client,
+        Err(e) if matches!(e.http_status(), Some(401 | 403)) => bail!(Failure::auth(format!(
+            "signing in to {} failed: {}",
+            target.label,
+            crate::one_line(&e)
+        ))),
+        Err(e) => bail!(Failure::usage(format!(
+            "cannot reach {}: {}",
+            target.label,
+            crate::one_line(&e)
+        ))),
+    };
+    if let Err(e) = client.close().await {
+        tracing::debug!("the connection did not close gracefully: {e}");
+    }
+    if store.load(&key).ok().flatten().is_some() {
+        eprintln!(
+            "Signed in to {}. The tokens are kept in {} (readable by you alone); \
+             later commands use and refresh them.",
+            target.label,
+            file.display()
+        );
+    } else {
+        eprintln!(
+            "{} answered without asking to sign in: nothing is stored.",
+            target.label
+        );
+    }
+    Ok(exit::OK)
+}
+
+/// `mcp-tasks logout SERVER`: forgets the server's tokens.
+pub fn logout(server: &str, config: Option<&Path>) -> anyhow::Result<u8> {
+    let target = target(server, config)?;
+    let file = token_file(&target.url)?;
+    match std::fs::remove_file(&file) {
+        Ok(()) => eprintln!(
+            "Signed out of {}: its tokens are forgotten.",
+            target.label
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!("No tokens were kept for {}.", target.label);
+        }
+        Err(e) => bail!("cannot remove {}: {e}", file.display()),
+    }
+    Ok(exit::OK)
+}
+
+/// Opens `url` in the person's browser, when asked with `--open`; a
+/// failure is a note (the URL is on screen anyway).
+fn open_browser(url: &str) {
+    let program = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let started = std::process::Command::new(program)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Err(e) = started {
+        eprintln!("(could not start {program}: {e}; open the URL yourself)");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_url_has_its_own_token_file_named_by_its_host() {
+        let a = token_file("https://mcp.example.com/mcp").unwrap();
+        let b = token_file("https://mcp.example.com/other").unwrap();
+        let c = token_file("http://127.0.0.1:8080/mcp").unwrap();
+        assert_ne!(a, b);
+        let name = |p: &PathBuf| p.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name(&a).starts_with("mcp.example.com-"), "{a:?}");
+        assert!(name(&c).starts_with("127.0.0.1_8080-"), "{c:?}");
+        assert_eq!(a, token_file("https://mcp.example.com/mcp").unwrap());
+    }
+}
