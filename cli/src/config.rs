@@ -40,10 +40,12 @@ fn home() -> Option<PathBuf> {
 /// `./.mcp.json`), then the user's (the CLI's own `servers.json`, Claude
 /// Desktop's, Cursor's).
 pub fn search_path() -> Vec<PathBuf> {
+    // Absolute, so that messages say which project a file belongs to.
+    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let mut files = vec![
-        PathBuf::from(".vscode/mcp.json"),
-        PathBuf::from(".cursor/mcp.json"),
-        PathBuf::from(".mcp.json"),
+        here.join(".vscode/mcp.json"),
+        here.join(".cursor/mcp.json"),
+        here.join(".mcp.json"),
     ];
     if let Some(own) = own_dir() {
         files.push(own.join("servers.json"));

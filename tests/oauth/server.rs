@@ -380,7 +380,16 @@ async fn handle(state: &State, req: Request<Incoming>) -> Response<Full<Bytes>> 
                 })
             };
             let result = match request["method"].as_str() {
-                Some("tools/list") => json!({ "resultType": "complete", "tools": [] }),
+                // The one tool, for clients that check a name before calling it.
+                Some("tools/list") => json!({
+                    "resultType": "complete",
+                    "tools": [{
+                        "name": "export",
+                        "description": "A task that completes on its eighth poll.",
+                        "inputSchema": { "type": "object" },
+                        "execution": { "taskSupport": "optional" },
+                    }],
+                }),
                 // A task that completes on its eighth poll (about 2.4 s).
                 Some("tools/call") => {
                     let mut t = task("working");
