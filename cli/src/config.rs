@@ -470,9 +470,9 @@ fn timeout_of(entry: &Map<String, Value>) -> anyhow::Result<Option<Duration>> {
             }
             Ok(Some(Duration::from_millis(ms)))
         }
-        Some(Value::String(text)) => parse_duration(text)
-            .map(Some)
-            .with_context(|| format!("\"timeout\": {text:?} is not like \"90s\", \"2m\", \"500ms\"")),
+        Some(Value::String(text)) => parse_duration(text).map(Some).with_context(|| {
+            format!("\"timeout\": {text:?} is not like \"90s\", \"2m\", \"500ms\"")
+        }),
         Some(_) => bail!("\"timeout\" is neither a number nor a string"),
     }
 }
@@ -582,7 +582,9 @@ impl std::fmt::Display for ExpandError {
                 "${{input:{id}}} asks VS Code to prompt for a value, which mcp-tasks does not \
                  do: put the value in an environment variable and write ${{env:VAR}}"
             ),
-            ExpandError::Unknown(what) => write!(f, "${{{what}}} is not a variable mcp-tasks knows"),
+            ExpandError::Unknown(what) => {
+                write!(f, "${{{what}}} is not a variable mcp-tasks knows")
+            }
             ExpandError::Unclosed => f.write_str("a `${` has no closing `}`"),
         }
     }
@@ -614,7 +616,9 @@ pub fn expand(
             Some(("input", id)) => return Err(ExpandError::Input(id.into())),
             Some(_) => return Err(ExpandError::Unknown(inner.into())),
             None if inner == "workspaceFolder" => workspace.display().to_string(),
-            None if inner == "userHome" => lookup("HOME").ok_or_else(|| ExpandError::Missing("HOME".into()))?,
+            None if inner == "userHome" => {
+                lookup("HOME").ok_or_else(|| ExpandError::Missing("HOME".into()))?
+            }
             None if is_name(inner) => {
                 lookup(inner).ok_or_else(|| ExpandError::Missing(inner.into()))?
             }
@@ -689,9 +693,17 @@ pub fn redact_url(url: &str) -> String {
 /// Whether a flag's name suggests its value is a secret.
 fn secret_flag(flag: &str) -> bool {
     let flag = flag.trim_start_matches('-').to_ascii_lowercase();
-    ["token", "secret", "key", "password", "passwd", "auth", "credential"]
-        .iter()
-        .any(|word| flag.contains(word))
+    [
+        "token",
+        "secret",
+        "key",
+        "password",
+        "passwd",
+        "auth",
+        "credential",
+    ]
+    .iter()
+    .any(|word| flag.contains(word))
 }
 
 /// Arguments with the value of a secret-looking flag (`--api-key X`,
@@ -752,10 +764,7 @@ mod tests {
         assert_eq!(servers.len(), 2);
         let files = servers.iter().find(|s| s.name == "files").unwrap();
         assert_eq!(files.kind_name(), "stdio");
-        assert_eq!(
-            files.redacted(),
-            "npx -y server-files /tmp  DEBUG=***"
-        );
+        assert_eq!(files.redacted(), "npx -y server-files /tmp  DEBUG=***");
         let remote = servers.iter().find(|s| s.name == "remote").unwrap();
         assert_eq!(remote.kind_name(), "http");
         assert_eq!(remote.timeout, Some(Duration::from_secs(90)));
@@ -779,7 +788,10 @@ mod tests {
             }"#,
             ".vscode/mcp.json",
         );
-        let kinds: Vec<_> = servers.iter().map(|s| (s.name.as_str(), s.kind_name())).collect();
+        let kinds: Vec<_> = servers
+            .iter()
+            .map(|s| (s.name.as_str(), s.kind_name()))
+            .collect();
         assert_eq!(kinds, [("local", "stdio"), ("old", "sse"), ("web", "http")]);
         let web = servers.iter().find(|s| s.name == "web").unwrap();
         assert_eq!(web.timeout, Some(Duration::from_secs(30)));
@@ -792,11 +804,21 @@ mod tests {
     fn a_file_without_servers_or_a_bad_entry_is_refused_with_its_name() {
         let e = parse(r#"{"other": {}}"#, Path::new("x.json")).unwrap_err();
         assert!(format!("{e:#}").contains("x.json"), "{e:#}");
-        let e = parse(r#"{"mcpServers": {"a": {"args": []}}}"#, Path::new("x.json")).unwrap_err();
+        let e = parse(
+            r#"{"mcpServers": {"a": {"args": []}}}"#,
+            Path::new("x.json"),
+        )
+        .unwrap_err();
         let text = format!("{e:#}");
-        assert!(text.contains("server a") && text.contains("neither"), "{text}");
-        let e = parse(r#"{"mcpServers": {"a": {"url": "http://h", "timeout": 60}}}"#, Path::new("x.json"))
-            .unwrap_err();
+        assert!(
+            text.contains("server a") && text.contains("neither"),
+            "{text}"
+        );
+        let e = parse(
+            r#"{"mcpServers": {"a": {"url": "http://h", "timeout": 60}}}"#,
+            Path::new("x.json"),
+        )
+        .unwrap_err();
         assert!(format!("{e:#}").contains("60s"), "{e:#}");
     }
 
@@ -844,7 +866,10 @@ mod tests {
             redact_url("https://user:pw@h.example/mcp?api_key=abc&x=1#frag"),
             "https://***@h.example/mcp?api_key=***&x=***#***"
         );
-        assert_eq!(redact_url("http://127.0.0.1:8/mcp"), "http://127.0.0.1:8/mcp");
+        assert_eq!(
+            redact_url("http://127.0.0.1:8/mcp"),
+            "http://127.0.0.1:8/mcp"
+        );
     }
 
     #[test]
@@ -874,9 +899,14 @@ mod tests {
 
     #[test]
     fn the_first_file_wins_and_an_unknown_name_names_the_files() {
-        let mut catalog = Catalog::default();
-        catalog.searched = vec!["a.json".into(), "b.json".into()];
-        catalog.add(parsed(r#"{"mcpServers": {"x": {"command": "first"}}}"#, "a.json"));
+        let mut catalog = Catalog {
+            searched: vec!["a.json".into(), "b.json".into()],
+            ..Catalog::default()
+        };
+        catalog.add(parsed(
+            r#"{"mcpServers": {"x": {"command": "first"}}}"#,
+            "a.json",
+        ));
         catalog.add(parsed(
             r#"{"mcpServers": {"x": {"command": "second"}, "y": {"url": "http://h/mcp"}}}"#,
             "b.json",

@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use mcp_tasks::transport::Http;
 use mcp_tasks::transport::auth::{
-    Authorizer, BoxFuture, FileTokenStore, LoopbackRedirect, OAuth, TokenStore,
+    Authorizer, BoxFuture, Credentials, FileTokenStore, LoopbackRedirect, OAuth, TokenStore,
 };
 use mcp_tasks::{BoxError, Client};
 
@@ -112,8 +112,15 @@ pub async fn for_command(
     no_login: bool,
     report: &Report,
 ) -> anyhow::Result<Option<SignIn>> {
-    let file = token_file(url)?;
-    let store = FileTokenStore::new(&file);
+    let file = match token_file(url) {
+        Ok(file) => file,
+        Err(e) => {
+            // No home to keep tokens in: the server's `401`, if any, shows.
+            tracing::debug!("no sign-in: {e:#}");
+            return Ok(None);
+        }
+    };
+    let store = PrivateStore(FileTokenStore::new(&file));
     let stored = store.load(&store_key(url)).ok().flatten().is_some();
     if no_login {
         if !stored {
@@ -131,7 +138,6 @@ pub async fn for_command(
             may_ask: false,
         }));
     }
-    make_tokens_dir()?;
     let report = report.clone();
     let shown = label.to_owned();
     let redirect = LoopbackRedirect::bind(0)
@@ -157,6 +163,26 @@ fn invitation(label: &str, url: &str) -> String {
          Waiting for the browser (up to {} minutes; Ctrl-C to give up)…",
         SIGN_IN_WAIT.as_secs() / 60
     )
+}
+
+/// The library's file store, whose folder is created (private) on the
+/// first save: a command against a server that never asks to sign in
+/// leaves nothing behind.
+struct PrivateStore(FileTokenStore);
+
+impl TokenStore for PrivateStore {
+    fn load(&self, server: &str) -> std::io::Result<Option<Credentials>> {
+        self.0.load(server)
+    }
+
+    fn save(&self, server: &str, credentials: &Credentials) -> std::io::Result<()> {
+        make_tokens_dir().map_err(|e| std::io::Error::other(format!("{e:#}")))?;
+        self.0.save(server, credentials)
+    }
+
+    fn remove(&self, server: &str) -> std::io::Result<()> {
+        self.0.remove(server)
+    }
 }
 
 /// The authorizer of `--no-login`: never sends anyone to a browser.
@@ -300,10 +326,7 @@ pub fn logout(server: &str, config: Option<&Path>) -> anyhow::Result<u8> {
     let target = target(server, config)?;
     let file = token_file(&target.url)?;
     match std::fs::remove_file(&file) {
-        Ok(()) => eprintln!(
-            "Signed out of {}: its tokens are forgotten.",
-            target.label
-        ),
+        Ok(()) => eprintln!("Signed out of {}: its tokens are forgotten.", target.label),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             eprintln!("No tokens were kept for {}.", target.label);
         }

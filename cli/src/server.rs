@@ -295,11 +295,12 @@ impl ServerArgs {
         match connected {
             Ok(client) => Ok(client),
             Err(e) if matches!(e.http_status(), Some(401 | 403)) => {
-                let hint = if self.bearer.is_some() || self.headers.iter().any(|h| is_authorization(h)) {
-                    String::new()
-                } else {
-                    format!(" (sign in with `mcp-tasks login {}`)", self.login_name())
-                };
+                let hint =
+                    if self.bearer.is_some() || self.headers.iter().any(|h| is_authorization(h)) {
+                        String::new()
+                    } else {
+                        format!(" (sign in with `mcp-tasks login {}`)", self.login_name())
+                    };
                 Err(Failure::auth(format!(
                     "cannot connect to {}: {}{hint}",
                     self.describe(),

@@ -8,7 +8,10 @@
 //! timeouts, the demo's scripts); nothing asserts how long anything took.
 
 #[path = "../../tests/oauth/server.rs"]
-#[allow(dead_code, reason = "the OAuth tests turn knobs these tests leave alone")]
+#[allow(
+    dead_code,
+    reason = "the OAuth tests turn knobs these tests leave alone"
+)]
 mod oauth_server;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -149,7 +152,10 @@ fn an_unknown_name_says_which_files_were_read_and_what_they_define() {
     let sandbox = Sandbox::new("unknown");
     sandbox.write(
         ".mcp.json",
-        &format!(r#"{{"mcpServers": {{"demo": {{"command": {}}}}}}}"#, quoted(DEMO)),
+        &format!(
+            r#"{{"mcpServers": {{"demo": {{"command": {}}}}}}}"#,
+            quoted(DEMO)
+        ),
     );
     let out = sandbox.run(&["tools", "@nope"], &[]);
     assert_eq!(out.status.code(), Some(2));
@@ -264,7 +270,10 @@ fn servers_lists_every_file_first_found_winning_with_secrets_redacted() {
     for secret in ["secret-1", "secret-2", "secret-3", "secret-4", "secret-5"] {
         assert!(!listing.contains(secret), "{secret} shown:\n{listing}");
     }
-    assert!(listing.contains("npx -y server-files --api-key ***"), "{listing}");
+    assert!(
+        listing.contains("npx -y server-files --api-key ***"),
+        "{listing}"
+    );
     assert!(listing.contains("GITHUB_TOKEN=***"), "{listing}");
     assert!(
         listing.contains("https://***@mcp.example.com/mcp?token=***  Authorization: ***"),
@@ -318,14 +327,11 @@ fn get(url: &str) -> (u16, Option<String>) {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .expect("a status line");
-    let location = reply
-        .lines()
-        .take_while(|l| !l.is_empty())
-        .find_map(|l| {
-            let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("location")
-                .then(|| value.trim().to_owned())
-        });
+    let location = reply.lines().take_while(|l| !l.is_empty()).find_map(|l| {
+        let (name, value) = l.split_once(':')?;
+        name.eq_ignore_ascii_case("location")
+            .then(|| value.trim().to_owned())
+    });
     (status, location)
 }
 
@@ -355,7 +361,10 @@ fn login_in_a_terminal_then_later_commands_reuse_the_token_until_logout() {
     let file = file.to_str().unwrap();
 
     // Before any login, --no-login fails with the auth status.
-    let out = sandbox.run(&["call", "@secure", "export", "--no-login", "--config", file], &[]);
+    let out = sandbox.run(
+        &["call", "@secure", "export", "--no-login", "--config", file],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(5), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains("mcp-tasks login secure"),
@@ -374,7 +383,8 @@ fn login_in_a_terminal_then_later_commands_reuse_the_token_until_logout() {
         .arg(CLI)
         .args(["login", "secure", "--config", file]);
     let mut p = spawn_command(cmd, Some(TIMEOUT_MS)).expect("start mcp-tasks login");
-    p.exp_string("secure asks you to sign in").expect("the invitation");
+    p.exp_string("secure asks you to sign in")
+        .expect("the invitation");
     let (_, url) = p
         .exp_regex(r"http://127\.0\.0\.1:\d+/authorize\?\S+")
         .expect("the authorization URL");
