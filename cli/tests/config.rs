@@ -383,19 +383,26 @@ fn login_in_a_terminal_then_later_commands_reuse_the_token_until_logout() {
         .arg(CLI)
         .args(["login", "secure", "--config", file]);
     let mut p = spawn_command(cmd, Some(TIMEOUT_MS)).expect("start mcp-tasks login");
-    p.exp_string("secure asks you to sign in")
+    // What the person sees, shown by `--nocapture`.
+    let mut screen = p
+        .exp_string("secure asks you to sign in")
         .expect("the invitation");
-    let (_, url) = p
+    screen.push_str("secure asks you to sign in");
+    let (before, url) = p
         .exp_regex(r"http://127\.0\.0\.1:\d+/authorize\?\S+")
         .expect("the authorization URL");
+    screen.push_str(&before);
+    screen.push_str(&url);
     let (status, back) = get(&url);
     assert_eq!(status, 302);
     let back = back.expect("a redirect");
     assert!(back.starts_with("http://127.0.0.1:"), "{back}");
     let (status, _) = get(&back);
     assert_eq!(status, 200, "the CLI took the redirect");
-    p.exp_string("Signed in to secure").expect("signed in");
-    p.exp_eof().expect("login ends");
+    screen.push_str(&p.exp_string("Signed in to secure").expect("signed in"));
+    screen.push_str("Signed in to secure");
+    screen.push_str(&p.exp_eof().expect("login ends"));
+    eprintln!("{}", screen.replace('\r', ""));
     match p.process().wait().expect("its status") {
         WaitStatus::Exited(_, code) => assert_eq!(code, 0),
         other => panic!("login did not exit normally: {other:?}"),
