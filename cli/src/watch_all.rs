@@ -45,28 +45,36 @@ pub async fn watch_all(json: bool) -> anyhow::Result<u8> {
     while let Some(done) = followed.join_next().await {
         all &= done.unwrap_or(false);
     }
-    Ok(if all { exit::OK } else { exit::FAILED })
+    Ok(if all { exit::OK } else { NOT_ALL_ENDED })
 }
+
+/// `watch`'s exit status when some task was not followed to its end.
+const NOT_ALL_ENDED: u8 = 1;
 
 /// One task's line: `#12 export: working: reading orders`, or a JSON object.
 struct Line {
     name: RecordId,
     tool: String,
+    /// The task's reference (`mtr_…`), for `--json`.
+    reference: String,
     json: bool,
 }
 
 impl Line {
     fn print(&self, status: &str, message: Option<&str>) {
         if self.json {
-            println!(
+            out!(
                 "{}",
-                json!({ "name": self.name.0, "tool": self.tool, "status": status, "message": message })
+                json!({
+                    "name": self.name.0, "tool": self.tool, "status": status, "message": message,
+                    "reference": self.reference,
+                })
             );
             return;
         }
         match message {
-            Some(m) => println!("#{} {}: {status}: {m}", self.name, self.tool),
-            None => println!("#{} {}: {status}", self.name, self.tool),
+            Some(m) => out!("#{} {}: {status}: {m}", self.name, self.tool),
+            None => out!("#{} {}: {status}", self.name, self.tool),
         }
     }
 }
@@ -77,6 +85,7 @@ async fn follow(records: Records, task: Listed, json: bool) -> bool {
     let line = Line {
         name: task.record.id,
         tool: task.record.tool.clone(),
+        reference: crate::reference::encode(&task.record.reference),
         json,
     };
     let Some(endpoint) = task.endpoint.as_ref() else {
