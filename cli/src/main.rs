@@ -85,8 +85,8 @@ With --json, stdout has one JSON object per line; every line has \"type\" and \"
 status {status, message}; progress {progress, total, message}; input {kind, message, answer}; \
 detached {name}; outcome {outcome: completed|failed|cancelled|expired|interrupted, exit, \
 and for completed: isError, text, structuredContent, content; for failed: error {code, \
-message, data}}; error {message, exit}. `list --json` and `watch --json` lines carry \
-\"reference\" too."
+message, data}}; error {message, exit}. `list --json` and `watch --json` name each task by \
+its short name (\"name\"), which every command takes, and never show its id."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -122,8 +122,7 @@ working, input_required, or how the task ended (completed, tool_error, failed, c
 expired, unreachable). TASK is a digest of the task id, never the id itself.")]
     List {
         /// Print one JSON object per line (name, tool, status, message,
-        /// server, created, task: a digest of the task id, reference: the
-        /// task's reference, which holds the id).
+        /// server, created, task: a digest of the task id, never the id).
         #[arg(long)]
         json: bool,
     },
@@ -134,8 +133,7 @@ Each task is followed over a connection of its own to its recorded server (a URL
 token of MCP_BEARER_TOKEN, if set). A task that asks a question is left for \
 `mcp-tasks wait NAME`. Exit status: 0 when every task was followed to its end, 1 otherwise.")]
     Watch {
-        /// Print one JSON object per line (name, tool, status, message,
-        /// reference).
+        /// Print one JSON object per line (name, tool, status, message).
         #[arg(long)]
         json: bool,
     },
@@ -573,7 +571,6 @@ async fn list(json: bool) -> anyhow::Result<u8> {
                     "server": task.endpoint,
                     "created": records::rfc3339(r.created),
                     "task": r.reference.task_id().redacted(),
-                    "reference": reference::encode(&r.reference),
                 })
             );
         }

@@ -201,7 +201,11 @@ impl ServerArgs {
                  (for example `-- mcp-tasks-demo`)"
             )),
         };
-        connected.map_err(|e| connect_error(&e, &self.describe()))
+        let server = match &self.protocol_version {
+            Some(version) => format!("{} (--protocol-version {version})", self.describe()),
+            None => self.describe(),
+        };
+        connected.map_err(|e| connect_error(&e, &server))
     }
 }
 

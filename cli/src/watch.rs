@@ -230,31 +230,29 @@ impl Watch {
                 "type": "detached", "reference": word, "name": name.map(|n| n.0),
                 "followable": unfollowable.is_none(),
             }));
+        } else {
+            out!("{word}");
         }
-        if let Some(why) = unfollowable {
-            if self.report.style() != Style::Json {
-                out!("{word}");
-            }
-            self.report.note(&format!(
-                "the task runs on, but {why}: a later command cannot follow it \
-                 unless the server keeps its tasks beyond this command"
-            ));
-            return;
-        }
-        if self.report.style() == Style::Json {
-            return;
-        }
-        out!("{word}");
-        match name {
-            Some(name) => self.report.note(&format!(
-                "the task runs on as #{name}; follow it with: mcp-tasks wait {name} \
-                 (or mcp-tasks wait {word} {})",
+        let follow = match name {
+            Some(name) => format!(
+                "mcp-tasks wait {name} (or mcp-tasks wait {word} {})",
                 self.server
+            ),
+            None => format!("mcp-tasks wait {word} {}", self.server),
+        };
+        let runs_on = match name {
+            Some(name) => format!("the task runs on as #{name}"),
+            None => "the task runs on".to_owned(),
+        };
+        match unfollowable {
+            // Said plainly: the usual end of such a task is with this command.
+            Some(why) => self.report.note(&format!(
+                "{runs_on}, but {why}: a later command cannot follow it, unless the \
+                 server keeps its tasks beyond this command (then: {follow})"
             )),
-            None => self.report.note(&format!(
-                "the task runs on; follow it with: mcp-tasks wait {word} {}",
-                self.server
-            )),
+            None => self
+                .report
+                .note(&format!("{runs_on}; follow it with: {follow}")),
         }
     }
 

@@ -55,8 +55,6 @@ const NOT_ALL_ENDED: u8 = 1;
 struct Line {
     name: RecordId,
     tool: String,
-    /// The task's reference (`mtr_…`), for `--json`.
-    reference: String,
     json: bool,
 }
 
@@ -65,10 +63,7 @@ impl Line {
         if self.json {
             out!(
                 "{}",
-                json!({
-                    "name": self.name.0, "tool": self.tool, "status": status, "message": message,
-                    "reference": self.reference,
-                })
+                json!({ "name": self.name.0, "tool": self.tool, "status": status, "message": message })
             );
             return;
         }
@@ -85,7 +80,6 @@ async fn follow(records: Records, task: Listed, json: bool) -> bool {
     let line = Line {
         name: task.record.id,
         tool: task.record.tool.clone(),
-        reference: crate::reference::encode(&task.record.reference),
         json,
     };
     let Some(endpoint) = task.endpoint.as_ref() else {
