@@ -1,7 +1,7 @@
 //! The command's output on stdout. A reader that goes away
 //! (`mcp-tasks tools | head -1`) ends the command at once and quietly,
 //! as a closed pipe ends any Unix tool: no message, no panic, exit status
-//! [`exit::CLOSED_PIPE`](crate::exit::CLOSED_PIPE).
+//! [`exit::CLOSED_PIPE`].
 
 use std::fmt::Display;
 use std::io::{ErrorKind, Write};
@@ -29,7 +29,7 @@ pub fn line(text: impl Display) {
     }
 }
 
-/// Writes `bytes` (a generated script or page) to stdout, as [`line`]
+/// Writes `bytes` (a generated script or page) to stdout, as [`line`](fn@line)
 /// does, without adding a newline.
 pub fn bytes(bytes: &[u8]) {
     let mut out = std::io::stdout().lock();
