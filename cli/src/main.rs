@@ -83,7 +83,7 @@ Exit status (call, status, wait, cancel):
 With --json, stdout has one JSON object per line; every line has \"type\" and \"reference\" \
 (the task's reference, `mtr_…`, as `wait` takes it; null while there is no task). Types: \
 status {status, message}; progress {progress, total, message}; input {kind, message, answer}; \
-detached {name}; outcome {outcome: completed|failed|cancelled|expired|interrupted, exit, \
+detached {name, followable}; outcome {outcome: completed|failed|cancelled|expired|interrupted, exit, \
 and for completed: isError, text, structuredContent, content; for failed: error {code, \
 message, data}}; error {message, exit}. `list --json` and `watch --json` name each task by \
 its short name (\"name\"), which every command takes, and never show its id."
