@@ -4,11 +4,22 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use anyhow::bail;
-use clap::{Args, Parser, Subcommand};
+use anyhow::{Context, bail};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use mcp_tasks::Client;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+
+/// `println!` for the command's output: a closed stdout ends the command
+/// quietly (see [`stdout::line`]) instead of panicking.
+macro_rules! out {
+    () => {
+        $crate::stdout::line(format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        $crate::stdout::line(format_args!($($arg)*))
+    };
+}
 
 mod arguments;
 mod ask;
@@ -19,6 +30,7 @@ mod reference;
 mod report;
 mod roots;
 mod server;
+mod stdout;
 mod watch;
 mod watch_all;
 
@@ -28,7 +40,7 @@ use mcp_tasks::store::RecordId;
 use records::Records;
 use report::{Report, Style};
 use server::{ConfigArgs, ServerArgs};
-use watch::Watch;
+use watch::{Detach, Watch};
 
 /// Call tools on any MCP server, watch long-running ones as tasks, answer
 /// their questions, cancel them with Ctrl-C.
@@ -59,8 +71,29 @@ which are secrets, and how to reach each server (a URL or a command line; never 
 a token). `status`, `wait` and `cancel` take a task's short name from `mcp-tasks list` as well \
 as its reference.
 
-Exit status: 0 completed, 1 the tool or task failed, 2 usage or connection error, \
-5 the server refused to authorize (sign in with `mcp-tasks login`), 130 cancelled with Ctrl-C."
+`call --detach` refuses a task that no later command could follow: one on a server run \
+after `--` (it ends with the command, and its tasks with it), or on an HTTP server of the \
+initialize era (2025-11-25 and before), whose tasks may belong to the connection's session, \
+which ends with the command. `--detach-anyway` leaves such a task running all the same.
+
+Exit status (call, status, wait, cancel):
+  0    completed (`cancel`: the task was cancelled)
+  1    the tool reported an error (its result has isError)
+  2    usage error: the command line, a bad reference, an unknown tool or short name
+  3    the call or the task failed, the task expired, or the server no longer knows it
+  4    the task was cancelled by someone else (the server, another client)
+  5    the server refused to authorize (HTTP 401 or 403; sign in with `mcp-tasks login`)
+  6    the server could not be reached, or the connection failed (closed, unreadable)
+  130  interrupted with Ctrl-C (the task cancelled, or left running on a second Ctrl-C)
+  141  stdout was closed (`mcp-tasks … | head -1`): the command ended at once, quietly
+
+With --json, stdout has one JSON object per line; every line has \"type\" and \"reference\" \
+(the task's reference, `mtr_…`, as `wait` takes it; null while there is no task). Types: \
+status {status, message}; progress {progress, total, message}; input {kind, message, answer}; \
+detached {name, followable}; outcome {outcome: completed|failed|cancelled|expired|interrupted, exit, \
+and for completed: isError, text, structuredContent, content; for failed: error {code, \
+message, data}}; error {message, exit}. `list --json` and `watch --json` name each task by \
+its short name (\"name\"), which every command takes, and never show its id."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -102,7 +135,7 @@ working, input_required, or how the task ended (completed, tool_error, failed, c
 expired, unreachable). TASK is a digest of the task id, never the id itself.")]
     List {
         /// Print one JSON object per line (name, tool, status, message,
-        /// server, created, task).
+        /// server, created, task: a digest of the task id, never the id).
         #[arg(long)]
         json: bool,
     },
@@ -170,6 +203,18 @@ a login, a command against a server that asks to sign in starts one itself, unle
         #[command(flatten)]
         config: ConfigArgs,
     },
+    /// Print the completion script of a shell (bash, elvish, fish,
+    /// powershell, zsh) on stdout.
+    #[command(after_help = "\
+For example, bash: `mcp-tasks completions bash > ~/.local/share/bash-completion/completions/mcp-tasks`; \
+zsh: `mcp-tasks completions zsh > \"${fpath[1]}/_mcp-tasks\"`; \
+fish: `mcp-tasks completions fish > ~/.config/fish/completions/mcp-tasks.fish`.")]
+    Completions {
+        /// The shell to complete in.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) on stdout: `mcp-tasks man | man -l -`.
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -182,8 +227,18 @@ struct CallArgs {
     /// Print the task's reference and exit, leaving the task running,
     /// kept in the task list under a short name (follow it later with
     /// `mcp-tasks wait NAME` or `mcp-tasks wait REF`).
+    ///
+    /// Refused, with exit status 2, for a task no later command could
+    /// follow: on a server run after `--`, or on an HTTP server of the
+    /// initialize era (its tasks may belong to the session, which ends
+    /// with this command).
     #[arg(long)]
     detach: bool,
+    /// --detach, even for a task that no later command may be able to
+    /// follow (a server run after `--`, an initialize-era HTTP session):
+    /// for a server that keeps its tasks beyond this command.
+    #[arg(long)]
+    detach_anyway: bool,
     #[command(flatten)]
     output: OutputArgs,
     #[command(flatten)]
@@ -219,27 +274,44 @@ pub struct Failure {
 }
 
 impl Failure {
-    /// Exit status 2: the command line is wrong.
+    /// Exit status [`exit::USAGE`]: the command line is wrong.
     pub fn usage(message: impl Into<String>) -> Self {
         Failure {
-            code: 2,
+            code: exit::USAGE,
             message: message.into(),
         }
     }
 
-    /// Exit status 1: the tool or the task failed.
+    /// Exit status [`exit::FAILED`]: the call or the task failed.
     pub fn failed(message: impl Into<String>) -> Self {
         Failure {
-            code: 1,
+            code: exit::FAILED,
             message: message.into(),
         }
     }
 
-    /// Exit status 5: the server refused to authorize, and no sign-in
-    /// could (or was allowed to) fix it.
+    /// Exit status [`exit::AUTH`]: the server refused the credentials.
     pub fn auth(message: impl Into<String>) -> Self {
         Failure {
             code: exit::AUTH,
+            message: message.into(),
+        }
+    }
+
+    /// Exit status [`exit::UNREACHABLE`]: the server could not be reached,
+    /// or the connection failed.
+    pub fn unreachable(message: impl Into<String>) -> Self {
+        Failure {
+            code: exit::UNREACHABLE,
+            message: message.into(),
+        }
+    }
+
+    /// `message`, with the exit status the library's error `e` calls for
+    /// ([`exit::of`]).
+    pub fn of(e: &mcp_tasks::Error, message: impl Into<String>) -> Self {
+        Failure {
+            code: exit::of(e),
             message: message.into(),
         }
     }
@@ -253,20 +325,46 @@ impl std::fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
-/// Exit statuses.
+/// Exit statuses, as `mcp-tasks --help` documents them.
 pub mod exit {
-    /// The tool completed.
+    /// The tool completed (`cancel`: the task was cancelled).
     pub const OK: u8 = 0;
-    /// The tool reported an error, or the task failed, was cancelled
-    /// (not by this person) or expired.
-    pub const FAILED: u8 = 1;
-    /// The command line was wrong, or the server could not be reached.
+    /// The tool ran and reported an error: its result has `isError`.
+    pub const TOOL_ERROR: u8 = 1;
+    /// The command line was wrong: an option, a reference, an unknown
+    /// tool or short name.
     pub const USAGE: u8 = 2;
-    /// The server refused to authorize: no stored token worked, and the
-    /// sign-in failed or `--no-login` forbade it.
+    /// The call or the task failed (a JSON-RPC error), the task expired,
+    /// or the server no longer knows it.
+    pub const FAILED: u8 = 3;
+    /// The task was cancelled by someone else: the server or another
+    /// client.
+    pub const CANCELLED: u8 = 4;
+    /// The server refused the credentials (HTTP 401 or 403).
     pub const AUTH: u8 = 5;
+    /// The server could not be reached, or the connection failed: it
+    /// closed, or sent what is not MCP.
+    pub const UNREACHABLE: u8 = 6;
     /// The person pressed Ctrl-C.
     pub const INTERRUPTED: u8 = 130;
+    /// stdout was closed under the command (128 + SIGPIPE, as a shell
+    /// reports a program a closed pipe ended).
+    pub const CLOSED_PIPE: u8 = 141;
+
+    /// The exit status a failure of the library calls for: refused
+    /// credentials, a JSON-RPC error or an unknown task, a mistake of the
+    /// command line (the builder's), else a connection that failed.
+    pub fn of(e: &mcp_tasks::Error) -> u8 {
+        if matches!(e.http_status(), Some(401 | 403)) {
+            AUTH
+        } else if e.is_task_not_found() || e.is_rpc() {
+            FAILED
+        } else if e.is_builder() {
+            USAGE
+        } else {
+            UNREACHABLE
+        }
+    }
 }
 
 /// An error and its causes on one line, each cause once.
@@ -304,6 +402,7 @@ fn main() -> ExitCode {
         Command::Login { .. } | Command::Logout { .. } => false,
         Command::Call(c) => c.output.json,
         Command::Status(r) | Command::Wait(r) | Command::Cancel(r) => r.output.json,
+        Command::Completions { .. } | Command::Man => false,
     };
     let code = runtime.block_on(async {
         match run(cli).await {
@@ -314,7 +413,13 @@ fn main() -> ExitCode {
                     None => (exit::USAGE, chain(&e)),
                 };
                 if json {
-                    println!("{}", json!({ "type": "error", "message": text }));
+                    out!(
+                        "{}",
+                        json!({
+                            "type": "error", "message": text, "exit": code,
+                            "reference": report::task_reference(),
+                        })
+                    );
                 }
                 eprintln!("mcp-tasks: {text}");
                 code
@@ -381,32 +486,75 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             config,
         } => login::login(&server, config.config.as_deref(), open).await,
         Command::Logout { server, config } => login::logout(&server, config.config.as_deref()),
-        Command::Call(mut args) => {
-            if let Some(name) = args.tool.strip_prefix('@').map(str::to_owned) {
-                if args.arguments.is_empty() {
-                    bail!(Failure::usage(format!(
-                        "name the tool to call after @{name}"
-                    )));
-                }
-                args.tool = args.arguments.remove(0);
-                args.server.resolve(Some(&name))?;
-            } else {
-                args.server.resolve(None)?;
-            }
-            let (mut watch, client) = Watch::start(&args.server, args.output.json).await?;
-            let outcome = watch
-                .call(&client, &args.tool, &args.arguments, args.detach)
-                .await;
-            if let Some(detached) = watch.take_detached() {
-                let name = keep(&args, &detached).await;
-                watch.announce(&detached.reference, name);
-            }
-            close(client, outcome).await
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "mcp-tasks", &mut script);
+            stdout::bytes(&script);
+            Ok(exit::OK)
         }
+        Command::Man => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut page)
+                .context("cannot render the manual page")?;
+            stdout::bytes(&page);
+            Ok(exit::OK)
+        }
+        Command::Call(args) => call(args).await,
         Command::Status(args) => on_task(args, Action::Status).await,
         Command::Wait(args) => on_task(args, Action::Wait).await,
         Command::Cancel(args) => on_task(args, Action::Cancel).await,
     }
+}
+
+/// `mcp-tasks call`: a `--detach` that no later command could follow is
+/// refused before the tool is called (a server run after `--` before it
+/// is started; an HTTP server once its era is known).
+async fn call(mut args: CallArgs) -> anyhow::Result<u8> {
+    if let Some(name) = args.tool.strip_prefix('@').map(str::to_owned) {
+        if args.arguments.is_empty() {
+            bail!(Failure::usage(format!("name the tool to call after @{name}")));
+        }
+        args.tool = args.arguments.remove(0);
+        args.server.resolve(Some(&name))?;
+    } else {
+        args.server.resolve(None)?;
+    }
+    let detach = match (args.detach || args.detach_anyway, args.detach_anyway) {
+        (false, _) => Detach::No,
+        (true, false) => Detach::IfFollowable,
+        (true, true) => Detach::Anyway,
+    };
+    if detach == Detach::IfFollowable
+        && let Some(why) = args.server.unfollowable(None)
+    {
+        bail!(refuse_detach(&why));
+    }
+    let (mut watch, client) = Watch::start(&args.server, args.output.json).await?;
+    let unfollowable = args.server.unfollowable(Some(&client.protocol_version()));
+    if detach == Detach::IfFollowable
+        && let Some(why) = &unfollowable
+    {
+        watch.clear();
+        return close(client, Err(refuse_detach(why).into())).await;
+    }
+    let outcome = watch
+        .call(&client, &args.tool, &args.arguments, detach)
+        .await;
+    if let Some(detached) = watch.take_detached() {
+        let name = keep(&args, &detached).await;
+        watch.announce(&detached.reference, name, unfollowable.as_deref());
+    }
+    close(client, outcome).await
+}
+
+/// The usage error of a `--detach` no later command could follow.
+fn refuse_detach(why: &str) -> Failure {
+    Failure::usage(format!(
+        "--detach refused: {why}, so no later command could follow the task. \
+         Call without --detach to follow it now, or use --detach-anyway if the \
+         server keeps its tasks beyond this command"
+    ))
 }
 
 /// Records a detached task in the task list and gives its short name. A
@@ -565,7 +713,7 @@ async fn list(json: bool) -> anyhow::Result<u8> {
     if json {
         for task in &listed {
             let r = &task.record;
-            println!(
+            out!(
                 "{}",
                 json!({
                     "name": r.id.0,
@@ -596,9 +744,13 @@ async fn list(json: bool) -> anyhow::Result<u8> {
         .max()
         .unwrap_or(6)
         .max(6);
-    println!(
+    out!(
         "{:>4}  {:<tool_width$}  {:<status_width$}  {:>7}  {:<9}  SERVER",
-        "NAME", "TOOL", "STATUS", "CREATED", "TASK"
+        "NAME",
+        "TOOL",
+        "STATUS",
+        "CREATED",
+        "TASK"
     );
     for task in &listed {
         let r = &task.record;
@@ -606,7 +758,7 @@ async fn list(json: bool) -> anyhow::Result<u8> {
             .endpoint
             .as_ref()
             .map_or_else(|| "?".to_owned(), ToString::to_string);
-        println!(
+        out!(
             "{:>4}  {:<tool_width$}  {:<status_width$}  {:>7}  {:<9}  {server}",
             r.id.0,
             r.tool,
@@ -658,7 +810,7 @@ async fn tools(server: &ServerArgs, json: bool) -> anyhow::Result<u8> {
     report.clear();
     let (info, tools) = listed?;
     if json {
-        println!(
+        out!(
             "{}",
             serde_json::to_string_pretty(&json!({
                 "server": info.name, "version": info.version,
@@ -671,9 +823,9 @@ async fn tools(server: &ServerArgs, json: bool) -> anyhow::Result<u8> {
         Some(v) => format!("{} {v}", info.name),
         None => info.name.clone(),
     };
-    println!("server    {name}");
-    println!("protocol  {}", info.protocol);
-    println!(
+    out!("server    {name}");
+    out!("protocol  {}", info.protocol);
+    out!(
         "tasks     {}",
         if info.tasks {
             "yes: long calls may run as tasks"
@@ -681,7 +833,7 @@ async fn tools(server: &ServerArgs, json: bool) -> anyhow::Result<u8> {
             "no: calls answer when they are done"
         }
     );
-    println!();
+    out!();
     let width = tools
         .iter()
         .filter_map(|t| t["name"].as_str())
@@ -694,18 +846,18 @@ async fn tools(server: &ServerArgs, json: bool) -> anyhow::Result<u8> {
         .size_checked()
         .map(|(_, cols)| usize::from(cols).saturating_sub(width + 13).max(30))
         .unwrap_or(72);
-    println!("{:<width$}  {:<9}  DESCRIPTION", "TOOL", "TASK");
+    out!("{:<width$}  {:<9}  DESCRIPTION", "TOOL", "TASK");
     for tool in &tools {
         let about = one_line_about(tool["description"].as_str().unwrap_or(""), room);
         let support = tool["execution"]["taskSupport"].as_str().unwrap_or("-");
-        println!(
+        out!(
             "{:<width$}  {:<9}  {about}",
             tool["name"].as_str().unwrap_or("?"),
             support
         );
     }
     if tools.is_empty() {
-        println!("(no tools)");
+        out!("(no tools)");
     }
     Ok(exit::OK)
 }

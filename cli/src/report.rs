@@ -3,11 +3,11 @@
 //! JSON lines with `--json`. Results go to stdout; everything else to
 //! stderr, so that `mcp-tasks call … | jq` gets the result alone.
 
-use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use mcp_tasks::TaskRef;
 use mcp_tasks::protocol::Progress;
 use serde_json::{Value, json};
 
@@ -38,6 +38,22 @@ struct Seen {
     progress: Option<String>,
     /// Whether the bar shows a fraction.
     bar_mode: bool,
+}
+
+/// The reference (`mtr_…`) of the task the command concerns, once it is
+/// known: every `--json` line carries it, errors included.
+static TASK: Mutex<Option<String>> = Mutex::new(None);
+
+/// Notes the task the command concerns, for the `--json` lines that
+/// follow.
+pub fn task_is(task: &TaskRef) {
+    let word = crate::reference::encode(task);
+    *TASK.lock().unwrap_or_else(|e| e.into_inner()) = Some(word);
+}
+
+/// The reference of the task the command concerns, once known.
+pub fn task_reference() -> Option<String> {
+    TASK.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 const SPINNER: &str = "{spinner} {msg}  [{elapsed}]";
@@ -157,11 +173,15 @@ impl Report {
         }
     }
 
-    /// One JSON line on stdout (`--json`).
-    pub fn json(&self, value: Value) {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{value}");
-        let _ = out.flush();
+    /// One JSON line on stdout (`--json`), with the task's `reference`
+    /// (`null` while there is no task) unless `value` gives its own.
+    pub fn json(&self, mut value: Value) {
+        if let Value::Object(fields) = &mut value
+            && !fields.contains_key("reference")
+        {
+            fields.insert("reference".into(), task_reference().into());
+        }
+        crate::stdout::line(value);
     }
 
     /// Runs `f` (a prompt) with the status line out of the way.

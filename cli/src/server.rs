@@ -6,11 +6,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::Args;
 use clap::builder::FalseyValueParser;
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::ListRootsResult;
+use mcp_tasks::protocol::PROTOCOL_VERSION;
 use mcp_tasks::transport::{Http, Stderr, Stdio};
 use mcp_tasks::{Client, Error};
 
@@ -47,6 +48,12 @@ pub struct ServerArgs {
     /// (repeatable; default: the current folder).
     #[arg(long = "root", value_name = "PATH")]
     roots: Vec<PathBuf>,
+
+    /// Speak this protocol revision, without asking the server which it
+    /// speaks: 2026-07-28, or an initialize-era one (2025-11-25,
+    /// 2025-06-18, 2025-03-26, 2024-11-05). Default: ask.
+    #[arg(long, value_name = "VERSION")]
+    protocol_version: Option<String>,
 
     /// A server to run as a child process, spoken to over its stdin and
     /// stdout: everything after `--` (its stderr shows through).
@@ -189,6 +196,27 @@ impl ServerArgs {
         self
     }
 
+    /// Why no later command could follow a task this command leaves
+    /// running, if so: a server run after `--` ends with the command, and
+    /// an HTTP server of the initialize era (`era`, once connected) may
+    /// keep its tasks in the connection's session, which the command
+    /// ends. `None` when a later command can follow it, or before the
+    /// era of an HTTP server is known.
+    pub fn unfollowable(&self, era: Option<&str>) -> Option<String> {
+        if self.url.is_none() && !self.command.is_empty() {
+            return Some(
+                "the server run after `--` ends with this command, and its tasks with it".into(),
+            );
+        }
+        match era {
+            Some(version) if self.url.is_some() && version != PROTOCOL_VERSION => Some(format!(
+                "this server speaks {version}, whose tasks may belong to the HTTP session \
+                 (Mcp-Session-Id), which ends with this command"
+            )),
+            _ => None,
+        }
+    }
+
     /// A short name of the server for messages and hints.
     pub fn describe(&self) -> String {
         if let Some(name) = &self.name {
@@ -217,10 +245,15 @@ impl ServerArgs {
             let roots = roots.clone();
             async move { Ok(ListRootsResult { roots }) }
         });
+        let pinned = match &self.protocol_version {
+            Some(version) => Some(known_version(version)?),
+            None => None,
+        };
         let builder = Client::builder()
             .client_info("mcp-tasks-cli", env!("CARGO_PKG_VERSION"))
             .input_handlers(handlers)
-            .request_timeout(self.timeout.unwrap_or(Duration::from_secs(60)));
+            .request_timeout(self.timeout.unwrap_or(Duration::from_secs(60)))
+            .maybe_protocol_version(pinned);
         let mut environment = self.child_env.clone();
         for pair in &self.env {
             let Some((key, value)) = pair.split_once('=') else {
@@ -292,6 +325,10 @@ impl ServerArgs {
                  or a command after `--` (for example `-- mcp-tasks-demo`)"
             )),
         };
+        let server = match &self.protocol_version {
+            Some(version) => format!("{} (--protocol-version {version})", self.describe()),
+            None => self.describe(),
+        };
         match connected {
             Ok(client) => Ok(client),
             Err(e) if matches!(e.http_status(), Some(401 | 403)) => {
@@ -302,14 +339,12 @@ impl ServerArgs {
                         format!(" (sign in with `mcp-tasks login {}`)", self.login_name())
                     };
                 Err(Failure::auth(format!(
-                    "cannot connect to {}: {}{hint}",
-                    self.describe(),
+                    "cannot connect to {server}: {}{hint}",
                     crate::one_line(&e)
                 ))
                 .into())
             }
-            Err(e) => Err(connect_error(&e))
-                .with_context(|| format!("cannot connect to {}", self.describe())),
+            Err(e) => Err(connect_error(&e, &server)),
         }
     }
 }
@@ -321,6 +356,39 @@ fn is_authorization(header: &str) -> bool {
         .is_some_and(|(name, _)| name.trim().eq_ignore_ascii_case("authorization"))
 }
 
-fn connect_error(e: &Error) -> anyhow::Error {
-    anyhow::anyhow!(crate::one_line(e))
+/// The protocol revisions `--protocol-version` takes, newest first.
+pub const VERSIONS: [&str; 5] = [
+    PROTOCOL_VERSION,
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+];
+
+/// `version` when this client speaks it, else a usage error naming those
+/// it does.
+fn known_version(version: &str) -> Result<&'static str, Failure> {
+    VERSIONS
+        .iter()
+        .find(|v| **v == version.trim())
+        .copied()
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "--protocol-version {version:?} is not a revision this client speaks \
+                 (it speaks {})",
+                VERSIONS.join(", ")
+            ))
+        })
+}
+
+/// A failed connection, with the exit status its cause calls for: refused
+/// credentials, else a server that could not be reached (a builder
+/// mistake stays a usage error).
+fn connect_error(e: &Error, server: &str) -> anyhow::Error {
+    let code = match crate::exit::of(e) {
+        code @ (crate::exit::AUTH | crate::exit::USAGE) => code,
+        _ => crate::exit::UNREACHABLE,
+    };
+    let message = format!("cannot connect to {server}: {}", crate::one_line(e));
+    Failure { code, message }.into()
 }

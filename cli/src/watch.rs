@@ -40,6 +40,18 @@ pub struct Watch {
     detached: Option<Detached>,
 }
 
+/// Whether `call` leaves the task running instead of following it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detach {
+    /// Follow the task to its end.
+    No,
+    /// `--detach`: leave it running, when a later command can follow it
+    /// (checked before the call).
+    IfFollowable,
+    /// `--detach-anyway`: leave it running, followable or not.
+    Anyway,
+}
+
 /// A task `call --detach` left running.
 pub struct Detached {
     /// How to find it again.
@@ -91,6 +103,11 @@ impl Watch {
         }
     }
 
+    /// Takes the status line off the screen (before an error).
+    pub fn clear(&self) {
+        self.report.clear();
+    }
+
     /// Names the task by its short local name in hints.
     pub fn name_as(&mut self, name: RecordId) {
         self.name = Some(name);
@@ -119,7 +136,7 @@ impl Watch {
         client: &Client,
         tool: &str,
         words: &[String],
-        detach: bool,
+        detach: Detach,
     ) -> anyhow::Result<u8> {
         // The listing types key=value arguments, and lets a 2025-11-25
         // server's task tools get the task opt-in they need.
@@ -156,7 +173,9 @@ impl Watch {
                 self.report.clear();
                 self.report.note("interrupted: the call was abandoned before the server answered");
                 if self.report.style() == Style::Json {
-                    self.report.json(json!({"type": "outcome", "outcome": "interrupted"}));
+                    self.report.json(json!({
+                        "type": "outcome", "outcome": "interrupted", "exit": exit::INTERRUPTED,
+                    }));
                 }
                 return Ok(exit::INTERRUPTED);
             }
@@ -168,13 +187,16 @@ impl Watch {
                 return Err(call_error(tool, &e));
             }
         };
-        if detach {
+        if let Some(task) = state.reference() {
+            crate::report::task_is(&task);
+        }
+        if detach != Detach::No {
             match state {
                 TaskState::Finished(done) => {
                     self.report.clear();
                     self.report
                         .note("the server answered at once: there is no task to detach from");
-                    return Ok(self.outcome(done.outcome(), false));
+                    return Ok(self.outcome(done.outcome(), exit::CANCELLED));
                 }
                 TaskState::Pending(task) => {
                     self.report.clear();
@@ -199,26 +221,38 @@ impl Watch {
     }
 
     /// Prints the reference of a task `call --detach` left running, and
-    /// its short local name when the task list took it.
-    pub fn announce(&self, task: &TaskRef, name: Option<RecordId>) {
+    /// its short local name when the task list took it; `unfollowable`
+    /// says why a later command may not find it (`--detach-anyway`).
+    pub fn announce(&self, task: &TaskRef, name: Option<RecordId>, unfollowable: Option<&str>) {
         let word = reference::encode(task);
         if self.report.style() == Style::Json {
             self.report.json(json!({
                 "type": "detached", "reference": word, "name": name.map(|n| n.0),
+                "followable": unfollowable.is_none(),
             }));
-            return;
+        } else {
+            out!("{word}");
         }
-        println!("{word}");
-        match name {
-            Some(name) => self.report.note(&format!(
-                "the task runs on as #{name}; follow it with: mcp-tasks wait {name} \
-                 (or mcp-tasks wait {word} {})",
+        let follow = match name {
+            Some(name) => format!(
+                "mcp-tasks wait {name} (or mcp-tasks wait {word} {})",
                 self.server
+            ),
+            None => format!("mcp-tasks wait {word} {}", self.server),
+        };
+        let runs_on = match name {
+            Some(name) => format!("the task runs on as #{name}"),
+            None => "the task runs on".to_owned(),
+        };
+        match unfollowable {
+            // Said plainly: the usual end of such a task is with this command.
+            Some(why) => self.report.note(&format!(
+                "{runs_on}, but {why}: a later command cannot follow it, unless the \
+                 server keeps its tasks beyond this command (then: {follow})"
             )),
-            None => self.report.note(&format!(
-                "the task runs on; follow it with: mcp-tasks wait {word} {}",
-                self.server
-            )),
+            None => self
+                .report
+                .note(&format!("{runs_on}; follow it with: {follow}")),
         }
     }
 
@@ -243,8 +277,8 @@ impl Watch {
                 "type": "status", "status": status.as_str(), "message": message,
             })),
             _ => match &message {
-                Some(m) => println!("{status}: {m}"),
-                None => println!("{status}"),
+                Some(m) => out!("{status}: {m}"),
+                None => out!("{status}"),
             },
         }
         if let TaskState::InputRequired(task) = &state {
@@ -271,7 +305,7 @@ impl Watch {
         if let TaskState::Finished(done) = state {
             self.report.clear();
             self.report.note("the task had already ended");
-            return Ok(self.outcome(done.outcome(), false));
+            return Ok(self.outcome(done.outcome(), exit::CANCELLED));
         }
         self.report.status("cancelling", None);
         let ended = tokio::time::timeout(CANCEL_BOUND, cancel_and_wait(state)).await;
@@ -279,16 +313,18 @@ impl Watch {
         match ended {
             Ok(Ok(outcome)) => Ok(match outcome {
                 Outcome::Cancelled => {
-                    self.outcome(&outcome, false);
+                    self.outcome(&outcome, exit::OK);
                     exit::OK
                 }
                 other => {
                     self.report
                         .note("the task ended before it could be cancelled");
-                    self.outcome(&other, false)
+                    self.outcome(&other, exit::CANCELLED)
                 }
             }),
-            Ok(Err(e)) => Err(anyhow::anyhow!("cannot cancel the task: {}", one_line(&e))),
+            Ok(Err(e)) => {
+                Err(Failure::of(&e, format!("cannot cancel the task: {}", one_line(&e))).into())
+            }
             Err(_) => Err(Failure::failed(format!(
                 "the server acknowledged the cancel, but the task had not ended after {}s",
                 CANCEL_BOUND.as_secs()
@@ -298,6 +334,7 @@ impl Watch {
     }
 
     async fn resume(&mut self, client: &Client, task: &TaskRef) -> anyhow::Result<TaskState> {
+        crate::report::task_is(task);
         self.report.activity("reading the task");
         let resumed = tokio::select! {
             r = client.task().timeout(NO_BOUND).resume(task) => r,
@@ -319,7 +356,7 @@ impl Watch {
                     one_line(&e)
                 )))
             } else {
-                anyhow::anyhow!(one_line(&e))
+                Failure::of(&e, one_line(&e)).into()
             }
         })
     }
@@ -331,7 +368,7 @@ impl Watch {
             state = match state {
                 TaskState::Finished(done) => {
                     self.report.clear();
-                    return Ok(self.outcome(done.outcome(), false));
+                    return Ok(self.outcome(done.outcome(), exit::CANCELLED));
                 }
                 TaskState::InputRequired(task) => {
                     self.saw(task.snapshot().status, task.status_message());
@@ -352,10 +389,11 @@ impl Watch {
                             )
                             .await;
                             self.report.clear();
-                            if let Ok(Ok(outcome)) = outcome {
-                                self.outcome(&outcome, false);
-                            }
-                            return Ok(exit::FAILED);
+                            // Cancelled for want of an answer: the task failed.
+                            return Ok(match outcome {
+                                Ok(Ok(outcome)) => self.outcome(&outcome, exit::FAILED),
+                                _ => exit::FAILED,
+                            });
                         }
                     };
                     match task.respond(answers).await {
@@ -364,10 +402,11 @@ impl Watch {
                             self.report.clear();
                             let (e, task) = e.into_parts();
                             let hint = self.resume_hint(&task.reference());
-                            return Err(anyhow::anyhow!(
-                                "cannot send the answers: {}; {hint}",
-                                one_line(&e)
-                            ));
+                            return Err(Failure::of(
+                                &e,
+                                format!("cannot send the answers: {}; {hint}", one_line(&e)),
+                            )
+                            .into());
                         }
                     }
                 }
@@ -401,7 +440,7 @@ impl Watch {
                             Some(task) if !state.is_finished() => self.resume_hint(&task),
                             _ => String::new(),
                         };
-                        return Err(anyhow::anyhow!("{}; {hint}", one_line(&e)));
+                        return Err(Failure::of(&e, format!("{}; {hint}", one_line(&e))).into());
                     }
                     state
                 }
@@ -460,7 +499,7 @@ impl Watch {
     async fn cancel(&mut self, state: TaskState) -> anyhow::Result<u8> {
         if let TaskState::Finished(done) = &state {
             self.report.clear();
-            return Ok(self.outcome(done.outcome(), false));
+            return Ok(self.outcome(done.outcome(), exit::CANCELLED));
         }
         let Some(task) = state.reference() else {
             // Only an immediate result has no reference, and it is finished.
@@ -478,7 +517,7 @@ impl Watch {
                 ));
                 if self.report.style() == Style::Json {
                     self.report.json(json!({
-                        "type": "outcome", "outcome": "interrupted",
+                        "type": "outcome", "outcome": "interrupted", "exit": exit::INTERRUPTED,
                         "reference": reference::encode(&task),
                     }));
                 }
@@ -488,13 +527,13 @@ impl Watch {
         self.report.clear();
         match ended {
             Ok(Ok(Outcome::Cancelled)) => {
-                self.outcome(&Outcome::Cancelled, true);
+                self.outcome(&Outcome::Cancelled, exit::INTERRUPTED);
                 Ok(exit::INTERRUPTED)
             }
             Ok(Ok(other)) => {
                 self.report
                     .note("the task ended before it could be cancelled");
-                Ok(self.outcome(&other, false))
+                Ok(self.outcome(&other, exit::CANCELLED))
             }
             Ok(Err(e)) => {
                 self.report.note(&format!(
@@ -526,9 +565,13 @@ impl Watch {
         )
     }
 
-    /// Prints how the call ended and gives its exit status.
-    fn outcome(&mut self, outcome: &Outcome, by_user: bool) -> u8 {
+    /// Prints how the call ended and gives its exit status; a
+    /// cancellation gets `cancelled`: [`exit::CANCELLED`] when someone
+    /// else cancelled the task, another status when this command did
+    /// ([`exit::OK`] for `cancel`, [`exit::INTERRUPTED`] for Ctrl-C).
+    fn outcome(&mut self, outcome: &Outcome, cancelled: u8) -> u8 {
         self.seen.ending = Some(Ending::from(outcome.clone()));
+        let code = exit_status(outcome, cancelled);
         let json = self.report.style() == Style::Json;
         match outcome {
             Outcome::Completed(result) => {
@@ -536,6 +579,7 @@ impl Watch {
                     self.report.json(json!({
                         "type": "outcome",
                         "outcome": "completed",
+                        "exit": code,
                         "isError": result.is_error,
                         "text": result.joined_text(),
                         "structuredContent": result.structured_content,
@@ -547,49 +591,50 @@ impl Watch {
                 } else {
                     let text = render(result);
                     if !text.is_empty() {
-                        println!("{text}");
+                        out!("{text}");
                     }
-                }
-                if result.is_error {
-                    exit::FAILED
-                } else {
-                    exit::OK
                 }
             }
             Outcome::Failed(error) => {
                 if json {
                     self.report.json(json!({
-                        "type": "outcome", "outcome": "failed",
+                        "type": "outcome", "outcome": "failed", "exit": code,
                         "error": { "code": error.code, "message": error.message, "data": error.data },
                     }));
                 } else {
                     eprintln!("the task failed: {} (error {})", error.message, error.code);
                 }
-                exit::FAILED
             }
             Outcome::Cancelled => {
                 if json {
                     self.report
-                        .json(json!({"type": "outcome", "outcome": "cancelled"}));
+                        .json(json!({"type": "outcome", "outcome": "cancelled", "exit": code}));
+                } else if cancelled == exit::CANCELLED {
+                    eprintln!("the task was cancelled (by the server or another client)");
                 } else {
                     eprintln!("the task was cancelled");
-                }
-                if by_user {
-                    exit::INTERRUPTED
-                } else {
-                    exit::FAILED
                 }
             }
             Outcome::Expired => {
                 if json {
                     self.report
-                        .json(json!({"type": "outcome", "outcome": "expired"}));
+                        .json(json!({"type": "outcome", "outcome": "expired", "exit": code}));
                 } else {
                     eprintln!("the task expired");
                 }
-                exit::FAILED
             }
         }
+        code
+    }
+}
+
+/// The exit status of an outcome; `cancelled` for a cancellation.
+fn exit_status(outcome: &Outcome, cancelled: u8) -> u8 {
+    match outcome {
+        Outcome::Completed(result) if result.is_error => exit::TOOL_ERROR,
+        Outcome::Completed(_) => exit::OK,
+        Outcome::Failed(_) | Outcome::Expired => exit::FAILED,
+        Outcome::Cancelled => cancelled,
     }
 }
 
@@ -607,17 +652,19 @@ async fn cancel_and_wait(state: TaskState) -> Result<Outcome, Error> {
     done.map(|t| t.into_outcome()).map_err(|e| e.into_error())
 }
 
-/// A failed `tools/call`: the server's error is the tool failing (exit
-/// 1); anything else is a connection problem (exit 2).
+/// A failed `tools/call`, with the exit status its cause calls for
+/// ([`exit::of`]): the server's JSON-RPC error is the call failing; a
+/// connection lost meanwhile leaves the outcome unknown.
 fn call_error(tool: &str, e: &Error) -> anyhow::Error {
     let text = one_line(e);
-    if e.rpc_error().is_some() {
-        Failure::failed(format!("{tool} failed: {text}")).into()
+    let message = if e.rpc_error().is_some() {
+        format!("{tool} failed: {text}")
     } else if e.is_outcome_unknown() {
-        anyhow::anyhow!("{text} (the call may have run on the server)")
+        format!("{text} (the call may have run on the server)")
     } else {
-        anyhow::anyhow!(text)
-    }
+        text
+    };
+    Failure::of(e, message).into()
 }
 
 /// The result as text: text blocks as they are, other blocks named, and

@@ -45,8 +45,11 @@ pub async fn watch_all(json: bool) -> anyhow::Result<u8> {
     while let Some(done) = followed.join_next().await {
         all &= done.unwrap_or(false);
     }
-    Ok(if all { exit::OK } else { exit::FAILED })
+    Ok(if all { exit::OK } else { NOT_ALL_ENDED })
 }
+
+/// `watch`'s exit status when some task was not followed to its end.
+const NOT_ALL_ENDED: u8 = 1;
 
 /// One task's line: `#12 export: working: reading orders`, or a JSON object.
 struct Line {
@@ -58,15 +61,15 @@ struct Line {
 impl Line {
     fn print(&self, status: &str, message: Option<&str>) {
         if self.json {
-            println!(
+            out!(
                 "{}",
                 json!({ "name": self.name.0, "tool": self.tool, "status": status, "message": message })
             );
             return;
         }
         match message {
-            Some(m) => println!("#{} {}: {status}: {m}", self.name, self.tool),
-            None => println!("#{} {}: {status}", self.name, self.tool),
+            Some(m) => out!("#{} {}: {status}: {m}", self.name, self.tool),
+            None => out!("#{} {}: {status}", self.name, self.tool),
         }
     }
 }

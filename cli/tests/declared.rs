@@ -170,6 +170,25 @@ fn a_missing_root_is_a_usage_error() -> Result<(), String> {
     Ok(())
 }
 
+/// `--protocol-version` pins the revision: no `server/discover` probe,
+/// the handshake offers the pinned one.
+fn a_pinned_protocol_version_skips_the_probe() -> Result<(), String> {
+    let (code, seen) = run(&["--protocol-version", "2025-11-25"], "pinned");
+    if code != 0 {
+        return Err(format!("exit {code}; the server saw {seen:?}"));
+    }
+    if find(&seen, |m| m["method"] == "server/discover").is_some() {
+        return Err(format!("the server was probed: {seen:?}"));
+    }
+    let first = seen.first().ok_or("the server saw nothing")?;
+    if first["method"] != "initialize" || first["params"]["protocolVersion"] != "2025-11-25" {
+        return Err(format!(
+            "the first message is not the pinned initialize: {first}"
+        ));
+    }
+    Ok(())
+}
+
 /// One test: `Err` says what went wrong.
 type Test = fn() -> Result<(), String>;
 
@@ -179,7 +198,7 @@ fn main() {
         serve_recording(Path::new(&args[i + 1]));
         return;
     }
-    let tests: [(&str, Test); 3] = [
+    let tests: [(&str, Test); 4] = [
         (
             "the_cli_declares_roots_and_sampling_and_answers_them",
             the_cli_declares_roots_and_sampling_and_answers_them,
@@ -188,6 +207,10 @@ fn main() {
         (
             "a_missing_root_is_a_usage_error",
             a_missing_root_is_a_usage_error,
+        ),
+        (
+            "a_pinned_protocol_version_skips_the_probe",
+            a_pinned_protocol_version_skips_the_probe,
         ),
     ];
     let mut failed = 0;

@@ -18,14 +18,20 @@ const CLI: &str = env!("CARGO_BIN_EXE_mcp-tasks");
 /// The bound on one run of the command.
 const LIMIT: Duration = Duration::from_secs(30);
 
-/// The documented exit status (`mcp-tasks --help`) for an ending.
+/// The documented exit status (`mcp-tasks --help`) for an ending: the
+/// stated status decides, and only a completed task's payload counts.
 fn expected(ending: Ending) -> i32 {
     match (ending.status, ending.payload) {
         ("completed", Payload::Content | Payload::BareMeta) => 0,
+        // The tool ran and reported an error.
+        ("completed", Payload::ToolError) => 1,
         // A completed task with no result at all is a malformed answer:
-        // no outcome, reported as a connection problem.
-        ("completed", Payload::Nothing) => 2,
-        _ => 1,
+        // no outcome, reported as a failed connection.
+        ("completed", Payload::Nothing) => 6,
+        // A cancellation this client did not ask for.
+        ("cancelled", _) => 4,
+        // Failed, or completed with a JSON-RPC error.
+        _ => 3,
     }
 }
 

@@ -150,9 +150,11 @@ fn detach_then_wait_from_a_second_process_gets_the_result() {
     let shared = Shared::start(&dir.0);
     let socket = shared.socket();
 
+    // A child server proxying to a shared one keeps its tasks beyond the
+    // command: --detach-anyway (--detach refuses a server run after `--`).
     let detached = piped_in(
         &data,
-        &["call", "export", "--detach"],
+        &["call", "export", "--detach-anyway"],
         &["--shared", &socket],
     );
     assert_eq!(detached.status.code(), Some(0), "{detached:?}");
@@ -194,7 +196,7 @@ fn cancel_by_reference_from_another_process() {
     let socket = shared.socket();
     let detached = piped_in(
         &dir.0.join("data"),
-        &["call", "index", "--detach"],
+        &["call", "index", "--detach-anyway"],
         &["--shared", &socket],
     );
     let reference = String::from_utf8(detached.stdout).unwrap();
@@ -261,7 +263,7 @@ fn piped_output_has_one_plain_line_per_change_and_declines_questions() {
 #[test]
 fn exit_statuses_tell_failure_from_usage() {
     let failed = piped(&["call", "migrate"], &[]);
-    assert_eq!(failed.status.code(), Some(1));
+    assert_eq!(failed.status.code(), Some(3));
     let err = String::from_utf8_lossy(&failed.stderr);
     assert!(
         err.contains("the task failed: migration 4 of 7 failed"),
