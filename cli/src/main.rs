@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 
 mod arguments;
 mod ask;
+mod catalog;
 mod records;
 mod reference;
 mod report;
@@ -109,6 +110,8 @@ token of MCP_BEARER_TOKEN, if set). A task that asks a question is left for \
     Wait(RefArgs),
     /// Cancel a task and wait for it to end, by its short name or its reference.
     Cancel(RefArgs),
+    #[command(flatten)]
+    Catalog(catalog::Command),
 }
 
 #[derive(Debug, Args)]
@@ -227,6 +230,7 @@ fn main() -> ExitCode {
         Command::Tools { json, .. } | Command::List { json } | Command::Watch { json } => *json,
         Command::Call(c) => c.output.json,
         Command::Status(r) | Command::Wait(r) | Command::Cancel(r) => r.output.json,
+        Command::Catalog(c) => c.json(),
     };
     let code = runtime.block_on(async {
         match run(cli).await {
@@ -297,6 +301,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Status(args) => on_task(args, Action::Status).await,
         Command::Wait(args) => on_task(args, Action::Wait).await,
         Command::Cancel(args) => on_task(args, Action::Cancel).await,
+        Command::Catalog(command) => catalog::run(command).await,
     }
 }
 

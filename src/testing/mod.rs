@@ -221,7 +221,8 @@ impl TestServer {
     /// `prompts/get` answers for it; the server then advertises `prompts`.
     /// A `prompts/get` without an argument the prompt marks required is
     /// answered with `-32602`; the arguments given come back in the
-    /// result's `_meta.arguments`.
+    /// result's `_meta.arguments`, and each replaces `{name}` in the text
+    /// of the messages.
     pub fn prompt(mut self, prompt: Prompt, result: GetPromptResult) -> Self {
         let prompts = &mut self.config().prompts;
         prompts.retain(|(p, _)| p.name != prompt.name);

@@ -197,6 +197,13 @@ impl TestServer {
             }
         }
         let mut body = serde_json::to_value(result).unwrap_or_default();
+        if let Some(Value::Array(messages)) = body.get_mut("messages") {
+            for message in messages {
+                if let Some(Value::String(text)) = message.pointer_mut("/content/text") {
+                    *text = fill(text, &given);
+                }
+            }
+        }
         body["_meta"] = json!({ "arguments": given });
         Ok(body)
     }
@@ -231,4 +238,11 @@ fn string<'p>(params: &'p Value, key: &str) -> Result<&'p str, RpcError> {
         .get(key)
         .and_then(Value::as_str)
         .ok_or_else(|| invalid(format!("a string `{key}` is required")))
+}
+
+/// `text` with each `{name}` of an argument given replaced by its value.
+fn fill(text: &str, given: &Map<String, Value>) -> String {
+    given.iter().fold(text.to_owned(), |text, (name, value)| {
+        text.replace(&format!("{{{name}}}"), value.as_str().unwrap_or_default())
+    })
 }
