@@ -9,6 +9,19 @@
 //! It is the library's scripted test server (`mcp_tasks::testing`) with a
 //! few tools whose calls become tasks, served over stdin and stdout.
 //!
+//! It also offers three resources (`demo://readme` in Markdown, a JSON
+//! summary, a one-pixel PNG), a resource template
+//! (`demo://tables/{table}/summary`), and a prompt, `review` (`file`
+//! required, `focus` optional), with completions for its arguments and
+//! for the template's `table`:
+//!
+//! ```text
+//! mcp-tasks resources -- mcp-tasks-demo
+//! mcp-tasks read demo://readme -- mcp-tasks-demo
+//! mcp-tasks prompt review file=src/lib.rs focus=speed -- mcp-tasks-demo
+//! mcp-tasks complete --prompt review focus=s -- mcp-tasks-demo
+//! ```
+//!
 //! Over plain stdio every command starts a server of its own, which knows
 //! none of the tasks of the last one. To detach from a task and wait for
 //! it from another process, share one server: `--shared PATH` connects
