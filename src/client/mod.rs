@@ -348,8 +348,13 @@ fn listen_for_list_changes(client: &Client) {
         let opened = subscribed
             .listen_lists(wire.connection(), wire.envelope(), inner.request_timeout)
             .await;
-        if let Err(e) = opened {
-            tracing::warn!("list changes will not be heard: {e}");
+        match opened {
+            Ok(()) => {}
+            // Closed while the stream was being opened: nothing is lost.
+            Err(e) if wire.connection().closed_reason().is_some() => {
+                tracing::debug!("the stream of list changes was not opened: {e}");
+            }
+            Err(e) => tracing::warn!("list changes will not be heard: {e}"),
         }
     });
 }

@@ -708,8 +708,7 @@ mod stdio {
     }
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn lists_its_static_resources() {
-        bounded(async { super::lists_its_static_resources(client(server()).await).await })
-            .await;
+        bounded(async { super::lists_its_static_resources(client(server()).await).await }).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
