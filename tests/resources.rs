@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use mcp_tasks::Client;
 use mcp_tasks::ListChanged;
+use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{
-    Completion, CompletionArgument, CompletionContext, CompletionRef, ContentBlock,
-    GetPromptResult, Prompt, PromptArgument, PromptMessage, Resource, ResourceBody,
-    ResourceContents, ResourceTemplate, ResourceUpdated, Role,
+    Completion, CompletionArgument, CompletionContext, CompletionRef, ContentBlock, ElicitResult,
+    GetPromptResult, InputRequest, InputRequests, Prompt, PromptArgument, PromptMessage, Resource,
+    ResourceBody, ResourceContents, ResourceTemplate, ResourceUpdated, Role,
 };
 use mcp_tasks::testing::TestServer;
 use serde_json::json;
@@ -202,13 +203,15 @@ async fn updates_of_subscribed_resources_reach_the_callback() {
         .connect(server.connect())
         .await
         .unwrap();
+    // The list changes' own stream, opened after connecting.
+    opened(&server, 1).await;
 
     client.subscribe_resource("file:///a.txt").await.unwrap();
     client.subscribe_resource("file:///b.bin").await.unwrap();
     client.subscribe_resource("file:///b.bin").await.unwrap();
     assert_eq!(
         server.count("subscriptions/listen"),
-        2,
+        3,
         "the repeat sent nothing"
     );
     tokio::time::sleep(Duration::from_millis(10)).await;
@@ -232,9 +235,166 @@ async fn updates_of_subscribed_resources_reach_the_callback() {
     tokio::time::sleep(Duration::from_millis(10)).await;
     assert_eq!(
         server.open_subscriptions(),
-        0,
-        "no stream without subscriptions"
+        1,
+        "the list changes are still heard"
     );
+    assert_eq!(server.update_resource("file:///b.bin"), 0);
+    assert_eq!(server.prompts_list_changed(), 1);
+    assert_eq!(lists.recv().await, Some(ListChanged::Prompts));
+}
+
+/// Waits (on the paused clock) until the server has `n` listen streams open.
+async fn opened(server: &TestServer, n: usize) {
+    while server.open_subscriptions() != n {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn list_changes_are_heard_on_2026_without_subscribing() {
+    let server = server();
+    let (tx, mut lists) = mpsc::channel(16);
+    let client = Client::builder()
+        .on_list_changed(move |which: ListChanged| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(which).await;
+            }
+        })
+        .connect(server.connect())
+        .await
+        .unwrap();
+    opened(&server, 1).await;
+    assert_eq!(server.tools_list_changed(), 1);
+    assert_eq!(server.prompts_list_changed(), 1);
+    assert_eq!(server.resources_list_changed(), 1);
+    assert_eq!(lists.recv().await, Some(ListChanged::Tools));
+    assert_eq!(lists.recv().await, Some(ListChanged::Prompts));
+    assert_eq!(lists.recv().await, Some(ListChanged::Resources));
+    assert_eq!(server.count("subscriptions/listen"), 1);
+    client.close().await.unwrap();
+
+    // Nobody listening: no stream.
+    let quiet = Client::connect(server.connect()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(server.count("subscriptions/listen"), 1);
+    assert_eq!(server.tools_list_changed(), 0);
+    drop(quiet);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_stream_asks_for_the_lists_the_server_says_change() {
+    // Tools only, whose capability says `listChanged`: the stream asks
+    // for them alone.
+    let server = TestServer::new();
+    let (tx, mut lists) = mpsc::channel(16);
+    let _client = Client::builder()
+        .on_list_changed(move |which: ListChanged| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(which).await;
+            }
+        })
+        .connect(server.connect())
+        .await
+        .unwrap();
+    opened(&server, 1).await;
+    let listen = server
+        .requests()
+        .into_iter()
+        .find(|r| r.method == "subscriptions/listen")
+        .unwrap();
+    assert_eq!(
+        listen.params["notifications"],
+        json!({"toolsListChanged": true})
+    );
+    assert_eq!(server.tools_list_changed(), 1);
+    assert_eq!(lists.recv().await, Some(ListChanged::Tools));
+}
+
+fn confirm() -> InputRequests {
+    [(
+        "confirm".to_owned(),
+        InputRequest::form(
+            "Show it?",
+            json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
+        ),
+    )]
+    .into()
+}
+
+#[tokio::test(start_paused = true)]
+async fn prompts_and_reads_answer_input_rounds_on_2026() {
+    let server = server()
+        .prompt_input("review", confirm())
+        .resource_input("file:///a.txt", confirm());
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let handlers = InputHandlers::new().elicitation_form({
+        let asked = asked.clone();
+        move |request| {
+            asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            assert_eq!(request.message, "Show it?");
+            async { Ok(ElicitResult::accept(json!({"ok": true}))) }
+        }
+    });
+    let client = Client::builder()
+        .input_handlers(handlers)
+        .connect(server.connect())
+        .await
+        .unwrap();
+
+    let prompt = client
+        .get_prompt("review", [("file", "lib.rs")])
+        .await
+        .unwrap();
+    assert_eq!(prompt.messages.len(), 2);
+    let meta = prompt.meta.unwrap();
+    assert_eq!(
+        meta["inputResponses"]["confirm"],
+        json!({"action": "accept", "content": {"ok": true}})
+    );
+    assert_eq!(
+        meta["arguments"],
+        json!({"file": "lib.rs"}),
+        "sent again as they were"
+    );
+    assert_eq!(server.count("prompts/get"), 2, "asked, then answered");
+
+    let read = client.read_resource("file:///a.txt").await.unwrap();
+    assert_eq!(
+        read.contents[0].body().ok(),
+        Some(ResourceBody::Text("alpha"))
+    );
+    assert_eq!(
+        read.meta.unwrap()["inputResponses"]["confirm"]["action"],
+        "accept"
+    );
+    assert_eq!(server.count("resources/read"), 2);
+    assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 2);
+    let retry = server
+        .requests()
+        .into_iter()
+        .rfind(|r| r.method == "resources/read")
+        .unwrap();
+    assert_eq!(retry.params["requestState"], "resources/read file:///a.txt");
+    assert_eq!(retry.params["uri"], "file:///a.txt");
+
+    // What needs no input is read at once.
+    client.read_resource("file:///b.bin").await.unwrap();
+    assert_eq!(server.count("resources/read"), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn input_no_handler_answers_is_an_error_not_a_retry() {
+    let server = server().prompt_input("review", confirm());
+    let client = Client::connect(server.connect()).await.unwrap();
+    let e = client
+        .get_prompt("review", [("file", "lib.rs")])
+        .await
+        .unwrap_err();
+    assert!(e.is_input_required(), "{e}");
+    assert!(e.to_string().contains("confirm"), "{e}");
+    assert_eq!(server.count("prompts/get"), 1);
 }
 
 #[tokio::test(start_paused = true)]

@@ -23,6 +23,7 @@ macro_rules! out {
 
 mod arguments;
 mod ask;
+mod catalog;
 mod config;
 mod login;
 mod records;
@@ -215,6 +216,8 @@ fish: `mcp-tasks completions fish > ~/.config/fish/completions/mcp-tasks.fish`."
     },
     /// Print the manual page (roff) on stdout: `mcp-tasks man | man -l -`.
     Man,
+    #[command(flatten)]
+    Catalog(catalog::Command),
 }
 
 #[derive(Debug, Args)]
@@ -403,6 +406,7 @@ fn main() -> ExitCode {
         Command::Call(c) => c.output.json,
         Command::Status(r) | Command::Wait(r) | Command::Cancel(r) => r.output.json,
         Command::Completions { .. } | Command::Man => false,
+        Command::Catalog(c) => c.json(),
     };
     let code = runtime.block_on(async {
         match run(cli).await {
@@ -504,6 +508,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Status(args) => on_task(args, Action::Status).await,
         Command::Wait(args) => on_task(args, Action::Wait).await,
         Command::Cancel(args) => on_task(args, Action::Cancel).await,
+        Command::Catalog(command) => catalog::run(command).await,
     }
 }
 
@@ -513,7 +518,9 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
 async fn call(mut args: CallArgs) -> anyhow::Result<u8> {
     if let Some(name) = args.tool.strip_prefix('@').map(str::to_owned) {
         if args.arguments.is_empty() {
-            bail!(Failure::usage(format!("name the tool to call after @{name}")));
+            bail!(Failure::usage(format!(
+                "name the tool to call after @{name}"
+            )));
         }
         args.tool = args.arguments.remove(0);
         args.server.resolve(Some(&name))?;

@@ -133,6 +133,13 @@ fn a_command_server_of_the_mcp_servers_form_answers_with_its_variables_expanded(
     let out = sandbox.run(&["tools", "--server", "demo", "--config", file], &env);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("hello"), "{}", text(&out.stdout));
+    // So does every command that names a server, the catalog's too.
+    let out = sandbox.run(
+        &["read", "demo://readme", "--server", "demo", "--config", file],
+        &env,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!text(&out.stdout).is_empty());
 
     // A variable that is not set: a usage error naming it and the server.
     let out = sandbox.run(

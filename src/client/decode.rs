@@ -23,7 +23,7 @@ pub(crate) fn decode<T: serde::de::DeserializeOwned>(
             if method == method::PROMPTS_GET || method == method::RESOURCES_READ =>
         {
             return Err(Error::new(Kind::InputRequired(format!(
-                "{method} asked for input; this client answers input rounds on tools/call only"
+                "{method} asked for input in a result, which only a 2026-07-28 session answers"
             )))
             .with_method(method));
         }

@@ -181,7 +181,8 @@ pub(crate) struct Config {
     /// probe before it takes the server for an initialize-era one (default:
     /// the request timeout, at most 10 s).
     probe_timeout: Option<Duration>,
-    /// Most MRTR rounds for one `tools/call` before giving up (default 10).
+    /// Most MRTR rounds for one `tools/call`, `prompts/get` or
+    /// `resources/read` before giving up (default 10).
     max_input_rounds: Option<usize>,
     /// Most bytes of JSON one [`Client::list_tools`] keeps, summed over
     /// its pages (default 16 MiB). A listing that passes it fails with
@@ -278,7 +279,13 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         // What the 2026-07-28 resource subscriptions' listen stream hears
         // goes to the same dispatcher.
         let (listened_tx, listened) = tokio::sync::mpsc::channel(rpc::NOTIFICATION_CAPACITY);
-        let subscribed = (!session.wire.is_legacy()).then(|| Subscribed::new(listened_tx));
+        // On 2026-07-28 list changes come on a listen stream alone: one is
+        // opened for those the server says change when someone listens.
+        let lists = match &config.on_list_changed {
+            Some(_) => subscribed::Lists::advertised(discovered.get().map(|d| &d.capabilities)),
+            None => subscribed::Lists::default(),
+        };
+        let subscribed = (!session.wire.is_legacy()).then(|| Subscribed::new(listened_tx, lists));
         notify::spawn(
             notifications,
             listened,
@@ -295,7 +302,7 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
                 tasks: session.wire.registry().cloned(),
             },
         );
-        Ok(Client {
+        let client = Client {
             inner: Arc::new(Inner {
                 wire: session.wire,
                 handlers,
@@ -313,8 +320,43 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
                 host,
                 subscribed,
             }),
-        })
+        };
+        // Only when the server was probed: one that was not (a pinned
+        // version) is not sent a request it did not ask for; its list
+        // changes come with the first resource subscription.
+        let probed = client.inner.discovered.get().is_some();
+        if probed && !lists.is_empty() && !client.inner.wire.is_legacy() {
+            listen_for_list_changes(&client);
+        }
+        Ok(client)
     }
+}
+
+/// Opens the 2026-07-28 listen stream for list changes in the background,
+/// so that `connect` does not wait for its acknowledgement; a server that
+/// refuses it is logged, and heard from again only once a resource is
+/// subscribed to. The task holds the client weakly, but for the moment of
+/// opening the stream.
+fn listen_for_list_changes(client: &Client) {
+    let weak = Arc::downgrade(&client.inner);
+    tokio::spawn(async move {
+        let Some(inner) = weak.upgrade() else { return };
+        let Some(subscribed) = &inner.subscribed else {
+            return;
+        };
+        let wire = &inner.wire;
+        let opened = subscribed
+            .listen_lists(wire.connection(), wire.envelope(), inner.request_timeout)
+            .await;
+        match opened {
+            Ok(()) => {}
+            // Closed while the stream was being opened: nothing is lost.
+            Err(e) if wire.connection().closed_reason().is_some() => {
+                tracing::debug!("the stream of list changes was not opened: {e}");
+            }
+            Err(e) => tracing::warn!("list changes will not be heard: {e}"),
+        }
+    });
 }
 
 impl Client {

@@ -65,6 +65,19 @@ impl<S: client_builder::State> ClientBuilder<S> {
     /// forgotten the last listing; without this callback that still
     /// happens.
     ///
+    /// On 2026-07-28, where list changes come only on a
+    /// `subscriptions/listen` stream, setting it makes the client open one
+    /// right after connecting (in the background, not delaying
+    /// [`connect`](ClientBuilder::connect)) for the lists whose
+    /// capability says `listChanged` in its `server/discover` answer. The
+    /// same stream carries the updates of [`Client::subscribe_resource`].
+    /// A client that pinned the version, and so never probed the server,
+    /// opens none at connect: its streams for resource subscriptions ask
+    /// for all three lists, and the acknowledgement says which the server
+    /// honours. A server that ends the stream is not asked again until a
+    /// subscription changes. On an initialize-era session the server sends
+    /// list changes unasked.
+    ///
     /// It runs as the [`on_log`](ClientBuilder::on_log) callback does: on
     /// its own task, behind a queue of 64.
     pub fn on_list_changed<F, Fut>(

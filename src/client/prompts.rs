@@ -3,8 +3,12 @@
 
 use std::collections::BTreeMap;
 
+use serde::Serialize;
+use serde_json::value::RawValue;
+
 use super::capable::Needs;
 use super::pages::Pages;
+use super::wire::Wire;
 use super::{Client, decode};
 use crate::error::Result;
 use crate::protocol::method;
@@ -64,10 +68,13 @@ impl Client {
     /// [`Error::is_missing_capability`](crate::Error::is_missing_capability)
     /// when the server did not advertise `prompts`;
     /// [`Error::is_input_required`](crate::Error::is_input_required) when
-    /// a 2026-07-28 server asks for input first;
+    /// a 2026-07-28 server asks for input that no installed handler
+    /// answers (input it can answer is answered, as for
+    /// [`Client::call_tool`], within `max_input_rounds` rounds);
     /// [`Error::is_protocol`](crate::Error::is_protocol) for a malformed
-    /// result; any request error (an unknown prompt or a missing argument
-    /// is usually `-32602`).
+    /// result, or a server still asking after those rounds; any request
+    /// error (an unknown prompt or a missing argument is usually
+    /// `-32602`).
     pub async fn get_prompt<I, K, V>(&self, name: &str, arguments: I) -> Result<GetPromptResult>
     where
         I: IntoIterator<Item = (K, V)>,
@@ -83,8 +90,7 @@ impl Client {
                 .collect::<BTreeMap<_, _>>(),
         };
         let raw = self
-            .wire()
-            .send_named(method::PROMPTS_GET, name, &params)
+            .send_answering(method::PROMPTS_GET, name, &params)
             .await?;
         decode(&raw, method::PROMPTS_GET)
     }
@@ -138,5 +144,32 @@ impl Client {
             .send(method::COMPLETION_COMPLETE, &params, None)
             .await?;
         decode::<CompleteResult>(&raw, method::COMPLETION_COMPLETE).map(|r| r.completion)
+    }
+
+    /// Sends a request that may ask for input first (`prompts/get`,
+    /// `resources/read`), naming what it acts on: on 2026-07-28 its input
+    /// rounds are answered by the installed handlers; an initialize-era
+    /// server asks with requests of its own instead, which the session
+    /// answers as they come.
+    pub(super) async fn send_answering<P: Serialize>(
+        &self,
+        method: &'static str,
+        name: &str,
+        params: &P,
+    ) -> Result<Box<RawValue>> {
+        match self.wire() {
+            Wire::Modern(modern) => {
+                modern
+                    .send_answering(
+                        method,
+                        name,
+                        params,
+                        self.handlers(),
+                        self.max_input_rounds(),
+                    )
+                    .await
+            }
+            wire => wire.send_named(method, name, params).await,
+        }
     }
 }

@@ -68,16 +68,19 @@ impl Client {
     /// The contents are read tolerantly (see
     /// [`ResourceContents::body`](crate::protocol::ResourceContents::body)
     /// for an entry with both `text` and `blob`, or a `blob` that is not
-    /// base64).
+    /// base64). On 2026-07-28 the server may ask for input first: it is
+    /// answered by the installed handlers and the read sent again, as in
+    /// [`Client::get_prompt`].
     ///
     /// # Errors
     ///
     /// [`Error::is_missing_capability`](crate::Error::is_missing_capability)
     /// when the server did not advertise `resources`;
     /// [`Error::is_input_required`](crate::Error::is_input_required) when
-    /// a 2026-07-28 server asks for input first (input rounds are answered
-    /// on `tools/call` only); [`Error::is_protocol`](crate::Error::is_protocol)
-    /// for a malformed result; any request error (a resource the server
+    /// a 2026-07-28 server asks for input that no installed handler
+    /// answers; [`Error::is_protocol`](crate::Error::is_protocol) for a
+    /// malformed result, or a server still asking for input after
+    /// `max_input_rounds` rounds; any request error (a resource the server
     /// does not know is usually `-32602`, `-32002` from older servers).
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult> {
         self.require(Needs::Resources, method::RESOURCES_READ)
@@ -86,8 +89,7 @@ impl Client {
             uri: uri.to_owned(),
         };
         let raw = self
-            .wire()
-            .send_named(method::RESOURCES_READ, uri, &params)
+            .send_answering(method::RESOURCES_READ, uri, &params)
             .await?;
         decode(&raw, method::RESOURCES_READ)
     }
@@ -99,8 +101,8 @@ impl Client {
     /// On an initialize-era session this is `resources/subscribe`. On
     /// 2026-07-28, where that method is gone, the client keeps one
     /// `subscriptions/listen` stream for every resource subscribed to
-    /// (and for the resource and prompt `list_changed`, which reach
-    /// [`on_list_changed`](crate::ClientBuilder::on_list_changed)); each
+    /// (and for the list changes, when
+    /// [`on_list_changed`](crate::ClientBuilder::on_list_changed) is set); each
     /// subscription opens a new stream with the whole set and closes the
     /// old one once the new one is acknowledged, so an update that comes
     /// right then may be delivered twice. Subscribing to a URI already

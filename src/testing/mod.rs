@@ -68,7 +68,7 @@ use std::time::Duration;
 use tracing::warn;
 
 use crate::protocol::{
-    Completion, CompletionRef, GetPromptResult, PROTOCOL_VERSION, Prompt, Resource,
+    Completion, CompletionRef, GetPromptResult, InputRequests, PROTOCOL_VERSION, Prompt, Resource,
     ResourceContents, ResourceTemplate, TaskId,
 };
 use crate::transport::memory::{self, MemoryTransport};
@@ -123,6 +123,9 @@ struct Config {
     completions: Vec<(CompletionRef, String, Completion)>,
     /// Whether `resources.subscribe` is advertised (default true).
     resource_subscribe: bool,
+    /// Input asked for before a `prompts/get` or `resources/read` is
+    /// answered, by method and prompt name or resource URI.
+    inputs_first: Vec<(String, String, InputRequests)>,
 }
 
 impl fmt::Debug for TestServer {
@@ -170,6 +173,7 @@ impl TestServer {
                 prompts: Vec::new(),
                 completions: Vec::new(),
                 resource_subscribe: true,
+                inputs_first: Vec::new(),
             }),
             shared: tasks::Shared::new(),
         }
@@ -217,11 +221,37 @@ impl TestServer {
     /// `prompts/get` answers for it; the server then advertises `prompts`.
     /// A `prompts/get` without an argument the prompt marks required is
     /// answered with `-32602`; the arguments given come back in the
-    /// result's `_meta.arguments`.
+    /// result's `_meta.arguments`, and each replaces `{name}` in the text
+    /// of the messages.
     pub fn prompt(mut self, prompt: Prompt, result: GetPromptResult) -> Self {
         let prompts = &mut self.config().prompts;
         prompts.retain(|(p, _)| p.name != prompt.name);
         prompts.push((prompt, result));
+        self
+    }
+
+    /// Makes `prompts/get` of the prompt `name` ask for `requests` first
+    /// (an `input_required` result with `requestState`
+    /// `"prompts/get NAME"`); a retry that answers every key and echoes
+    /// the state gets the prompt, the answers in its
+    /// `_meta.inputResponses`. A retry missing some keys is asked again
+    /// for those; one whose state was changed gets `-32602`.
+    pub fn prompt_input(mut self, name: impl Into<String>, requests: InputRequests) -> Self {
+        self.config()
+            .inputs_first
+            .push((resources::PROMPTS_GET.to_owned(), name.into(), requests));
+        self
+    }
+
+    /// Makes `resources/read` of `uri` ask for `requests` first, as
+    /// [`TestServer::prompt_input`] does for a prompt (the answers come
+    /// back in the read result's `_meta.inputResponses`).
+    pub fn resource_input(mut self, uri: impl Into<String>, requests: InputRequests) -> Self {
+        self.config().inputs_first.push((
+            resources::RESOURCES_READ.to_owned(),
+            uri.into(),
+            requests,
+        ));
         self
     }
 
@@ -412,6 +442,14 @@ impl TestServer {
         self.shared
             .lock()
             .list_changed("notifications/prompts/list_changed")
+    }
+
+    /// Sends `notifications/tools/list_changed` on every listen stream
+    /// that asked for it; returns how many.
+    pub fn tools_list_changed(&self) -> usize {
+        self.shared
+            .lock()
+            .list_changed("notifications/tools/list_changed")
     }
 
     /// How many `notifications/tasks` were sent so far, over all streams.

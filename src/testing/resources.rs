@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::TestServer;
-use crate::protocol::{CompletionRef, RpcError, error_codes};
+use crate::protocol::{CompletionRef, InputRequests, InputResponse, RpcError, error_codes};
 
 pub(super) const RESOURCES_LIST: &str = "resources/list";
 pub(super) const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
@@ -41,6 +41,14 @@ pub(super) fn page_of<T: Serialize>(
         body["nextCursor"] = json!(end.to_string());
     }
     Ok(body)
+}
+
+/// Whether a `prompts/get` or `resources/read` may be answered.
+pub(super) enum Asked {
+    /// Not yet: this `input_required` result is the answer.
+    Round(Value),
+    /// Yes, with the answers to the input it asked for first, if any.
+    Answered(Option<Map<String, Value>>),
 }
 
 impl TestServer {
@@ -115,6 +123,61 @@ impl TestServer {
         }
     }
 
+    /// Whether a `prompts/get` or `resources/read` must first be answered
+    /// with `input_required`: a prompt or resource given input to ask for
+    /// is answered once a retry carries a valid response to every key and
+    /// echoes the `requestState` (`"{method} {name}"`); until then each
+    /// retry is asked again for the keys still missing.
+    pub(super) fn ask_first(&self, method: &str, params: &Value) -> Result<Asked, RpcError> {
+        let key = match method {
+            PROMPTS_GET => "name",
+            RESOURCES_READ => "uri",
+            _ => return Ok(Asked::Answered(None)),
+        };
+        let name = string(params, key)?;
+        let Some((_, _, requests)) = self
+            .config
+            .inputs_first
+            .iter()
+            .find(|(m, n, _)| m == method && n == name)
+        else {
+            return Ok(Asked::Answered(None));
+        };
+        let state = format!("{method} {name}");
+        let responses = match params.get("inputResponses") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(map)) => Some(map),
+            Some(_) => return Err(invalid("inputResponses must be an object")),
+        };
+        if let Some(sent) = params.get("requestState")
+            && sent.as_str() != Some(state.as_str())
+        {
+            return Err(invalid("requestState was altered"));
+        }
+        let mut answers = Map::new();
+        let mut missing = InputRequests::new();
+        for (key, request) in requests {
+            match responses.and_then(|r| r.get(key)) {
+                Some(answer) => {
+                    serde_json::from_value::<InputResponse>(answer.clone()).map_err(|e| {
+                        invalid(format!("inputResponses[{key:?}] is malformed: {e}"))
+                    })?;
+                    answers.insert(key.clone(), answer.clone());
+                }
+                None => {
+                    missing.insert(key.clone(), request.clone());
+                }
+            }
+        }
+        if missing.is_empty() {
+            return Ok(Asked::Answered(Some(answers)));
+        }
+        Ok(Asked::Round(super::serve::input_required(
+            &missing,
+            Some(&state),
+        )))
+    }
+
     fn get_prompt(&self, params: &Value) -> Result<Value, RpcError> {
         let name = string(params, "name")?;
         let (prompt, result) = self
@@ -134,6 +197,13 @@ impl TestServer {
             }
         }
         let mut body = serde_json::to_value(result).unwrap_or_default();
+        if let Some(Value::Array(messages)) = body.get_mut("messages") {
+            for message in messages {
+                if let Some(Value::String(text)) = message.pointer_mut("/content/text") {
+                    *text = fill(text, &given);
+                }
+            }
+        }
         body["_meta"] = json!({ "arguments": given });
         Ok(body)
     }
@@ -168,4 +238,11 @@ fn string<'p>(params: &'p Value, key: &str) -> Result<&'p str, RpcError> {
         .get(key)
         .and_then(Value::as_str)
         .ok_or_else(|| invalid(format!("a string `{key}` is required")))
+}
+
+/// `text` with each `{name}` of an argument given replaced by its value.
+fn fill(text: &str, given: &Map<String, Value>) -> String {
+    given.iter().fold(text.to_owned(), |text, (name, value)| {
+        text.replace(&format!("{{{name}}}"), value.as_str().unwrap_or_default())
+    })
 }

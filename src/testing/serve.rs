@@ -12,7 +12,7 @@ use tracing::{debug, warn};
 use super::TestServer;
 use super::counts::{Ask, Reading};
 use super::record::{RecordedRequest, declares_tasks};
-use super::resources::page_of;
+use super::resources::{Asked, page_of};
 use super::script::Behavior;
 use super::tasks::{self, TaskError};
 use super::wire::{error_response, response};
@@ -82,7 +82,7 @@ fn call_result(result: &CallToolResult) -> Value {
     )
 }
 
-fn input_required(requests: &InputRequests, state: Option<&str>) -> Value {
+pub(super) fn input_required(requests: &InputRequests, state: Option<&str>) -> Value {
     let mut body = json!({ "inputRequests": requests });
     if let Some(state) = state {
         body["requestState"] = json!(state);
@@ -341,7 +341,16 @@ impl TestServer {
                 tasks::cancel(&self.shared, task).map_err(|_| task_not_found())?;
                 finish(json!({}), "complete", true)
             }
-            _ if method != LISTEN => finish(self.answer(method, params)?, "complete", true),
+            _ if method != LISTEN => match self.ask_first(method, params)? {
+                Asked::Round(round) => round,
+                Asked::Answered(answers) => {
+                    let mut body = self.answer(method, params)?;
+                    if let Some(answers) = answers {
+                        body["_meta"]["inputResponses"] = Value::Object(answers);
+                    }
+                    finish(body, "complete", true)
+                }
+            },
             _ => {
                 let mut state = self.shared.lock();
                 if state.faults().never_answers(LISTEN) {
@@ -391,7 +400,7 @@ impl TestServer {
 
     fn discover(&self) -> Value {
         let mut capabilities = Map::new();
-        capabilities.insert("tools".into(), json!({}));
+        capabilities.insert("tools".into(), json!({ "listChanged": true }));
         capabilities.insert("extensions".into(), json!({ TASKS_EXTENSION: {} }));
         self.add_capabilities(&mut capabilities);
         finish(
@@ -512,6 +521,7 @@ impl TestServer {
         let asks = |key: &str| filter.get(key).and_then(Value::as_bool) == Some(true);
         let has_resources = self.offers(super::resources::RESOURCES_LIST);
         let lists = tasks::Lists {
+            tools: asks("toolsListChanged"),
             resources: asks("resourcesListChanged") && has_resources,
             prompts: asks("promptsListChanged") && self.offers(super::resources::PROMPTS_LIST),
             uris: if self.accepts_resource_subscriptions() {

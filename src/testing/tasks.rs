@@ -117,6 +117,8 @@ struct TaskEntry {
 /// What a listen stream hears besides tasks, as accepted.
 #[derive(Debug, Default)]
 pub(super) struct Lists {
+    /// `notifications/tools/list_changed`.
+    pub(super) tools: bool,
     /// `notifications/resources/list_changed`.
     pub(super) resources: bool,
     /// `notifications/prompts/list_changed`.
@@ -480,6 +482,9 @@ impl State {
         } else {
             accepted.clear();
         }
+        if lists.tools {
+            filter.insert("toolsListChanged".into(), json!(true));
+        }
         if lists.resources {
             filter.insert("resourcesListChanged".into(), json!(true));
         }
@@ -529,6 +534,7 @@ impl State {
         let mut sent = 0;
         for sub in &self.subs {
             let wanted = match method {
+                "notifications/tools/list_changed" => sub.lists.tools,
                 "notifications/resources/list_changed" => sub.lists.resources,
                 "notifications/prompts/list_changed" => sub.lists.prompts,
                 _ => false,

@@ -13,11 +13,12 @@ use crate::client::envelope::Envelope;
 use crate::client::listen::{Watch, Watcher};
 use crate::client::rpc::{Connection, Route, Tracking};
 use crate::error::{Error, Hint, Kind, Result};
+use crate::input::InputHandlers;
 use crate::protocol::method;
 use crate::protocol::result::{decode_ack, decode_task_snapshot};
 use crate::protocol::{
-    CallToolParams, CallToolResponse, CancelTaskParams, DetailedTask, GetTaskParams,
-    InputRequiredResult, InputResponses, TaskId, error_codes,
+    CallToolParams, CallToolResponse, CancelTaskParams, DetailedTask, GetTaskParams, InputRequests,
+    InputRequiredResult, InputResponses, ResultType, TaskId, error_codes,
 };
 
 /// The connection, spoken in 2026-07-28.
@@ -161,28 +162,66 @@ impl Modern {
                 requests = input_requests.as_ref().map_or(0, |r| r.len()),
                 "tools/call asked for input"
             );
-            let mut responses = InputResponses::new();
-            for (key, request) in input_requests.iter().flatten() {
-                if !handlers.can_answer(request) {
-                    return Err(Error::new(Kind::InputRequired(format!(
-                        "tools/call {name:?} needs input {key:?} ({}) and no handler answers it",
-                        request.method()
-                    )))
-                    .with_method(method::TOOLS_CALL));
-                }
-            }
-            for (key, request) in input_requests.iter().flatten() {
-                let response = handlers.answer(key, request).await?;
-                responses.insert(key.clone(), response);
-            }
-            params.input_responses = (!responses.is_empty()).then_some(responses);
+            params.input_responses =
+                respond(handlers, method::TOOLS_CALL, name, input_requests.as_ref()).await?;
             // Echoed exactly as received; absent when the server sent none.
             params.request_state = request_state;
         }
-        Err(Error::protocol(format!(
-            "the server still asked for input after {max_rounds} rounds"
-        ))
-        .with_method(method::TOOLS_CALL))
+        Err(too_many_rounds(method::TOOLS_CALL, max_rounds))
+    }
+
+    /// Sends a request that may ask for input first (`prompts/get`,
+    /// `resources/read`; §4 of the protocol) and answers each
+    /// `input_required` round with `handlers`, re-sending the same
+    /// `params` with the responses and the echoed `requestState`, until
+    /// the server answers otherwise; at most `max_rounds` rounds. The
+    /// answer is returned raw, for the method's own decoding.
+    pub(crate) async fn send_answering<P: Serialize>(
+        &self,
+        method: &'static str,
+        name: &str,
+        params: &P,
+        handlers: &InputHandlers,
+        max_rounds: usize,
+    ) -> Result<Box<RawValue>> {
+        /// The method's parameters with one round's answers beside them.
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Answered<'a, P: Serialize> {
+            #[serde(flatten)]
+            params: &'a P,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            input_responses: Option<InputResponses>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            request_state: Option<String>,
+        }
+        let mut answered = Answered {
+            params,
+            input_responses: None,
+            request_state: None,
+        };
+        for round in 0..=max_rounds {
+            let raw = self.send(method, Some(name), &answered, None).await?;
+            if !matches!(ResultType::of(raw.get()), Ok(ResultType::InputRequired)) {
+                return Ok(raw);
+            }
+            let InputRequiredResult {
+                input_requests,
+                request_state,
+            } = serde_json::from_str(raw.get()).map_err(|e| {
+                Error::protocol(format!("malformed {method} input request: {e}"))
+                    .with_method(method)
+            })?;
+            tracing::info!(
+                round = round + 1,
+                requests = input_requests.as_ref().map_or(0, |r| r.len()),
+                "{method} asked for input"
+            );
+            answered.input_responses =
+                respond(handlers, method, name, input_requests.as_ref()).await?;
+            answered.request_state = request_state;
+        }
+        Err(too_many_rounds(method, max_rounds))
     }
 
     /// One `tasks/get`.
@@ -280,6 +319,42 @@ impl Modern {
                 .with_task(id)
         })
     }
+}
+
+/// The answers to one round's input requests, by `handlers`; `None` when
+/// the round asked for none (a `requestState`-only round). Nothing is
+/// answered unless every request can be: a person is not asked one
+/// question of a round that fails anyway.
+async fn respond(
+    handlers: &InputHandlers,
+    method: &'static str,
+    name: &str,
+    requests: Option<&InputRequests>,
+) -> Result<Option<InputResponses>> {
+    let requests = requests.into_iter().flatten();
+    for (key, request) in requests.clone() {
+        if !handlers.can_answer(request) {
+            return Err(Error::new(Kind::InputRequired(format!(
+                "{method} {name:?} needs input {key:?} ({}) and no handler answers it",
+                request.method()
+            )))
+            .with_method(method));
+        }
+    }
+    let mut responses = InputResponses::new();
+    for (key, request) in requests {
+        let response = handlers.answer(key, request).await?;
+        responses.insert(key.clone(), response);
+    }
+    Ok((!responses.is_empty()).then_some(responses))
+}
+
+/// The error of a request that still asked for input after `max_rounds`.
+fn too_many_rounds(method: &'static str, max_rounds: usize) -> Error {
+    Error::protocol(format!(
+        "the server still asked for input after {max_rounds} rounds"
+    ))
+    .with_method(method)
 }
 
 /// Whether an error to a `tools/call` is a 2025-11-25 server refusing a

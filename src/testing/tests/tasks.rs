@@ -287,7 +287,10 @@ async fn tasks_need_the_extension() {
         .await;
     let ack = wire.recv().await;
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
-    assert_eq!(ack["params"]["notifications"], json!({}));
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true})
+    );
     assert_eq!(ack["params"]["_meta"][META_SUBSCRIPTION_ID], listen);
 }
 

@@ -9,6 +9,19 @@
 //! It is the library's scripted test server (`mcp_tasks::testing`) with a
 //! few tools whose calls become tasks, served over stdin and stdout.
 //!
+//! It also offers three resources (`demo://readme` in Markdown, a JSON
+//! summary, a one-pixel PNG), a resource template
+//! (`demo://tables/{table}/summary`), and a prompt, `review` (`file`
+//! required, `focus` optional), with completions for its arguments and
+//! for the template's `table`:
+//!
+//! ```text
+//! mcp-tasks resources -- mcp-tasks-demo
+//! mcp-tasks read demo://readme -- mcp-tasks-demo
+//! mcp-tasks prompt review file=src/lib.rs focus=speed -- mcp-tasks-demo
+//! mcp-tasks complete --prompt review focus=s -- mcp-tasks-demo
+//! ```
+//!
 //! Over plain stdio every command starts a server of its own, which knows
 //! none of the tasks of the last one. To detach from a task and wait for
 //! it from another process, share one server: `--shared PATH` connects
@@ -58,7 +71,10 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mcp_tasks::protocol::{CallToolResult, InputRequest, RpcError};
+use mcp_tasks::protocol::{
+    CallToolResult, Completion, CompletionRef, GetPromptResult, InputRequest, Prompt,
+    PromptArgument, PromptMessage, Resource, ResourceContents, ResourceTemplate, Role, RpcError,
+};
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 use mcp_tasks::transport::LineTransport;
 use serde_json::{Value, json};
@@ -185,7 +201,7 @@ fn server() -> TestServer {
         ScriptedTool::immediate("hello", CallToolResult::text("hello from the demo server"))
             .description("Answer at once, without a task");
 
-    TestServer::new()
+    catalog(TestServer::new())
         .tool(export)
         .tool(deploy)
         .tool(index)
@@ -195,6 +211,90 @@ fn server() -> TestServer {
         .tool(job())
         .tool(ask())
         .tool(long())
+}
+
+/// A 1x1 PNG, the demo's one binary resource.
+const LOGO: [u8; 69] = [
+    137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0,
+    0, 0, 144, 119, 83, 222, 0, 0, 0, 12, 73, 68, 65, 84, 120, 156, 99, 248, 63, 147, 1, 0, 4, 51,
+    1, 153, 220, 31, 132, 141, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
+];
+
+/// The demo's resources, resource template, prompt and completions, for
+/// `mcp-tasks resources`, `read`, `templates`, `prompts`, `prompt` and
+/// `complete`.
+fn catalog(server: TestServer) -> TestServer {
+    const README: &str = "demo://readme";
+    const ORDERS: &str = "demo://tables/orders/summary";
+    const LOGO_URI: &str = "demo://logo.png";
+    const TABLES: &str = "demo://tables/{table}/summary";
+    let readme = "# The demo server\n\nTools that become tasks: export, deploy, index, archive, \
+                  migrate.\nTry `mcp-tasks call export -- mcp-tasks-demo`.\n";
+    let orders = json!({ "table": "orders", "rows": 1204, "columns": ["id", "customer", "total"] });
+    let mut readme_entry = Resource::new(README, "readme");
+    readme_entry.title = Some("About this server".into());
+    readme_entry.description = Some("What the demo server offers, in Markdown".into());
+    readme_entry.mime_type = Some("text/markdown".into());
+    readme_entry.size = Some(readme.len() as u64);
+    let mut orders_entry = Resource::new(ORDERS, "orders-summary");
+    orders_entry.description = Some("The orders table: rows and columns".into());
+    orders_entry.mime_type = Some("application/json".into());
+    let mut logo_entry = Resource::new(LOGO_URI, "logo");
+    logo_entry.description = Some("The demo's logo, one pixel".into());
+    logo_entry.mime_type = Some("image/png".into());
+    logo_entry.size = Some(LOGO.len() as u64);
+    let mut tables = ResourceTemplate::new(TABLES, "table-summary");
+    tables.description = Some("A table's rows and columns".into());
+    tables.mime_type = Some("application/json".into());
+
+    let mut file = PromptArgument::new("file", true);
+    file.description = Some("The file to review".into());
+    let mut focus = PromptArgument::new("focus", false);
+    focus.description = Some("What to look at first: security, speed or style".into());
+    let mut review = Prompt::new("review").argument(file).argument(focus);
+    review.description = Some("Ask for a review of one file, with a focus".into());
+    let mut rendered = GetPromptResult::new([
+        PromptMessage::text(
+            Role::User,
+            "Please review {file}, looking first at {focus}.",
+        ),
+        PromptMessage::text(
+            Role::Assistant,
+            "I will read {file} and start with {focus}.",
+        ),
+    ]);
+    rendered.description = Some("A review request".into());
+
+    server
+        .resource(
+            readme_entry,
+            ResourceContents::text(README, readme).with_mime_type("text/markdown"),
+        )
+        .resource(
+            orders_entry,
+            ResourceContents::text(ORDERS, orders.to_string()).with_mime_type("application/json"),
+        )
+        .resource(
+            logo_entry,
+            ResourceContents::blob(LOGO_URI, &LOGO).with_mime_type("image/png"),
+        )
+        .resource_template(tables)
+        .prompt(review, rendered)
+        .completion(
+            CompletionRef::prompt("review"),
+            "focus",
+            Completion::new(["security", "speed", "style"]),
+        )
+        .completion(
+            CompletionRef::prompt("review"),
+            "file",
+            Completion::new(["src/lib.rs", "src/main.rs", "README.md"]),
+        )
+        .completion(
+            CompletionRef::resource_template(TABLES),
+            "table",
+            Completion::new(["orders", "order_items", "customers"]),
+        )
 }
 
 /// A quick task whose result is its arguments, so that each outcome can
