@@ -10,6 +10,8 @@
 
 #[path = "support/http_server.rs"]
 mod http_server;
+#[path = "support/loopback.rs"]
+mod loopback;
 mod support;
 
 use std::time::Duration;

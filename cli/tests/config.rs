@@ -135,7 +135,14 @@ fn a_command_server_of_the_mcp_servers_form_answers_with_its_variables_expanded(
     assert!(text(&out.stdout).contains("hello"), "{}", text(&out.stdout));
     // So does every command that names a server, the catalog's too.
     let out = sandbox.run(
-        &["read", "demo://readme", "--server", "demo", "--config", file],
+        &[
+            "read",
+            "demo://readme",
+            "--server",
+            "demo",
+            "--config",
+            file,
+        ],
         &env,
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

@@ -18,15 +18,12 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use base64::Engine as _;
-use bytes::Bytes;
-use hyper::body::{Frame, Incoming};
+use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
@@ -38,6 +35,8 @@ use serde_json::{Value, json};
 use tokio::net::TcpStream;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
+
+use crate::loopback::Body;
 
 /// How replies are framed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -427,7 +426,7 @@ fn validate(st: &State, seen: &Seen) -> Result<(), String> {
 }
 
 /// Has the connection reset, and never answers.
-async fn reset_connection(reset: &Notify) -> Result<Response<Channel>, Infallible> {
+async fn reset_connection(reset: &Notify) -> Result<Response<Body>, Infallible> {
     reset.notify_one();
     std::future::pending().await
 }
@@ -461,7 +460,7 @@ async fn handle(
     st: Arc<State>,
     req: Request<Incoming>,
     reset: Arc<Notify>,
-) -> Result<Response<Channel>, Infallible> {
+) -> Result<Response<Body>, Infallible> {
     use http_body_util::BodyExt as _;
     let headers = header_pairs(req.headers());
     if req.method() != hyper::Method::POST {
@@ -566,38 +565,34 @@ fn sse(
     st: &Arc<State>,
     linger: bool,
     rx: Option<mpsc::UnboundedReceiver<String>>,
-) -> Response<Channel> {
-    let (tx, body_rx) = mpsc::channel::<Bytes>(64);
+) -> Response<Body> {
+    let (tx, body_rx) = mpsc::unbounded_channel::<String>();
     let every = st.keep_alive;
     tokio::spawn(async move {
-        let _ = tx.send(Bytes::from_static(b": keep-alive\n\n")).await;
+        let _ = tx.send(": keep-alive\n\n".into());
         let Some(mut rx) = rx else {
             if linger {
-                while tx
-                    .send(Bytes::from_static(b": keep-alive\n\n"))
-                    .await
-                    .is_ok()
-                {
+                while tx.send(": keep-alive\n\n".into()).is_ok() {
                     tokio::time::sleep(every).await;
                 }
             }
             return; // a broken stream: ends here
         };
         let progress = json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"front","progress":1}});
-        let _ = tx.send(Bytes::from(format!("data: {progress}\n\n"))).await;
+        let _ = tx.send(format!("data: {progress}\n\n"));
         let mut tick = tokio::time::interval(every);
         loop {
             tokio::select! {
                 msg = rx.recv() => match msg {
                     Some(text) => {
-                        if tx.send(Bytes::from(format!("event: message\ndata: {text}\n\n"))).await.is_err() {
+                        if tx.send(format!("event: message\ndata: {text}\n\n")).is_err() {
                             return;
                         }
                     }
                     None => return,
                 },
                 _ = tick.tick() => {
-                    if tx.send(Bytes::from_static(b": keep-alive\n\n")).await.is_err() {
+                    if tx.send(": keep-alive\n\n".into()).is_err() {
                         return;
                     }
                 }
@@ -605,15 +600,11 @@ fn sse(
         }
     });
     let st = st.clone();
-    let body = Channel {
-        rx: body_rx,
-        on_drop: Some(Box::new(move |ended| {
-            if !ended {
-                st.dropped.fetch_add(1, Ordering::SeqCst);
-            }
-        })),
-        ended: false,
-    };
+    let body = Body::on_drop(body_rx, move |ended| {
+        if !ended {
+            st.dropped.fetch_add(1, Ordering::SeqCst);
+        }
+    });
     Response::builder()
         .status(200)
         .header("content-type", "text/event-stream")
@@ -622,55 +613,12 @@ fn sse(
         .unwrap()
 }
 
-fn reply(status: u16, ctype: &str, text: String) -> Response<Channel> {
-    let (tx, rx) = mpsc::channel(1);
-    if !text.is_empty() {
-        tx.try_send(Bytes::from(text)).unwrap();
-    }
+fn reply(status: u16, ctype: &str, text: String) -> Response<Body> {
     Response::builder()
         .status(status)
         .header("content-type", ctype)
-        .body(Channel {
-            rx,
-            on_drop: None,
-            ended: false,
-        })
+        .body(Body::text(text))
         .unwrap()
-}
-
-/// A response body fed by a channel; tells `on_drop` whether it ended
-/// before the client let it go.
-pub struct Channel {
-    rx: mpsc::Receiver<Bytes>,
-    on_drop: Option<Box<dyn FnOnce(bool) + Send>>,
-    ended: bool,
-}
-
-impl hyper::body::Body for Channel {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        match self.rx.poll_recv(cx) {
-            Poll::Ready(Some(b)) => Poll::Ready(Some(Ok(Frame::data(b)))),
-            Poll::Ready(None) => {
-                self.ended = true;
-                Poll::Ready(None)
-            }
-            Poll::Pending => Poll::Pending,
-        }
-    }
-}
-
-impl Drop for Channel {
-    fn drop(&mut self) {
-        if let Some(f) = self.on_drop.take() {
-            f(self.ended);
-        }
-    }
 }
 
 /// The front's connection to the scripted server. Ids are renumbered so

@@ -42,14 +42,29 @@ where
 /// A response body fed by a channel; it ends when the sender goes.
 pub struct Body {
     rx: mpsc::UnboundedReceiver<String>,
-    /// Dropped with the body: how a server sees a stream closed.
-    guard: Option<Box<dyn Send + Sync>>,
+    /// Called when the body is dropped, with whether it had ended first:
+    /// how a server sees a stream the client let go.
+    on_drop: Option<Box<dyn FnOnce(bool) + Send + Sync>>,
+    ended: bool,
 }
 
 impl Body {
     /// A body of what `rx` receives.
     pub fn new(rx: mpsc::UnboundedReceiver<String>) -> Body {
-        Body { rx, guard: None }
+        Body {
+            rx,
+            on_drop: None,
+            ended: false,
+        }
+    }
+
+    /// A body of `text` alone.
+    pub fn text(text: String) -> Body {
+        let (tx, rx) = mpsc::unbounded_channel();
+        if !text.is_empty() {
+            let _ = tx.send(text);
+        }
+        Body::new(rx)
     }
 
     /// A body of what `rx` receives, which drops `guard` when the client
@@ -58,9 +73,19 @@ impl Body {
         rx: mpsc::UnboundedReceiver<String>,
         guard: impl Send + Sync + 'static,
     ) -> Body {
+        Body::on_drop(rx, move |_| drop(guard))
+    }
+
+    /// A body of what `rx` receives, which tells `f` when it is dropped
+    /// whether it had ended (the sender gone) before the client let it go.
+    pub fn on_drop(
+        rx: mpsc::UnboundedReceiver<String>,
+        f: impl FnOnce(bool) + Send + Sync + 'static,
+    ) -> Body {
         Body {
             rx,
-            guard: Some(Box::new(guard)),
+            on_drop: Some(Box::new(f)),
+            ended: false,
         }
     }
 }
@@ -73,8 +98,18 @@ impl hyper::body::Body for Body {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        self.rx
-            .poll_recv(cx)
-            .map(|m| m.map(|text| Ok(Frame::data(Bytes::from(text)))))
+        let next = self.rx.poll_recv(cx);
+        if let Poll::Ready(None) = next {
+            self.ended = true;
+        }
+        next.map(|m| m.map(|text| Ok(Frame::data(Bytes::from(text)))))
+    }
+}
+
+impl Drop for Body {
+    fn drop(&mut self) {
+        if let Some(f) = self.on_drop.take() {
+            f(self.ended);
+        }
     }
 }
