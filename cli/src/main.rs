@@ -68,8 +68,8 @@ Examples:
 `call --detach` keeps each task it leaves running in a task list, \
 $XDG_DATA_HOME/mcp-tasks/tasks.db (else ~/.local/share/mcp-tasks/tasks.db; \
 MCP_TASKS_DATA_DIR names another folder), readable by its owner alone: it holds the task ids, \
-which are secrets, and how to reach each server (a URL or a command line; never a header or \
-a token). `status`, `wait` and `cancel` take a task's short name from `mcp-tasks list` as well \
+which are secrets, and how to reach each server (a config file's server name, else a URL or \
+a command line; never a header or a token). `status`, `wait` and `cancel` take a task's short name from `mcp-tasks list` as well \
 as its reference.
 
 `call --detach` refuses a task that no later command could follow: one on a server run \
@@ -610,7 +610,7 @@ async fn on_task(mut args: RefArgs, action: Action) -> anyhow::Result<u8> {
         Some(name) => {
             let records = Records::open().await?;
             let found = records.find(name).await?;
-            let server = args.server.or_recorded(found.endpoint.as_ref());
+            let server = args.server.or_recorded(found.endpoint.as_ref())?;
             (found.record.reference, server, Some((records, name)))
         }
         None => {

@@ -50,6 +50,16 @@ pub enum Endpoint {
     Url(String),
     /// A server run as a child process: the program and its arguments.
     Command(Vec<String>),
+    /// A server of a config file, by its name (and the file, when the
+    /// command named one): a later command reads its entry again, with
+    /// its variables, headers and environment, none of which is kept here.
+    Configured {
+        /// The server's name in the config file.
+        name: String,
+        /// The file given with `--config`, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        config: Option<std::path::PathBuf>,
+    },
 }
 
 impl Endpoint {
@@ -72,6 +82,7 @@ impl std::fmt::Display for Endpoint {
         match self {
             Endpoint::Url(url) => f.write_str(url),
             Endpoint::Command(words) => f.write_str(&words.join(" ")),
+            Endpoint::Configured { name, .. } => write!(f, "@{name}"),
         }
     }
 }

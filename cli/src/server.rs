@@ -156,10 +156,17 @@ impl ServerArgs {
         }
     }
 
-    /// How to reach the server again, for the task list: the URL (without
-    /// any `user:password@`) or the command line, never a header or a
-    /// token. `None` when the command line names no server.
+    /// How to reach the server again, for the task list: a configured
+    /// server's name, else the URL (without any `user:password@`) or the
+    /// command line; never a header or a token. `None` when the command
+    /// line names no server.
     pub fn endpoint(&self) -> Option<Endpoint> {
+        if let Some(name) = &self.name {
+            return Some(Endpoint::Configured {
+                name: name.clone(),
+                config: self.config.config.clone(),
+            });
+        }
         match (&self.url, self.command.is_empty()) {
             (Some(url), _) => Some(Endpoint::url(url)),
             (None, false) => Some(Endpoint::Command(self.command.clone())),
@@ -169,12 +176,16 @@ impl ServerArgs {
 
     /// The server at `recorded`, with the bearer token of
     /// `MCP_BEARER_TOKEN` for a URL: for a command that names no server.
-    pub fn recorded(recorded: &Endpoint) -> ServerArgs {
+    ///
+    /// # Errors
+    ///
+    /// A configured server that can no longer be resolved.
+    pub fn recorded(recorded: &Endpoint) -> anyhow::Result<ServerArgs> {
         let bearer = match recorded {
             Endpoint::Url(_) => std::env::var("MCP_BEARER_TOKEN")
                 .ok()
                 .filter(|t| !t.is_empty()),
-            Endpoint::Command(_) => None,
+            Endpoint::Command(_) | Endpoint::Configured { .. } => None,
         };
         ServerArgs {
             bearer,
@@ -184,16 +195,26 @@ impl ServerArgs {
     }
 
     /// This server or, when the command line names none, the one at
-    /// `recorded`.
-    pub fn or_recorded(mut self, recorded: Option<&Endpoint>) -> ServerArgs {
+    /// `recorded` (a configured one read from its config file again).
+    ///
+    /// # Errors
+    ///
+    /// A configured server that can no longer be resolved.
+    pub fn or_recorded(mut self, recorded: Option<&Endpoint>) -> anyhow::Result<ServerArgs> {
         if self.endpoint().is_none() {
             match recorded {
                 Some(Endpoint::Url(url)) => self.url = Some(url.clone()),
                 Some(Endpoint::Command(words)) => self.command = words.clone(),
+                Some(Endpoint::Configured { name, config }) => {
+                    if self.config.config.is_none() {
+                        self.config.config = config.clone();
+                    }
+                    self.resolve(Some(name))?;
+                }
                 None => {}
             }
         }
-        self
+        Ok(self)
     }
 
     /// Why no later command could follow a task this command leaves

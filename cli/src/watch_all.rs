@@ -92,10 +92,11 @@ async fn follow(records: Records, task: Listed, json: bool) -> bool {
     let report = Report::new(Style::Lines);
     // No handler for questions: a question is never declined here, only
     // shown, and left for `wait`, which asks it.
-    let client = match ServerArgs::recorded(endpoint)
-        .connect(InputHandlers::new(), &report)
-        .await
-    {
+    let connected = match ServerArgs::recorded(endpoint) {
+        Ok(server) => server.connect(InputHandlers::new(), &report).await,
+        Err(e) => Err(e),
+    };
+    let client = match connected {
         Ok(client) => client,
         Err(e) => {
             line.print("unreachable", Some(&crate::chain(&e)));

@@ -263,6 +263,44 @@ fn an_http_server_of_the_vscode_form_is_found_in_the_project() {
 }
 
 #[test]
+fn a_detached_task_of_a_configured_server_keeps_its_name_not_its_expanded_secrets() {
+    let demo = HttpDemo::start();
+    let sandbox = Sandbox::new("detach");
+    sandbox.write(
+        ".mcp.json",
+        &format!(
+            r#"{{"mcpServers": {{"web": {{"url": {}}}}}}}"#,
+            quoted(&format!("{}?key=${{KEY}}", demo.url))
+        ),
+    );
+    let secret = "k-5ecret-in-the-url";
+    let out = sandbox.run(
+        &["call", "@web", "job", "n=1", "ms=300", "--detach"],
+        &[("KEY", secret)],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = sandbox.run(&["list"], &[]);
+    let listing = text(&out.stdout);
+    assert!(listing.contains("@web"), "{listing}");
+    assert!(!listing.contains(secret), "{listing}");
+    for entry in std::fs::read_dir(sandbox.dir.join("data")).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(secret),
+            "the task list holds the expanded URL"
+        );
+    }
+    // A later command reads the entry again, variables and all.
+    let out = sandbox.run(&["wait", "1"], &[("KEY", secret)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("done"), "{}", text(&out.stdout));
+    // Without the variable, the entry cannot be read: said, not guessed.
+    let out = sandbox.run(&["status", "1"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("KEY"), "{}", text(&out.stderr));
+}
+
+#[test]
 fn servers_lists_every_file_first_found_winning_with_secrets_redacted() {
     let sandbox = Sandbox::new("servers");
     sandbox.write(
