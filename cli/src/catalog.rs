@@ -328,21 +328,21 @@ async fn read(args: ReadArgs) -> anyhow::Result<u8> {
     let several = read.contents.len() > 1;
     for part in &read.contents {
         if several {
-            println!("--- {} ({})", part.uri, mime_of(part));
+            out!("--- {} ({})", part.uri, mime_of(part));
         }
         match part.body() {
             Ok(ResourceBody::Text(text)) => {
-                print!("{text}");
+                crate::stdout::bytes(text.as_bytes());
                 if !text.ends_with('\n') {
-                    println!();
+                    out!();
                 }
             }
-            Ok(ResourceBody::Blob(bytes)) => println!(
+            Ok(ResourceBody::Blob(bytes)) => out!(
                 "[binary {}, {}: --out FILE saves it]",
                 mime_of(part),
                 size(bytes.len())
             ),
-            Err(e) => println!("[unreadable contents: {e}]"),
+            Err(e) => out!("[unreadable contents: {e}]"),
         }
     }
     if read.contents.is_empty() {
@@ -391,10 +391,10 @@ async fn prompt(args: PromptArgs) -> anyhow::Result<u8> {
     }
     for (i, message) in rendered.messages.iter().enumerate() {
         if i > 0 {
-            println!();
+            out!();
         }
-        println!("[{}]", message.role.as_str());
-        println!("{}", block_text(&message.content));
+        out!("[{}]", message.role.as_str());
+        out!("{}", block_text(&message.content));
     }
     if rendered.messages.is_empty() {
         eprintln!("(the prompt has no messages)");
@@ -462,7 +462,7 @@ async fn complete(args: CompleteArgs) -> anyhow::Result<u8> {
         return print_json(&found);
     }
     for value in &found.values {
-        println!("{value}");
+        out!("{value}");
     }
     if found.values.is_empty() {
         eprintln!("(no suggestions)");
@@ -479,7 +479,7 @@ async fn complete(args: CompleteArgs) -> anyhow::Result<u8> {
 
 /// Prints `value` as one pretty JSON document.
 fn print_json(value: &impl Serialize) -> anyhow::Result<u8> {
-    println!("{}", serde_json::to_string_pretty(value)?);
+    out!("{}", serde_json::to_string_pretty(value)?);
     Ok(exit::OK)
 }
 
@@ -501,14 +501,14 @@ fn table<const N: usize>(header: [&str; N], rows: Vec<[String; N]>, empty: &str)
                 out.push_str(&format!("{cell:<width$}  ", width = widths[i]));
             }
         }
-        println!("{}", out.trim_end());
+        out!("{}", out.trim_end());
     };
     line(&header);
     for row in &rows {
         line(&row.each_ref().map(String::as_str));
     }
     if rows.is_empty() {
-        println!("{empty}");
+        out!("{empty}");
     }
 }
 

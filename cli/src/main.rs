@@ -1,6 +1,10 @@
 //! `mcp-tasks`: call a tool on any MCP server from the command line, watch
 //! it run, answer its questions, press Ctrl-C to cancel it.
 
+// Every write to stdout goes through `stdout`, which ends the command
+// quietly when the reader goes away.
+#![deny(clippy::print_stdout)]
+
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
@@ -677,7 +681,7 @@ fn servers(file: Option<&std::path::Path>, json: bool) -> anyhow::Result<u8> {
                     line["headers"] = json!(headers.iter().map(|(k, _)| k).collect::<Vec<_>>());
                 }
             }
-            println!("{line}");
+            out!("{line}");
         }
         return Ok(exit::OK);
     }
@@ -697,15 +701,15 @@ fn servers(file: Option<&std::path::Path>, json: bool) -> anyhow::Result<u8> {
         .max()
         .unwrap_or(4)
         .max(4);
-    println!("{:<width$}  {:<5}  SERVER", "NAME", "KIND");
+    out!("{:<width$}  {:<5}  SERVER", "NAME", "KIND");
     for server in catalog.servers.values() {
-        println!(
+        out!(
             "{:<width$}  {:<5}  {}",
             server.name,
             server.kind_name(),
             server.redacted()
         );
-        println!("{:<width$}         from {}", "", server.source.display());
+        out!("{:<width$}         from {}", "", server.source.display());
     }
     Ok(exit::OK)
 }

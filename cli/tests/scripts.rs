@@ -340,25 +340,52 @@ fn closed_pipe() -> std::io::PipeWriter {
 }
 
 #[test]
-fn a_closed_pipe_ends_the_command_quietly() {
-    let mut child = Command::new(CLI)
-        .args(["tools", "--", DEMO])
-        .stdin(Stdio::null())
-        .stdout(closed_pipe())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    let status = bounded_wait(&mut child, "tools");
-    assert_eq!(status.code(), Some(141), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    assert!(err.is_empty(), "quiet: {err}");
+fn a_closed_pipe_ends_every_command_quietly() {
+    // Each command that prints, human and JSON: `mcp-tasks … | head -0`.
+    let dir = std::env::temp_dir().join(format!("mcp-tasks-pipe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("servers.json");
+    std::fs::write(
+        &config,
+        format!(r#"{{"mcpServers": {{"demo": {{"command": {:?}}}}}}}"#, DEMO),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let commands: [&[&str]; 12] = [
+        &["tools", "--", DEMO],
+        &["tools", "--json", "--", DEMO],
+        &["resources", "--", DEMO],
+        &["resources", "--json", "--", DEMO],
+        &["templates", "--", DEMO],
+        &["prompts", "--", DEMO],
+        &["read", "demo://readme", "--", DEMO],
+        &["prompt", "review", "file=a.rs", "--", DEMO],
+        &["complete", "--prompt", "review", "focus=s", "--", DEMO],
+        &["servers", "--config", config],
+        &["servers", "--json", "--config", config],
+        &["man"],
+    ];
+    for args in commands {
+        let mut child = Command::new(CLI)
+            .args(args)
+            .env("MCP_TASKS_DATA_DIR", &dir)
+            .stdin(Stdio::null())
+            .stdout(closed_pipe())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        let status = bounded_wait(&mut child, args[0]);
+        assert_eq!(status.code(), Some(141), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?} is not quiet: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
