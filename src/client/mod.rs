@@ -44,8 +44,7 @@ pub use pages::{Listed, Pages, ToolPages};
 use rpc::Connection;
 pub use stats::ClientStats;
 use subscribed::Subscribed;
-pub(crate) use wire::LEGACY_VERSIONS;
-pub(crate) use wire::{Call, Follow, Started, Wire};
+pub(crate) use wire::{Call, Started, TaskHold, Wire};
 
 /// The default bound on one request.
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -257,8 +256,7 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         )
         .await?;
         let host = session.wire.hosts_tasks().then(hosted::Host::new);
-        if session.wire.is_legacy() {
-            // Input reaches this era as requests from the server.
+        if session.wire.takes_input_by_request() {
             inbound::serve(
                 requests,
                 handlers.clone(),
@@ -266,7 +264,6 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
                 host.clone(),
             );
         } else {
-            // 2026-07-28 asks for input in results; a request is refused.
             inbound::refuse(requests);
         }
         let discovered = OnceCell::new();
@@ -278,7 +275,10 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         // What the 2026-07-28 resource subscriptions' listen stream hears
         // goes to the same dispatcher.
         let (listened_tx, listened) = tokio::sync::mpsc::channel(rpc::NOTIFICATION_CAPACITY);
-        let subscribed = (!session.wire.is_legacy()).then(|| Subscribed::new(listened_tx));
+        let subscribed = session
+            .wire
+            .subscribes_by_listening()
+            .then(|| Subscribed::new(listened_tx));
         notify::spawn(
             notifications,
             listened,
@@ -483,10 +483,9 @@ impl Client {
             Value::Null => Map::new(),
             _ => return Err(Error::builder("params must be a JSON object")),
         };
-        // The per-request `_meta` is 2026-07-28's; an initialize-era
-        // session said it all in its handshake and sends the caller's alone.
-        if !self.inner.wire.is_legacy() {
-            let mut meta = self.inner.wire.envelope().meta_object(method);
+        // Where every request carries `_meta`; an initialize-era session
+        // said it all in its handshake and sends the caller's alone.
+        if let Some(mut meta) = self.inner.wire.request_meta(method) {
             if let Some(Value::Object(user)) = params.remove("_meta") {
                 meta.extend(user);
             }

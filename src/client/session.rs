@@ -12,10 +12,11 @@ use serde_json::{Map, Value};
 use super::decode::decode;
 use super::envelope::Envelope;
 use super::rpc::Connection;
-use super::wire::{LEGACY_VERSIONS, Legacy, Modern, Wire};
+use super::wire::{Legacy, Modern, Wire};
 use crate::error::{Error, Result};
 use crate::protocol::DiscoverResult;
 use crate::protocol::method;
+use crate::protocol::versions::{self, Era};
 
 /// What the builder pins, from its `protocol_version`.
 pub(crate) enum Pin {
@@ -31,7 +32,9 @@ impl Pin {
     pub(crate) fn of(version: Option<&str>) -> Pin {
         match version {
             None => Pin::Probe,
-            Some(v) if LEGACY_VERSIONS.contains(&v) => Pin::Legacy(v.to_owned()),
+            Some(v) if versions::find(v).is_some_and(|r| r.era == Era::Initialize) => {
+                Pin::Legacy(v.to_owned())
+            }
             Some(_) => Pin::Modern,
         }
     }
@@ -129,7 +132,7 @@ async fn handshake(
                 Err(e) if e.is_timeout() && conn.unread_preamble().is_some() => return Err(e),
                 Err(e) => {
                     tracing::debug!("server/discover failed ({e}); trying initialize");
-                    LEGACY_VERSIONS[0].to_owned()
+                    versions::newest_of(Era::Initialize).to_owned()
                 }
             }
         }

@@ -140,7 +140,7 @@ impl Modern {
                 .await
                 .map_err(|e| {
                     if !listed && wants_task_opt_in(&e) {
-                        e.with_hint(Hint::ListToolsForTaskOptIn)
+                        e.with_hint(LIST_TOOLS_FOR_TASK_OPT_IN)
                     } else {
                         e
                     }
@@ -281,6 +281,14 @@ impl Modern {
         })
     }
 }
+
+/// The advice on a refusal [`wants_task_opt_in`] recognises, for a tool
+/// the client had not listed.
+const LIST_TOOLS_FOR_TASK_OPT_IN: Hint = Hint {
+    text: "the server wants the 2025-11-25 `task` opt-in for this tool: call list_tools() \
+           first so the client knows the tool wants a task",
+    missing_capability: true,
+};
 
 /// Whether an error to a `tools/call` is a 2025-11-25 server refusing a
 /// call without the `task` opt-in: `-32601` (or `-32600`) with a message

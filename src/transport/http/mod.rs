@@ -18,6 +18,7 @@ use super::{
     Transport,
 };
 use crate::protocol::method;
+use crate::protocol::versions;
 use crate::protocol::{PROTOCOL_VERSION, RequestId, TaskId};
 
 #[cfg(feature = "oauth")]
@@ -578,14 +579,13 @@ impl Shared {
     /// Whether this connection speaks an initialize-era version that has
     /// sessions and the `GET` stream (never 2026-07-28).
     fn in_session_era(&self) -> bool {
-        session::SESSION_VERSIONS.contains(&self.version().as_str())
+        versions::has(&self.version.lock().unwrap(), |r| r.http_session)
     }
 
     /// Whether a reply may be a JSON-RPC batch: on the initialize era only
     /// (2025-03-26 allowed them; later versions are read as leniently).
     fn accepts_batches(&self) -> bool {
-        let version = self.version.lock().unwrap();
-        *version == "2024-11-05" || session::SESSION_VERSIONS.contains(&version.as_str())
+        versions::has(&self.version.lock().unwrap(), |r| r.batches)
     }
 
     /// Opens the server's own stream (replacing one already open), once the

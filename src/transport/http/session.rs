@@ -25,8 +25,6 @@ use crate::protocol::RequestId;
 use crate::protocol::method;
 use crate::transport::{Inbound, Outbound};
 
-/// The versions whose Streamable HTTP has sessions and the `GET` stream.
-pub(super) const SESSION_VERSIONS: &[&str] = &["2025-03-26", "2025-06-18", "2025-11-25"];
 /// The first wait before reconnecting, doubled after each attempt in a
 /// row that delivered no message.
 const BASE_DELAY: Duration = Duration::from_secs(1);
