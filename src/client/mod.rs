@@ -491,11 +491,12 @@ impl Client {
             }
             params.insert("_meta".into(), Value::Object(meta));
         }
+        let name = routing_name(method, &params);
         let raw = self
             .inner
             .wire
             .connection()
-            .request(method, None, &params, self.inner.request_timeout)
+            .request(method, name, &params, self.inner.request_timeout)
             .await
             .map_err(|e| e.with_method(method.to_owned()))?;
         if is_stray_task(method, &raw) {
@@ -564,6 +565,17 @@ impl Client {
     /// else whether it wants the legacy `task` opt-in.
     pub(crate) fn listed_opt_in(&self, name: &str) -> Option<bool> {
         self.inner.listed_tools.lock().unwrap().opt_in(name)
+    }
+}
+
+/// What a request sent by hand acts on (see
+/// [`Outbound::name`](crate::transport::Outbound::name)): the param its
+/// method is routed by, when it is a string or a number.
+fn routing_name(method: &str, params: &Map<String, Value>) -> Option<String> {
+    match params.get(Method::of(method).routing_param()?)? {
+        Value::String(text) => Some(text.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
     }
 }
 

@@ -91,6 +91,7 @@ async fn handshake(
 ) -> Result<Session> {
     let offer = match pin {
         Pin::Modern => {
+            conn.negotiated(&envelope.protocol_version());
             let wire = Wire::Modern(Modern::new(conn, envelope, request_timeout));
             return Ok(Session {
                 wire,
@@ -110,6 +111,7 @@ async fn handshake(
                 .await
             {
                 Ok(raw) => {
+                    conn.negotiated(&envelope.protocol_version());
                     let discovered = decode::<DiscoverResult>(&raw, method::SERVER_DISCOVER).ok();
                     return Ok(Session {
                         wire: Wire::Modern(modern),
@@ -120,6 +122,7 @@ async fn handshake(
                 // tried): nothing will work, so say so now.
                 Err(e) if e.is_unsupported_version() => return Err(e),
                 Err(e) if speaks_modern(&e) => {
+                    conn.negotiated(&envelope.protocol_version());
                     return Ok(Session {
                         wire: Wire::Modern(modern),
                         discovered: None,

@@ -128,9 +128,12 @@ impl Legacy {
             .with_method(method::INITIALIZE));
         };
         let version = revision.version;
+        // Told before `notifications/initialized`: from it on, the
+        // session's messages are in the version the server chose.
+        envelope.set_protocol_version(version);
+        conn.negotiated(version);
         conn.notify(method::NOTIFICATIONS_INITIALIZED, &Map::new())
             .await?;
-        envelope.set_protocol_version(version);
         let mut meta = Map::new();
         if let Some(info) = result.server_info {
             meta.insert(META_SERVER_INFO.to_owned(), info);

@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use super::start::{Call, Started};
 use crate::client::envelope::Envelope;
 use crate::client::listen::{Watch, Watcher};
-use crate::client::rpc::{Connection, Route, Tracking};
+use crate::client::rpc::{Connection, Tracking};
 use crate::error::{Error, Hint, Kind, Result};
 use crate::protocol::method;
 use crate::protocol::result::{decode_ack, decode_task_snapshot};
@@ -85,10 +85,7 @@ impl Modern {
                 .conn
                 .request_tracked(
                     method,
-                    Route {
-                        name: name.map(str::to_owned),
-                        version: Some(version.clone()),
-                    },
+                    name.map(str::to_owned),
                     &body,
                     timeout,
                     tracking.as_deref_mut(),
@@ -97,9 +94,10 @@ impl Modern {
             match result {
                 Err(e) if e.is_unsupported_version() && !renegotiated => {
                     let data = e.rpc_error().and_then(|r| r.data.as_ref());
-                    if self.envelope.renegotiate(data, &version).is_none() {
+                    let Some(next) = self.envelope.renegotiate(data, &version) else {
                         return Err(e.with_method(method));
-                    }
+                    };
+                    self.conn.negotiated(next);
                     renegotiated = true;
                 }
                 other => return other.map_err(|e| e.with_method(method)),

@@ -233,7 +233,7 @@ pub(super) fn session_gone(status: StatusCode, response: Option<&str>) -> bool {
 /// Renews the session `lost` (the server answered `404` to a request that
 /// carried it): sends the client's `initialize` again under a fresh id,
 /// reads its reply here (the client never sees it), keeps the new session
-/// id and version, sends `notifications/initialized` and reopens the `GET`
+/// id (and the version the client negotiated), sends `notifications/initialized` and reopens the `GET`
 /// stream. When several requests lost the same session, the first renews
 /// it and the others find it renewed.
 pub(super) async fn renew(
@@ -290,7 +290,7 @@ pub(super) async fn renew(
 }
 
 /// Sends `request` (the client's `initialize`) again under a fresh id,
-/// settles the version from its reply and returns the new session id.
+/// checks that its reply is a result and returns the new session id.
 async fn initialize(
     shared: &Arc<Shared>,
     request: &str,
@@ -367,10 +367,7 @@ async fn initialize(
     match serde_json::from_str::<Reply>(&reply) {
         Ok(Reply {
             result: Some(_), ..
-        }) if status.is_success() => {
-            shared.initialized(None, &reply);
-            Ok(session)
-        }
+        }) if status.is_success() => Ok(session),
         Ok(Reply {
             error: Some(error), ..
         }) => Err(format!(
