@@ -408,7 +408,7 @@ struct Shared {
     max_message_size: usize,
     /// The protocol version the client negotiated
     /// ([`MessageSink::negotiated`]); the newest one until it says.
-    version: Mutex<String>,
+    version: Mutex<Arc<str>>,
     /// The requests whose replies are being read, to drop on cancellation.
     in_flight: Mutex<HashMap<RequestId, AbortHandle>>,
     /// An initialize-era session's `Mcp-Session-Id`, once the server gave one.
@@ -522,7 +522,7 @@ impl Shared {
     }
 
     /// The version in use, as `MCP-Protocol-Version` carries it.
-    fn version(&self) -> String {
+    fn version(&self) -> Arc<str> {
         self.version.lock().unwrap().clone()
     }
 
@@ -657,7 +657,7 @@ impl Transport for Http {
             tools: Registry::default(),
             timeout: self.timeout,
             max_message_size: self.max_message_size,
-            version: Mutex::new(versions::NEWEST.to_owned()),
+            version: Mutex::new(Arc::from(versions::NEWEST)),
             in_flight: Mutex::new(HashMap::new()),
             session: Mutex::new(None),
             initialize: Mutex::new(None),
@@ -800,7 +800,7 @@ impl MessageSink for HttpSink {
     /// whether the server keeps a session (the initialize era's, opened
     /// by `initialize`) and may answer with batches.
     fn negotiated(&mut self, version: &str) {
-        *self.shared.version.lock().unwrap() = version.to_owned();
+        *self.shared.version.lock().unwrap() = Arc::from(version);
     }
 
     async fn close(&mut self) -> io::Result<()> {
