@@ -47,23 +47,16 @@ struct Inner {
     http: Option<HttpReply>,
 }
 
-/// Advice the client adds to an error it recognises.
+/// Advice the client adds to an error it recognises: a sentence for the
+/// message, and what the error then also is. The words are the caller's
+/// (the wire that recognised it); this file knows no era.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Hint {
-    /// A server on the 2025-11-25 task model refused a `tools/call` that
-    /// lacked the legacy `task` opt-in, and the client did not send it
-    /// because it had not listed the tool.
-    ListToolsForTaskOptIn,
-}
-
-impl Hint {
-    fn text(self) -> &'static str {
-        match self {
-            Hint::ListToolsForTaskOptIn => {
-                "the server wants the 2025-11-25 `task` opt-in for this tool: call list_tools() first so the client knows the tool wants a task"
-            }
-        }
-    }
+pub(crate) struct Hint {
+    /// What to do, appended to the error's message.
+    pub(crate) text: &'static str,
+    /// The server wants something the request did not declare or carry:
+    /// the error is also [`Error::is_missing_capability`].
+    pub(crate) missing_capability: bool,
 }
 
 /// What an HTTP reply that failed its request said besides its body.
@@ -347,7 +340,7 @@ impl Error {
     /// error has no [`Error::rpc_error`].
     pub fn is_missing_capability(&self) -> bool {
         self.rpc_code() == Some(error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY)
-            || self.inner.hint == Some(Hint::ListToolsForTaskOptIn)
+            || self.inner.hint.is_some_and(|h| h.missing_capability)
             || matches!(self.inner.kind, Kind::NotAdvertised(_))
     }
 
@@ -648,7 +641,7 @@ impl fmt::Debug for Error {
             d.field("source", s);
         }
         if let Some(h) = self.inner.hint {
-            d.field("hint", &h.text());
+            d.field("hint", &h.text);
         }
         d.finish()
     }
@@ -664,7 +657,7 @@ impl fmt::Display for Error {
             None => write!(f, "{}", self.inner.kind)?,
         }
         if let Some(h) = self.inner.hint {
-            write!(f, "; {}", h.text())?;
+            write!(f, "; {}", h.text)?;
         }
         if let Some(id) = &self.inner.task_id {
             write!(f, " (task {})", id.redacted())?;

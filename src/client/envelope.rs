@@ -1,8 +1,9 @@
 //! The one way a 2026-07-28 request's params get their `_meta`: the
 //! protocol version, the client's capabilities (with the Tasks extension
 //! where the method needs it), the client's info, and a progress token
-//! when the caller asked for progress. Also which protocol versions the
-//! client speaks. (The initialize era sends no such `_meta`: see
+//! when the caller asked for progress, and the choice of another 2026-07-28
+//! version after a `-32022` (the versions are listed in
+//! `protocol/versions.rs`). (The initialize era sends no such `_meta`: see
 //! `wire/legacy.rs`.)
 
 use std::sync::{Arc, Mutex};
@@ -11,10 +12,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::protocol::method::Method;
+use crate::protocol::versions::{self, Era};
 use crate::protocol::{ClientCapabilities, Implementation, PROTOCOL_VERSION, RequestId};
-
-/// Protocol versions this client speaks, preferred first.
-const KNOWN_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
 
 /// What every request's `_meta` says, and the version it says it in.
 pub(crate) struct Envelope {
@@ -149,7 +148,7 @@ impl Envelope {
 fn pick_version(data: Option<&Value>, tried: &str) -> Option<&'static str> {
     let supported = data?.get("supported")?.as_array()?;
     let common = |v: &&str| supported.iter().any(|s| s.as_str() == Some(*v));
-    let mut candidates = KNOWN_VERSIONS.iter().copied().filter(common);
+    let mut candidates = versions::of_era(Era::Modern).filter(common);
     let first = candidates.next()?;
     Some(if first == tried {
         candidates.next().unwrap_or(first)

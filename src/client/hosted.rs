@@ -69,8 +69,6 @@ use crate::protocol::{
     iso8601_utc, with_related_task,
 };
 
-/// The protocol version whose sessions host tasks.
-pub(crate) const HOSTING_VERSION: &str = "2025-11-25";
 /// Most hosted tasks at once, running and finished.
 pub(crate) const MAX_TASKS: usize = 64;
 /// How long a finished task is kept when the server asks for no `ttl`.

@@ -44,8 +44,7 @@ pub use pages::{Listed, Pages, ToolPages};
 use rpc::Connection;
 pub use stats::ClientStats;
 use subscribed::Subscribed;
-pub(crate) use wire::LEGACY_VERSIONS;
-pub(crate) use wire::{Call, Follow, Started, Wire};
+pub(crate) use wire::{Call, Started, TaskHold, Wire};
 
 /// The default bound on one request.
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -258,8 +257,7 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         )
         .await?;
         let host = session.wire.hosts_tasks().then(hosted::Host::new);
-        if session.wire.is_legacy() {
-            // Input reaches this era as requests from the server.
+        if session.wire.takes_input_by_request() {
             inbound::serve(
                 requests,
                 handlers.clone(),
@@ -267,7 +265,6 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
                 host.clone(),
             );
         } else {
-            // 2026-07-28 asks for input in results; a request is refused.
             inbound::refuse(requests);
         }
         let discovered = OnceCell::new();
@@ -285,7 +282,10 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
             Some(_) => subscribed::Lists::advertised(discovered.get().map(|d| &d.capabilities)),
             None => subscribed::Lists::default(),
         };
-        let subscribed = (!session.wire.is_legacy()).then(|| Subscribed::new(listened_tx, lists));
+        let subscribed = session
+            .wire
+            .subscribes_by_listening()
+            .then(|| Subscribed::new(listened_tx, lists));
         notify::spawn(
             notifications,
             listened,
@@ -325,7 +325,7 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         // version) is not sent a request it did not ask for; its list
         // changes come with the first resource subscription.
         let probed = client.inner.discovered.get().is_some();
-        if probed && !lists.is_empty() && !client.inner.wire.is_legacy() {
+        if probed && !lists.is_empty() && client.inner.wire.subscribes_by_listening() {
             listen_for_list_changes(&client);
         }
         Ok(client)
@@ -525,20 +525,20 @@ impl Client {
             Value::Null => Map::new(),
             _ => return Err(Error::builder("params must be a JSON object")),
         };
-        // The per-request `_meta` is 2026-07-28's; an initialize-era
-        // session said it all in its handshake and sends the caller's alone.
-        if !self.inner.wire.is_legacy() {
-            let mut meta = self.inner.wire.envelope().meta_object(method);
+        // Where every request carries `_meta`; an initialize-era session
+        // said it all in its handshake and sends the caller's alone.
+        if let Some(mut meta) = self.inner.wire.request_meta(method) {
             if let Some(Value::Object(user)) = params.remove("_meta") {
                 meta.extend(user);
             }
             params.insert("_meta".into(), Value::Object(meta));
         }
+        let name = routing_name(method, &params);
         let raw = self
             .inner
             .wire
             .connection()
-            .request(method, None, &params, self.inner.request_timeout)
+            .request(method, name, &params, self.inner.request_timeout)
             .await
             .map_err(|e| e.with_method(method.to_owned()))?;
         if is_stray_task(method, &raw) {
@@ -607,6 +607,17 @@ impl Client {
     /// else whether it wants the legacy `task` opt-in.
     pub(crate) fn listed_opt_in(&self, name: &str) -> Option<bool> {
         self.inner.listed_tools.lock().unwrap().opt_in(name)
+    }
+}
+
+/// What a request sent by hand acts on (see
+/// [`Outbound::name`](crate::transport::Outbound::name)): the param its
+/// method is routed by, when it is a string or a number.
+fn routing_name(method: &str, params: &Map<String, Value>) -> Option<String> {
+    match params.get(Method::of(method).routing_param()?)? {
+        Value::String(text) => Some(text.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
     }
 }
 

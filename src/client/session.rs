@@ -12,10 +12,11 @@ use serde_json::{Map, Value};
 use super::decode::decode;
 use super::envelope::Envelope;
 use super::rpc::Connection;
-use super::wire::{LEGACY_VERSIONS, Legacy, Modern, Wire};
+use super::wire::{Legacy, Modern, Wire};
 use crate::error::{Error, Result};
 use crate::protocol::DiscoverResult;
 use crate::protocol::method;
+use crate::protocol::versions::{self, Era};
 
 /// What the builder pins, from its `protocol_version`.
 pub(crate) enum Pin {
@@ -31,7 +32,9 @@ impl Pin {
     pub(crate) fn of(version: Option<&str>) -> Pin {
         match version {
             None => Pin::Probe,
-            Some(v) if LEGACY_VERSIONS.contains(&v) => Pin::Legacy(v.to_owned()),
+            Some(v) if versions::find(v).is_some_and(|r| r.era == Era::Initialize) => {
+                Pin::Legacy(v.to_owned())
+            }
             Some(_) => Pin::Modern,
         }
     }
@@ -88,6 +91,7 @@ async fn handshake(
 ) -> Result<Session> {
     let offer = match pin {
         Pin::Modern => {
+            conn.negotiated(&envelope.protocol_version());
             let wire = Wire::Modern(Modern::new(conn, envelope, request_timeout));
             return Ok(Session {
                 wire,
@@ -107,6 +111,7 @@ async fn handshake(
                 .await
             {
                 Ok(raw) => {
+                    conn.negotiated(&envelope.protocol_version());
                     let discovered = decode::<DiscoverResult>(&raw, method::SERVER_DISCOVER).ok();
                     return Ok(Session {
                         wire: Wire::Modern(modern),
@@ -117,6 +122,7 @@ async fn handshake(
                 // tried): nothing will work, so say so now.
                 Err(e) if e.is_unsupported_version() => return Err(e),
                 Err(e) if speaks_modern(&e) => {
+                    conn.negotiated(&envelope.protocol_version());
                     return Ok(Session {
                         wire: Wire::Modern(modern),
                         discovered: None,
@@ -129,7 +135,7 @@ async fn handshake(
                 Err(e) if e.is_timeout() && conn.unread_preamble().is_some() => return Err(e),
                 Err(e) => {
                     tracing::debug!("server/discover failed ({e}); trying initialize");
-                    LEGACY_VERSIONS[0].to_owned()
+                    versions::newest_of(Era::Initialize).to_owned()
                 }
             }
         }

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// The protocol revision this crate speaks.
-pub const PROTOCOL_VERSION: &str = "2026-07-28";
+/// The newest protocol revision this crate speaks, the one it offers first.
+pub const PROTOCOL_VERSION: &str = super::versions::NEWEST;
 /// The identifier of the Tasks extension.
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// `_meta` key: the protocol version of this request.

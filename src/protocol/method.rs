@@ -109,6 +109,19 @@ impl<'a> Method<'a> {
     pub(crate) fn loses_outcome_with_its_reply(self) -> bool {
         self.name == TOOLS_CALL
     }
+
+    /// The param that names what a request acts on, which Streamable HTTP
+    /// mirrors as `Mcp-Name`: `name` on `tools/call` and `prompts/get`,
+    /// `uri` on `resources/read`, `taskId` on `tasks/get`, `tasks/update`
+    /// and `tasks/cancel`; `None` for a method that has none.
+    pub(crate) fn routing_param(self) -> Option<&'static str> {
+        match self.name {
+            TOOLS_CALL | PROMPTS_GET => Some("name"),
+            RESOURCES_READ => Some("uri"),
+            TASKS_GET | TASKS_UPDATE | TASKS_CANCEL => Some("taskId"),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -118,20 +131,22 @@ mod tests {
     #[test]
     fn policy_by_method() {
         let rows = [
-            // name, task-scoped, declares tasks, may be a task, loses outcome
-            (SERVER_DISCOVER, false, false, false, false),
-            (TOOLS_LIST, false, false, false, false),
-            (TOOLS_CALL, false, true, true, true),
-            (TASKS_GET, true, true, true, false),
-            (TASKS_UPDATE, true, true, false, false),
-            (TASKS_CANCEL, true, true, false, false),
-            (TASKS_RESULT, true, true, false, false),
-            (TASKS_LIST, true, true, false, false),
-            (SUBSCRIPTIONS_LISTEN, false, true, false, false),
-            ("prompts/get", false, false, false, false),
+            // name, task-scoped, declares tasks, may be a task, loses outcome, routed by
+            (SERVER_DISCOVER, false, false, false, false, None),
+            (TOOLS_LIST, false, false, false, false, None),
+            (TOOLS_CALL, false, true, true, true, Some("name")),
+            (TASKS_GET, true, true, true, false, Some("taskId")),
+            (TASKS_UPDATE, true, true, false, false, Some("taskId")),
+            (TASKS_CANCEL, true, true, false, false, Some("taskId")),
+            (TASKS_RESULT, true, true, false, false, None),
+            (TASKS_LIST, true, true, false, false, None),
+            (SUBSCRIPTIONS_LISTEN, false, true, false, false, None),
+            ("prompts/get", false, false, false, false, Some("name")),
+            ("resources/read", false, false, false, false, Some("uri")),
         ];
-        for (name, scoped, declares, task, loses) in rows {
+        for (name, scoped, declares, task, loses, routed) in rows {
             let m = Method::of(name);
+            assert_eq!(m.routing_param(), routed, "{name}");
             assert_eq!(m.is_task_scoped(), scoped, "{name}");
             assert_eq!(m.declares_tasks(), declares, "{name}");
             assert_eq!(m.may_answer_with_a_task(), task, "{name}");

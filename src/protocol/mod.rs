@@ -30,6 +30,7 @@ pub(crate) mod tagged;
 mod tasks;
 mod timestamp;
 mod tools;
+pub(crate) mod versions;
 
 pub use completion::{
     CompleteParams, CompleteResult, Completion, CompletionArgument, CompletionContext,

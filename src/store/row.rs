@@ -9,12 +9,13 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{Answer, Ending, RecordId, StoreError, StoreResult};
-use crate::protocol::{PROTOCOL_VERSION, TaskId, TaskStatus};
+use crate::protocol::versions;
+use crate::protocol::{TaskId, TaskStatus};
 use crate::task::TaskRef;
 
 /// The protocol revisions a record may name.
 fn known_version(v: &str) -> bool {
-    v == PROTOCOL_VERSION || crate::client::LEGACY_VERSIONS.contains(&v)
+    versions::find(v).is_some()
 }
 
 /// Milliseconds since the Unix epoch (saturating; times before it are 0).

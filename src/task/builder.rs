@@ -132,8 +132,7 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
             None => log(),
         }
         let mut core = Core::created(settings, &created, trace);
-        if let Some(tracking) = tracking.filter(|_| core.client().wire().is_legacy()) {
-            // This era keeps the call's token for the task's whole life.
+        if let Some(tracking) = tracking.filter(|_| core.client().wire().keeps_call_progress()) {
             core.keep_progress(tracking.keep_reporting());
         }
         if seed == TaskStatus::Working {
@@ -171,7 +170,7 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
             if settings
                 .client
                 .wire()
-                .speaks_era_of(theirs)
+                .reads_tasks_of(theirs)
                 .is_some_and(|same| !same)
             {
                 return Err(Error::builder(format!(
@@ -183,7 +182,7 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
         }
         // Followed from the first read on, so that a 2025-11-25 task's
         // questions and result are kept for the handle this becomes.
-        let _hold = settings.client.wire().follow(task.task_id());
+        let _hold = settings.client.wire().hold(task.task_id());
         let mut trace = Trace::resume(&settings.client, task.task_id());
         if let Some(t) = trace.as_deref_mut() {
             t.read();

@@ -16,7 +16,7 @@ use super::snapshot::Snapshot;
 use super::trace::{End, Trace};
 use crate::Client;
 use crate::client::rpc::Pump;
-use crate::client::{Follow, Watch};
+use crate::client::{TaskHold, Watch};
 use crate::error::Result;
 use crate::protocol::{
     CreateTaskResult, DetailedTask, InputRequests, InputResponses, TaskId, TaskPayload, TaskStatus,
@@ -50,7 +50,7 @@ pub(crate) struct Core {
     changes: u32,
     /// The era's hold on the task while the handle lives (a 2025-11-25
     /// session keeps the task's input requests for it).
-    _follow: Option<Box<Follow>>,
+    _hold: Option<TaskHold>,
     /// Progress reports still going to the builder's callback (a 2025-11-25
     /// task keeps its call's token).
     progress: Option<Pump>,
@@ -78,7 +78,7 @@ impl Core {
             read_soon: None,
             warned_unknown: false,
             changes: 0,
-            _follow: None,
+            _hold: None,
             progress: None,
             trace,
         })
@@ -139,11 +139,11 @@ impl Core {
         trace: Option<Box<Trace>>,
     ) -> Box<Core> {
         let now = Instant::now();
-        let follow = settings.client.wire().follow(&id).map(Box::new);
+        let hold = settings.client.wire().hold(&id);
         Box::new(Core {
             // A lifetime too long to count is no lifetime.
             expires_at: settings.ttl.and_then(|d| now.checked_add(d)),
-            _follow: follow,
+            _hold: hold,
             progress: None,
             settings: HandleSettings::from(settings),
             id: Some(id),

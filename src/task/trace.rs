@@ -89,11 +89,7 @@ pub(crate) struct Trace {
 /// The era field: `modern` for 2026-07-28, `initialize` for the
 /// initialize-era revisions.
 fn era(client: &Client) -> &'static str {
-    if client.wire().is_legacy() {
-        "initialize"
-    } else {
-        "modern"
-    }
+    client.wire().era().name()
 }
 
 impl Trace {

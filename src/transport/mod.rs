@@ -23,7 +23,6 @@
 use std::fmt;
 use std::future::Future;
 use std::io;
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::protocol::RequestId;
@@ -80,7 +79,10 @@ pub enum OutboundKind {
 }
 
 /// One outgoing JSON-RPC message, serialized, with what a transport may need
-/// to route it (HTTP headers, say) without parsing it again.
+/// to route it (HTTP headers, say) without parsing it again: the client
+/// states its kind, method, id and routing name on every message it
+/// writes. The protocol version is not per message: the client tells the
+/// sink once, with [`MessageSink::negotiated`].
 ///
 /// `Debug` shows the method, the id and the size of the JSON, never the
 /// JSON itself or the routing name: on `tasks/*` both carry a task id,
@@ -98,25 +100,15 @@ pub struct Outbound {
     pub method: String,
     /// The request id (for requests, and the id a response answers).
     pub id: Option<RequestId>,
-    /// The routing name: the tool name on `tools/call`, the task id on `tasks/*`.
-    ///
-    /// When [`protocol_version`](Outbound::protocol_version) is set, a
-    /// transport may trust this over the message: one that changes the
-    /// message's params must change this too.
+    /// What the request acts on, as its params name it: the tool name on
+    /// `tools/call`, the prompt name on `prompts/get`, the URI on
+    /// `resources/read`, the task id on `tasks/*`. The client sets it on
+    /// every request of those methods, so a transport takes it from here
+    /// rather than reading the message; a wrapper that changes those
+    /// params must change this too.
     pub name: Option<String>,
     /// The request id a `notifications/cancelled` refers to.
     pub cancels: Option<RequestId>,
-    /// The protocol version the message's `_meta` carries, when the client
-    /// states it: on the 2026-07-28 requests it writes through its typed
-    /// API (not on `subscriptions/listen`, the raw
-    /// [`Client::request`](crate::Client::request), the initialize era,
-    /// notifications or responses, where it is `None` and a transport
-    /// reads the message). With it, a transport that mirrors the version
-    /// and the routing name in headers (Streamable HTTP) takes them from
-    /// here and [`name`](Outbound::name) instead of reading the message
-    /// again. A wrapper that rewrites the message's `_meta` or routing
-    /// params must update or clear these.
-    pub protocol_version: Option<Arc<str>>,
 }
 
 impl fmt::Debug for Outbound {
@@ -128,7 +120,6 @@ impl fmt::Debug for Outbound {
             .field("json_bytes", &self.json.len())
             .field("name", &self.name.as_ref().map(|_| "…"))
             .field("cancels", &self.cancels)
-            .field("protocol_version", &self.protocol_version)
             .finish()
     }
 }
@@ -144,7 +135,6 @@ impl Outbound {
             id: None,
             name: None,
             cancels: None,
-            protocol_version: None,
         }
     }
 
@@ -270,6 +260,24 @@ impl fmt::Debug for Inbound {
 pub trait MessageSink: Send + 'static {
     /// Sends one message.
     fn send(&mut self, message: Outbound) -> impl Future<Output = io::Result<()>> + Send;
+
+    /// The protocol version the client settled on with the server: the
+    /// messages sent after this call are in `version`.
+    ///
+    /// The client calls it once negotiation is done (after `server/discover`
+    /// or the `initialize` handshake, before `notifications/initialized`),
+    /// or at once when the builder pins a version, and again only if the
+    /// server asks for another version (`-32022`). Before the first call
+    /// the messages are the negotiation's own: the probe in the newest
+    /// version, or `initialize`, which carries its offer in its params.
+    ///
+    /// The default does nothing, which suits a transport that carries
+    /// messages as they are (stdio, the in-memory pair); Streamable HTTP
+    /// sends it as the `MCP-Protocol-Version` header, and reads from it
+    /// whether the server keeps a session.
+    fn negotiated(&mut self, version: &str) {
+        let _ = version;
+    }
 
     /// Ends the connection gracefully: for a child process, closes its
     /// stdin, waits for it to exit, and kills it after a bound; for an

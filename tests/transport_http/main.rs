@@ -7,6 +7,8 @@ mod asking_server;
 mod http_server;
 #[path = "../support/loopback.rs"]
 mod loopback;
+#[path = "../support/scripted_http.rs"]
+mod scripted_http;
 #[path = "../support/session_server.rs"]
 mod session_server;
 #[path = "../support/time.rs"]
@@ -27,6 +29,7 @@ use time::{bounded, ms};
 
 mod errors;
 mod held;
+mod negotiated;
 mod overload;
 mod pool;
 mod session;

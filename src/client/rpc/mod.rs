@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::error::{Error, Kind};
@@ -80,6 +80,7 @@ impl Connection {
             .map_err(|e| Error::transport(e.to_string()).with_source(e))?;
         let (out, rx) = mpsc::channel(OUTGOING_CAPACITY);
         let (closer, close_rx) = mpsc::channel(1);
+        let (negotiated, version_rx) = watch::channel(None);
         let shared = Arc::new(Shared {
             tables: Mutex::new(Tables::default()),
             next_id: AtomicI64::new(1),
@@ -88,15 +89,25 @@ impl Connection {
             closed_wake: Notify::new(),
             discarded: AtomicU64::new(0),
             closer,
+            negotiated,
             preamble: Default::default(),
             serving: Arc::default(),
             answers: Arc::default(),
             notifications_dropped: Default::default(),
             not_before: Mutex::new(None),
         });
-        tokio::spawn(write_loop(sink, rx, close_rx, shared.clone()));
+        tokio::spawn(write_loop(sink, rx, close_rx, version_rx, shared.clone()));
         tokio::spawn(read_loop(stream, shared.clone()));
         Ok(Connection { out, shared })
+    }
+
+    /// Tells the transport the protocol version the client settled on
+    /// (see [`MessageSink::negotiated`]): it hears it before the next
+    /// message this connection writes.
+    pub(crate) fn negotiated(&self, version: &str) {
+        self.shared
+            .negotiated
+            .send_replace(Some(Arc::from(version)));
     }
 
     pub(crate) fn next_id(&self) -> RequestId {
@@ -249,18 +260,20 @@ impl Connection {
         Tracking::new(self.progress(token), on_progress, total)
     }
 
-    /// Sends a request and waits for its result.
+    /// Sends a request and waits for its result. `name` is what it acts on
+    /// ([`Outbound::name`]): the caller states it for every method that
+    /// has one.
     ///
     /// Dropping the returned future (or a timeout) removes the request from
     /// the table and sends `notifications/cancelled`.
     pub(crate) async fn request<P: Serialize>(
         &self,
         method: &str,
-        route: impl Into<Route>,
+        name: Option<String>,
         params: P,
         timeout: Duration,
     ) -> Result<Box<RawValue>, Error> {
-        self.request_tracked(method, route, params, timeout, None)
+        self.request_tracked(method, name, params, timeout, None)
             .await
     }
 
@@ -273,23 +286,22 @@ impl Connection {
     pub(crate) async fn request_tracked<P: Serialize>(
         &self,
         method: &str,
-        route: impl Into<Route>,
+        name: Option<String>,
         params: P,
         timeout: Duration,
         tracking: Option<&mut Tracking>,
     ) -> Result<Box<RawValue>, Error> {
         let (id, json) = self.encode(method, params)?;
-        let route = route.into();
         let span = trace::request_span(method);
         if span.is_disabled() {
             // Nothing to record: no span is held while the request waits.
             drop(span);
-            self.exchange(method, route, id, json, timeout, tracking)
+            self.exchange(method, name, id, json, timeout, tracking)
                 .await
         } else {
             span.record("request_id", tracing::field::display(&id));
             // Boxed: only traced requests pay for the larger future.
-            let exchange = self.exchange(method, route, id, json, timeout, tracking);
+            let exchange = self.exchange(method, name, id, json, timeout, tracking);
             trace::timed(span, exchange).await
         }
     }
@@ -298,7 +310,7 @@ impl Connection {
     async fn exchange(
         &self,
         method: &str,
-        route: Route,
+        name: Option<String>,
         id: RequestId,
         json: String,
         timeout: Duration,
@@ -317,8 +329,7 @@ impl Connection {
             id: Some(id.clone()),
         };
         let mut msg = Outbound::request(json, method, id);
-        msg.name = route.name;
-        msg.protocol_version = route.version;
+        msg.name = name;
         let lost_outcome = Method::of(method).loses_outcome_with_its_reply();
         let discarded_before = self.discarded();
         if self.out.send(msg).await.is_err() {
@@ -436,25 +447,6 @@ impl Connection {
     }
 }
 
-/// What a transport may route a request by, besides its method: the name
-/// `Mcp-Name` mirrors (the tool name of a `tools/call`, the task id of a
-/// `tasks/*`) and, when the request's `_meta` states one, the protocol
-/// version (so that the HTTP transport need not read the message again).
-#[derive(Debug, Default)]
-pub(crate) struct Route {
-    pub(crate) name: Option<String>,
-    pub(crate) version: Option<Arc<str>>,
-}
-
-impl From<Option<String>> for Route {
-    fn from(name: Option<String>) -> Route {
-        Route {
-            name,
-            version: None,
-        }
-    }
-}
-
 struct PendingGuard<'a> {
     conn: &'a Connection,
     id: Option<RequestId>,
@@ -479,6 +471,7 @@ async fn write_loop<S: MessageSink>(
     mut sink: S,
     mut rx: mpsc::Receiver<Outbound>,
     mut close_rx: mpsc::Receiver<oneshot::Sender<std::io::Result<()>>>,
+    mut version_rx: watch::Receiver<Option<Arc<str>>>,
     shared: Arc<Shared>,
 ) {
     let asked = loop {
@@ -491,6 +484,13 @@ async fn write_loop<S: MessageSink>(
         let answering = (msg.kind == OutboundKind::Response)
             .then(|| msg.id.clone())
             .flatten();
+        // A version settled since the last message: the transport hears it
+        // first (it was set before this message was queued).
+        if version_rx.has_changed().unwrap_or(false)
+            && let Some(version) = version_rx.borrow_and_update().clone()
+        {
+            sink.negotiated(&version);
+        }
         tokio::select! {
             biased;
             Some(asked) = close_rx.recv() => {

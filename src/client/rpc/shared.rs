@@ -135,6 +135,10 @@ pub(crate) struct Shared {
     /// [`Connection::close`](super::Connection::close)); the writer
     /// answers on the enclosed sender once the transport is closed.
     pub(super) closer: mpsc::Sender<oneshot::Sender<std::io::Result<()>>>,
+    /// The protocol version the client settled on, for the writer to tell
+    /// the transport before its next message (see
+    /// [`Connection::negotiated`](super::Connection::negotiated)).
+    pub(super) negotiated: tokio::sync::watch::Sender<Option<Arc<str>>>,
     /// The unreadable input before the first JSON-RPC message.
     pub(super) preamble: super::preamble::Preamble,
     /// The server's requests queued or being answered (their cancellation).

@@ -13,20 +13,16 @@ use serde_json::{Map, Value};
 use super::legacy_tasks::{Follow, LegacyTasks, Registry};
 use super::start::{Call, Started};
 use crate::client::envelope::Envelope;
-use crate::client::hosted::HOSTING_VERSION;
 use crate::client::rpc::Connection;
 use crate::error::{Error, Result};
 use crate::protocol::method;
 use crate::protocol::result::is_legacy_task;
+use crate::protocol::versions::{self, Era};
 use crate::protocol::{
     CallToolParams, CallToolResponse, ClientCapabilities, DetailedTask, DiscoverResult,
     Implementation, InputResponses, LegacyCreateResult, ListTasksResult, META_SERVER_INFO,
     RequestId, ServerCapabilities, TaskId,
 };
-
-/// The initialize-era versions this client speaks, newest first.
-pub(crate) const LEGACY_VERSIONS: &[&str] =
-    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// An initialized session.
 pub(crate) struct Legacy {
@@ -104,7 +100,7 @@ impl Legacy {
     ) -> Result<(Legacy, DiscoverResult)> {
         // Hosted tasks are declared on 2025-11-25 only, and used only when
         // the server settles on that version too.
-        let hosted = hosted.filter(|_| offer == HOSTING_VERSION);
+        let hosted = hosted.filter(|_| versions::has(offer, |r| r.experimental_tasks));
         let params = InitializeParams {
             protocol_version: offer,
             capabilities: initialize_capabilities(envelope.capabilities(), hosted),
@@ -118,28 +114,32 @@ impl Legacy {
             Error::protocol(format!("malformed initialize result: {e}"))
                 .with_method(method::INITIALIZE)
         })?;
-        let Some(version) = LEGACY_VERSIONS
-            .iter()
-            .copied()
-            .find(|v| *v == result.protocol_version)
+        let Some(revision) =
+            versions::find(&result.protocol_version).filter(|r| r.era == Era::Initialize)
         else {
             return Err(Error::protocol(format!(
                 "the server chose protocol version {:?}, which this client does not speak \
                  (it offered {offer:?}; it speaks {})",
                 result.protocol_version,
-                LEGACY_VERSIONS.join(", ")
+                versions::of_era(Era::Initialize)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
             .with_method(method::INITIALIZE));
         };
+        let version = revision.version;
+        // Told before `notifications/initialized`: from it on, the
+        // session's messages are in the version the server chose.
+        envelope.set_protocol_version(version);
+        conn.negotiated(version);
         conn.notify(method::NOTIFICATIONS_INITIALIZED, &Map::new())
             .await?;
-        envelope.set_protocol_version(version);
         let mut meta = Map::new();
         if let Some(info) = result.server_info {
             meta.insert(META_SERVER_INFO.to_owned(), info);
         }
-        let task_calls = version == "2025-11-25" && result.capabilities.declares_task_calls();
-        let hosts_tasks = hosted.is_some() && version == HOSTING_VERSION;
+        let task_calls = revision.experimental_tasks && result.capabilities.declares_task_calls();
+        let hosts_tasks = hosted.is_some() && revision.experimental_tasks;
         let discovered = DiscoverResult {
             supported_versions: vec![version.to_owned()],
             capabilities: result.capabilities,

@@ -2,7 +2,10 @@
 //! speaks. Every task-level operation goes through [`Wire`]: start a call,
 //! read a task, send answers, cancel, watch. The 2026-07-28 wire is one
 //! variant and the initialize era's session another; the modern path pays
-//! one branch for it.
+//! one branch for it. What differs between eras beyond the verbs is asked
+//! in capability words (does a task keep its call's progress token, does
+//! the server ask for input by request, ...), never "which era is this":
+//! a new era is a file of its own here and one arm in each method.
 
 mod legacy;
 mod legacy_tasks;
@@ -13,9 +16,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
-pub(crate) use legacy::{LEGACY_VERSIONS, Legacy};
-pub(crate) use legacy_tasks::{Follow, Registry};
+pub(crate) use legacy::Legacy;
+pub(crate) use legacy_tasks::Registry;
 pub(crate) use modern::Modern;
 pub(crate) use start::{Call, Started};
 
@@ -23,6 +27,7 @@ use super::envelope::Envelope;
 use super::listen::Watch;
 use super::rpc::Connection;
 use crate::error::{Error, Result};
+use crate::protocol::versions::{self, Era};
 use crate::protocol::{DetailedTask, InputResponses, TaskId};
 
 /// The connection, spoken in the era the server speaks.
@@ -123,30 +128,90 @@ impl Wire {
     }
 }
 
+/// What a handle keeps of its task for the era while it lives (a
+/// 2025-11-25 session holds the task's input requests for it). Dropping
+/// it lets the task go. Opaque: the task layer only keeps it.
+pub(crate) struct TaskHold {
+    _held: Box<dyn std::any::Any + Send + Sync>,
+}
+
+impl TaskHold {
+    fn new(held: impl std::any::Any + Send + Sync) -> Self {
+        TaskHold {
+            _held: Box::new(held),
+        }
+    }
+}
+
+/// What a connection can do, asked in capability words: callers never ask
+/// which era it is, so a new era is one more arm in each method here.
 impl Wire {
-    /// Whether a task made under protocol `version` lives in this
-    /// session's era; `None` for a version this client does not know.
-    pub(crate) fn speaks_era_of(&self, version: &str) -> Option<bool> {
-        let legacy = LEGACY_VERSIONS.contains(&version);
-        let modern = version == crate::protocol::PROTOCOL_VERSION;
-        (legacy || modern).then(|| legacy == self.is_legacy())
-    }
-
-    /// Whether this is an initialize-era session.
-    pub(crate) fn is_legacy(&self) -> bool {
-        matches!(self, Wire::Legacy(_))
-    }
-
-    /// Holds a task for a handle, where the era needs to (a 2025-11-25
-    /// session holds the task's input requests for it); `None` otherwise.
-    pub(crate) fn follow(&self, id: &TaskId) -> Option<Follow> {
+    /// The era of the session, for the `era` field of task traces.
+    pub(crate) fn era(&self) -> Era {
         match self {
-            Wire::Modern(_) => None,
-            Wire::Legacy(l) => Some(l.follow(id)),
+            Wire::Modern(_) => Era::Modern,
+            Wire::Legacy(_) => Era::Initialize,
         }
     }
 
-    /// The tasks an initialize-era session follows, for the inbound loop.
+    /// Whether this session can read a task made under protocol
+    /// `version`; `None` for a version this client does not know.
+    pub(crate) fn reads_tasks_of(&self, version: &str) -> Option<bool> {
+        versions::find(version).map(|r| r.era == self.era())
+    }
+
+    /// Holds task `id` for a handle, where the session needs to (see
+    /// [`TaskHold`]); `None` where nothing is held.
+    pub(crate) fn hold(&self, id: &TaskId) -> Option<TaskHold> {
+        match self {
+            Wire::Modern(_) => None,
+            Wire::Legacy(l) => Some(TaskHold::new(l.follow(id))),
+        }
+    }
+
+    /// Whether a task keeps the progress token of the call that made it
+    /// for its whole life, so the call's progress callback hears the task
+    /// (2025-11-25); on 2026-07-28 a task reports progress in its
+    /// status message instead.
+    pub(crate) fn keeps_call_progress(&self) -> bool {
+        match self {
+            Wire::Modern(_) => false,
+            Wire::Legacy(_) => true,
+        }
+    }
+
+    /// The `_meta` a request sent by hand carries, where every request
+    /// carries one (2026-07-28: version, capabilities, info); `None` where
+    /// the handshake said it all.
+    pub(crate) fn request_meta(&self, method: &str) -> Option<Map<String, Value>> {
+        match self {
+            Wire::Modern(m) => Some(m.envelope().meta_object(method)),
+            Wire::Legacy(_) => None,
+        }
+    }
+
+    /// Whether resource subscriptions are kept on a `subscriptions/listen`
+    /// stream (2026-07-28) rather than by `resources/subscribe` requests.
+    pub(crate) fn subscribes_by_listening(&self) -> bool {
+        match self {
+            Wire::Modern(_) => true,
+            Wire::Legacy(_) => false,
+        }
+    }
+
+    /// Whether the server asks for input by sending requests
+    /// (`elicitation/create`, `sampling/createMessage`, `roots/list`),
+    /// which the client answers with its handlers; on 2026-07-28 it asks
+    /// in results, and a request from it is refused.
+    pub(crate) fn takes_input_by_request(&self) -> bool {
+        match self {
+            Wire::Modern(_) => false,
+            Wire::Legacy(_) => true,
+        }
+    }
+
+    /// The tasks this session follows by their status notifications
+    /// (2025-11-25's `notifications/tasks/status`), for the dispatcher.
     pub(crate) fn registry(&self) -> Option<&std::sync::Arc<Registry>> {
         match self {
             Wire::Modern(_) => None,

@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use super::start::{Call, Started};
 use crate::client::envelope::Envelope;
 use crate::client::listen::{Watch, Watcher};
-use crate::client::rpc::{Connection, Route, Tracking};
+use crate::client::rpc::{Connection, Tracking};
 use crate::error::{Error, Hint, Kind, Result};
 use crate::input::InputHandlers;
 use crate::protocol::method;
@@ -86,10 +86,7 @@ impl Modern {
                 .conn
                 .request_tracked(
                     method,
-                    Route {
-                        name: name.map(str::to_owned),
-                        version: Some(version.clone()),
-                    },
+                    name.map(str::to_owned),
                     &body,
                     timeout,
                     tracking.as_deref_mut(),
@@ -98,9 +95,10 @@ impl Modern {
             match result {
                 Err(e) if e.is_unsupported_version() && !renegotiated => {
                     let data = e.rpc_error().and_then(|r| r.data.as_ref());
-                    if self.envelope.renegotiate(data, &version).is_none() {
+                    let Some(next) = self.envelope.renegotiate(data, &version) else {
                         return Err(e.with_method(method));
-                    }
+                    };
+                    self.conn.negotiated(next);
                     renegotiated = true;
                 }
                 other => return other.map_err(|e| e.with_method(method)),
@@ -141,7 +139,7 @@ impl Modern {
                 .await
                 .map_err(|e| {
                     if !listed && wants_task_opt_in(&e) {
-                        e.with_hint(Hint::ListToolsForTaskOptIn)
+                        e.with_hint(LIST_TOOLS_FOR_TASK_OPT_IN)
                     } else {
                         e
                     }
@@ -356,6 +354,14 @@ fn too_many_rounds(method: &'static str, max_rounds: usize) -> Error {
     ))
     .with_method(method)
 }
+
+/// The advice on a refusal [`wants_task_opt_in`] recognises, for a tool
+/// the client had not listed.
+const LIST_TOOLS_FOR_TASK_OPT_IN: Hint = Hint {
+    text: "the server wants the 2025-11-25 `task` opt-in for this tool: call list_tools() \
+           first so the client knows the tool wants a task",
+    missing_capability: true,
+};
 
 /// Whether an error to a `tools/call` is a 2025-11-25 server refusing a
 /// call without the `task` opt-in: `-32601` (or `-32600`) with a message

@@ -485,10 +485,10 @@ impl Exchange {
     }
 
     /// Hands one message to the client; `false` when the client is gone.
-    /// The reply to `initialize` also settles the session first.
+    /// The reply to `initialize` also keeps its session id first.
     async fn send(&self, message: String) -> bool {
         if self.method == method::INITIALIZE {
-            self.shared.initialized(self.session.clone(), &message);
+            self.shared.keep_session(self.session.clone());
         }
         self.tx.send(Inbound::Message(message)).await.is_ok()
     }

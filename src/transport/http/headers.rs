@@ -1,8 +1,6 @@
-//! The headers of one POST: the standard MCP headers (read from the body
-//! when the client does not state them), the value encoding they share,
+//! The headers of one POST: the standard MCP headers (from what the client
+//! states, never read back from the body), the value encoding they share,
 //! and the checks on the user's own headers.
-
-use std::borrow::Cow;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -15,7 +13,7 @@ use super::tool_headers::{HeaderParam, PARAM_PREFIX};
 
 /// Both reply shapes a client must accept.
 pub(super) const ACCEPT_BOTH: &str = "application/json, text/event-stream";
-/// `MCP-Protocol-Version`: equal to `_meta.protocolVersion` of the body.
+/// `MCP-Protocol-Version`: the version the client negotiated.
 pub(super) const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 /// `Mcp-Method`: the JSON-RPC method.
 pub(super) const METHOD_HEADER: &str = "mcp-method";
@@ -41,114 +39,35 @@ const RESERVED: &[&str] = &[
     NAME_HEADER,
 ];
 
-/// The parts of an outgoing message the headers mirror, read once.
+/// The arguments of a `tools/call`, the one part of a message the
+/// transport reads (only for a tool whose arguments are mirrored in
+/// `Mcp-Param-*` headers): everything else the headers carry, the client
+/// states on the [`Outbound`](crate::transport::Outbound) or told the sink.
 #[derive(Deserialize, Default)]
-pub(super) struct Facts<'a> {
+struct Call<'a> {
     #[serde(borrow, default)]
-    params: Option<Params<'a>>,
+    params: Option<CallParams<'a>>,
 }
 
 #[derive(Deserialize, Default)]
-struct Params<'a> {
-    #[serde(borrow, default)]
-    name: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    uri: Option<&'a RawValue>,
-    #[serde(borrow, default, rename = "taskId")]
-    task_id: Option<&'a RawValue>,
+struct CallParams<'a> {
     #[serde(borrow, default)]
     arguments: Option<&'a RawValue>,
-    #[serde(borrow, default, rename = "_meta")]
-    meta: Option<Meta<'a>>,
 }
 
-#[derive(Deserialize, Default)]
-struct Meta<'a> {
-    #[serde(borrow, default, rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: Option<Cow<'a, str>>,
-}
-
-impl<'a> Facts<'a> {
-    /// Reads the facts of `json`. A message that does not parse has none:
-    /// the server will reject its body anyway.
-    pub(super) fn read(json: &'a str) -> Facts<'a> {
-        serde_json::from_str(json).unwrap_or_default()
-    }
-
-    /// `_meta.protocolVersion`, when the message has one.
-    pub(super) fn protocol_version(&self) -> Option<&str> {
-        self.params
-            .as_ref()?
-            .meta
-            .as_ref()?
-            .protocol_version
-            .as_deref()
-    }
-
-    /// The text `Mcp-Name` mirrors for `method`: `Ok(None)` when the method
-    /// has none (or the message lacks it), an error when it is neither a
-    /// string nor a number.
-    pub(super) fn routing_text(&self, method: &str) -> Result<Option<String>, String> {
-        match self.routing_name(method) {
-            None => Ok(None),
-            Some(raw) => routing_text(raw)
-                .map(Some)
-                .ok_or_else(|| format!("{method}: the routing name is not a string or number")),
-        }
-    }
-
-    /// The value `Mcp-Name` mirrors for `method`, if the method has one.
-    fn routing_name(&self, method: &str) -> Option<&'a RawValue> {
-        let params = self.params.as_ref()?;
-        match routing_param(method)? {
-            RoutingParam::Name => params.name,
-            RoutingParam::Uri => params.uri,
-            RoutingParam::TaskId => params.task_id,
-        }
-    }
-
-    /// The tool name of a `tools/call`.
-    pub(super) fn tool_name(&self) -> Option<String> {
-        let raw = self.params.as_ref()?.name?;
-        serde_json::from_str::<String>(raw.get()).ok()
-    }
-
-    /// The arguments of a `tools/call`, parsed.
-    pub(super) fn arguments(&self) -> Option<Value> {
-        let raw = self.params.as_ref()?.arguments?;
-        serde_json::from_str(raw.get()).ok()
-    }
-}
-
-/// The param `Mcp-Name` mirrors.
-enum RoutingParam {
-    Name,
-    Uri,
-    TaskId,
-}
-
-/// The param a method is routed by, if any: the one table of routed
-/// methods.
-fn routing_param(method: &str) -> Option<RoutingParam> {
-    match method {
-        "tools/call" | "prompts/get" => Some(RoutingParam::Name),
-        "resources/read" => Some(RoutingParam::Uri),
-        "tasks/get" | "tasks/update" | "tasks/cancel" => Some(RoutingParam::TaskId),
-        _ => None,
-    }
-}
-
-/// Whether `method` is routed by a name its params carry (`Mcp-Name`).
-pub(super) fn is_routed(method: &str) -> bool {
-    routing_param(method).is_some()
+/// The arguments of the `tools/call` message `json`, parsed; `None` when
+/// it has none (or does not parse: the server will reject it anyway).
+pub(super) fn call_arguments(json: &str) -> Option<Value> {
+    let call: Call<'_> = serde_json::from_str(json).ok()?;
+    serde_json::from_str(call.params?.arguments?.get()).ok()
 }
 
 /// Builds the headers of one POST.
 ///
 /// Starts from `base` (the user's headers and `Authorization`) and
 /// *replaces* every standard header, so no header is ever sent twice.
-/// `version` is `_meta.protocolVersion` (or, for a message without `_meta`,
-/// the last version the client used).
+/// `version` is the one the client negotiated (which the 2026-07-28 body's
+/// `_meta.protocolVersion` carries too).
 pub(super) fn for_message(
     base: &HeaderMap,
     method: &str,
@@ -176,18 +95,6 @@ pub(super) fn for_message(
         headers.insert(name.clone(), value.clone());
     }
     Ok(headers)
-}
-
-/// The text of a routing name (a task id, a tool name: nearly always a
-/// string, read as one without building a `Value`).
-fn routing_text(raw: &RawValue) -> Option<String> {
-    if raw.get().starts_with('"') {
-        return serde_json::from_str(raw.get()).ok();
-    }
-    serde_json::from_str::<Value>(raw.get())
-        .ok()
-        .as_ref()
-        .and_then(scalar_text)
 }
 
 /// The headers mirrored from a `tools/call`'s annotated arguments. An
@@ -346,17 +253,12 @@ mod tests {
     }
 
     #[test]
-    fn standard_headers_mirror_the_body() {
-        let json = r#"{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"t-1","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
-        let facts = Facts::read(json);
-        assert_eq!(facts.protocol_version(), Some("2026-07-28"));
-        let name = facts.routing_text("tasks/get").unwrap();
-        assert_eq!(name.as_deref(), Some("t-1"));
+    fn standard_headers_carry_what_they_are_given() {
         let h = for_message(
             &HeaderMap::new(),
             "tasks/get",
             "2026-07-28",
-            name.as_deref(),
+            Some("t-1"),
             &[],
         )
         .unwrap();
@@ -366,39 +268,16 @@ mod tests {
         assert_eq!(h[METHOD_HEADER], "tasks/get");
         assert_eq!(h[NAME_HEADER], "t-1");
         assert_eq!(h.len(), 5, "{h:?}");
-    }
-
-    #[test]
-    fn methods_without_a_routing_name_send_no_mcp_name() {
-        let json = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"x"}}"#;
-        assert!(!is_routed("tools/list"));
-        assert_eq!(Facts::read(json).routing_text("tools/list"), Ok(None));
-        // The routed methods (a name each, read from the body when not
-        // stated).
-        for method in [
-            "tools/call",
-            "prompts/get",
-            "resources/read",
-            "tasks/get",
-            "tasks/update",
-            "tasks/cancel",
-        ] {
-            assert!(is_routed(method), "{method}");
-        }
         let h = for_message(&HeaderMap::new(), "tools/list", "v", None, &[]).unwrap();
         assert!(h.get(NAME_HEADER).is_none());
     }
 
     #[test]
-    fn a_routing_name_that_is_no_string_or_number_is_refused() {
-        let json = r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":{"a":1}}}"#;
-        let err = Facts::read(json).routing_text("tasks/get").unwrap_err();
-        assert!(err.contains("not a string or number"), "{err}");
-        let json = r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":7}}"#;
-        assert_eq!(
-            Facts::read(json).routing_text("tasks/get"),
-            Ok(Some("7".into()))
-        );
+    fn the_arguments_of_a_call_are_read_from_its_params() {
+        let json = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"region":"eu"}}}"#;
+        assert_eq!(call_arguments(json), Some(json!({"region": "eu"})));
+        assert_eq!(call_arguments(r#"{"params":{"name":"t"}}"#), None);
+        assert_eq!(call_arguments("not json"), None);
     }
 
     #[test]

@@ -1,6 +1,5 @@
 //! Streamable HTTP: one POST per message, replies as JSON or SSE.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::io;
@@ -18,7 +17,9 @@ use super::{
     Transport,
 };
 use crate::protocol::method;
-use crate::protocol::{PROTOCOL_VERSION, RequestId, TaskId};
+use crate::protocol::method::Method;
+use crate::protocol::versions;
+use crate::protocol::{RequestId, TaskId};
 
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
@@ -34,7 +35,6 @@ mod sse;
 mod tool_headers;
 
 use exchange::Exchange;
-use headers::Facts;
 use tool_headers::Registry;
 
 /// How many received messages may wait for the client's reader.
@@ -57,7 +57,9 @@ const MAX_REDIRECTS: usize = 5;
 /// transport keeps the session the `initialize` handshake opens:
 ///
 /// - The `Mcp-Session-Id` of the `initialize` reply goes on every later
-///   request, with the version the server chose as `MCP-Protocol-Version`.
+///   request, with the version the server chose as `MCP-Protocol-Version`
+///   (the client tells the transport which, with
+///   [`MessageSink::negotiated`]; the transport never reads the reply).
 /// - Once `notifications/initialized` is sent, the transport opens the
 ///   server's own stream: a `GET` with `Accept: text/event-stream`. The
 ///   requests and notifications the server sends there (`roots/list`,
@@ -122,17 +124,18 @@ const MAX_REDIRECTS: usize = 5;
 /// # Headers
 ///
 /// Each POST carries `Accept: application/json, text/event-stream`,
-/// `Content-Type: application/json` and the standard MCP headers, which
-/// always agree with the message: the version and the routing name as the
-/// client states them on the [`Outbound`] it wrote
-/// ([`Outbound::protocol_version`], [`Outbound::name`]), else read from the
-/// message itself:
+/// `Content-Type: application/json` and the standard MCP headers, from
+/// what the client states, never read back from the message: the method
+/// and routing name on the [`Outbound`] it wrote ([`Outbound::method`],
+/// [`Outbound::name`]), and the version it negotiated
+/// ([`MessageSink::negotiated`]; until then the newest version this
+/// client speaks, and none on `initialize`):
 ///
 /// | header | value |
 /// |---|---|
-/// | `MCP-Protocol-Version` | `_meta["io.modelcontextprotocol/protocolVersion"]` |
+/// | `MCP-Protocol-Version` | the negotiated version (on 2026-07-28, also the body's `_meta["io.modelcontextprotocol/protocolVersion"]`) |
 /// | `Mcp-Method` | the JSON-RPC method |
-/// | `Mcp-Name` | `params.name` on `tools/call` and `prompts/get`, `params.uri` on `resources/read`, `params.taskId` on `tasks/get`, `tasks/update` and `tasks/cancel` |
+/// | `Mcp-Name` | [`Outbound::name`] on `tools/call` and `prompts/get` (`params.name`), `resources/read` (`params.uri`), `tasks/get`, `tasks/update` and `tasks/cancel` (`params.taskId`) |
 /// | `Mcp-Param-{Name}` | each `tools/call` argument the tool's schema annotates with `x-mcp-header` |
 ///
 /// A value that is not plain visible ASCII (non-ASCII text, control
@@ -403,8 +406,9 @@ struct Shared {
     tools: Registry,
     timeout: Option<Duration>,
     max_message_size: usize,
-    /// The last protocol version a message carried, for messages without `_meta`.
-    version: Mutex<String>,
+    /// The protocol version the client negotiated
+    /// ([`MessageSink::negotiated`]); the newest one until it says.
+    version: Mutex<Arc<str>>,
     /// The requests whose replies are being read, to drop on cancellation.
     in_flight: Mutex<HashMap<RequestId, AbortHandle>>,
     /// An initialize-era session's `Mcp-Session-Id`, once the server gave one.
@@ -439,94 +443,41 @@ impl Shared {
         slots.acquire_owned().await.ok()
     }
 
-    /// What an `initialize` reply settled: the session id the server gave
-    /// (sent on every later request) and the version it chose (sent as
-    /// `MCP-Protocol-Version` on requests without `_meta` from then on).
-    fn initialized(&self, session: Option<reqwest::header::HeaderValue>, reply: &str) {
+    /// Keeps the session id an `initialize` reply gave (sent on every
+    /// later request).
+    fn keep_session(&self, session: Option<reqwest::header::HeaderValue>) {
         if let Some(session) = session {
             *self.session.lock().unwrap() = Some(session);
         }
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Reply {
-            result: Option<Chosen>,
-        }
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Chosen {
-            protocol_version: String,
-        }
-        if let Ok(Reply {
-            result: Some(chosen),
-        }) = serde_json::from_str(reply)
-        {
-            *self.version.lock().unwrap() = chosen.protocol_version;
-        }
     }
 
-    /// The headers of one message's POST: the version and the routing
-    /// name as the client states them for the requests it writes
-    /// ([`Outbound::protocol_version`], [`Outbound::name`]), else read from
-    /// the message itself.
+    /// The headers of one message's POST, from what the client states: the
+    /// method and routing name on the [`Outbound`], the version it
+    /// negotiated ([`MessageSink::negotiated`]). The body is read only for
+    /// the arguments of a tool that mirrors them in headers.
     fn headers_for(&self, message: &Outbound) -> Result<HeaderMap, String> {
         let method = message.method.as_str();
-        let stated = message
-            .protocol_version
+        let routing = message
+            .name
             .as_deref()
-            .filter(|_| !headers::is_routed(method) || message.name.is_some());
-        let read = stated.is_none().then(|| Facts::read(&message.json));
-        // Borrowed from the message when it states them: no copy per POST.
-        let (stated_version, routing, tool): (_, Option<Cow<'_, str>>, Option<Cow<'_, str>>) =
-            match &read {
-                None => {
-                    let name = message
-                        .name
-                        .as_deref()
-                        .filter(|_| headers::is_routed(method));
-                    (stated, name.map(Cow::Borrowed), name.map(Cow::Borrowed))
-                }
-                Some(facts) => (
-                    facts.protocol_version(),
-                    facts.routing_text(method)?.map(Cow::Owned),
-                    facts.tool_name().map(Cow::Owned),
-                ),
-            };
-        let version: Cow<'_, str> = {
-            let mut last = self.version.lock().unwrap();
-            match stated_version {
-                Some(v) => {
-                    if *last != v {
-                        *last = v.to_owned();
-                    }
-                    Cow::Borrowed(v)
-                }
-                None => Cow::Owned(last.clone()),
-            }
-        };
+            .filter(|_| Method::of(method).routing_param().is_some());
         // The arguments are read only for a tool with annotations.
         let mirrored = (method == method::TOOLS_CALL)
             .then(|| {
-                let params = self.tools.params(tool.as_deref()?)?;
-                let arguments = match &read {
-                    Some(facts) => facts.arguments(),
-                    None => Facts::read(&message.json).arguments(),
-                }?;
+                let params = self.tools.params(routing?)?;
+                let arguments = headers::call_arguments(&message.json)?;
                 Some(headers::mirrored(&params, &arguments))
             })
             .flatten()
             .unwrap_or_default();
-        let mut headers = headers::for_message(
-            &self.base_headers,
-            method,
-            &version,
-            routing.as_deref(),
-            &mirrored,
-        )?;
+        let version = self.version();
+        let mut headers =
+            headers::for_message(&self.base_headers, method, &version, routing, &mirrored)?;
         if message.kind == OutboundKind::Response {
             // A response has no method to announce.
             headers.remove(headers::METHOD_HEADER);
         }
-        if message.method == method::INITIALIZE {
+        if method == method::INITIALIZE {
             // The version is what the handshake settles; none is sent before.
             headers.remove(headers::PROTOCOL_VERSION_HEADER);
         }
@@ -571,21 +522,20 @@ impl Shared {
     }
 
     /// The version in use, as `MCP-Protocol-Version` carries it.
-    fn version(&self) -> String {
+    fn version(&self) -> Arc<str> {
         self.version.lock().unwrap().clone()
     }
 
     /// Whether this connection speaks an initialize-era version that has
     /// sessions and the `GET` stream (never 2026-07-28).
     fn in_session_era(&self) -> bool {
-        session::SESSION_VERSIONS.contains(&self.version().as_str())
+        versions::has(&self.version.lock().unwrap(), |r| r.http_session)
     }
 
     /// Whether a reply may be a JSON-RPC batch: on the initialize era only
     /// (2025-03-26 allowed them; later versions are read as leniently).
     fn accepts_batches(&self) -> bool {
-        let version = self.version.lock().unwrap();
-        *version == "2024-11-05" || session::SESSION_VERSIONS.contains(&version.as_str())
+        versions::has(&self.version.lock().unwrap(), |r| r.batches)
     }
 
     /// Opens the server's own stream (replacing one already open), once the
@@ -707,7 +657,7 @@ impl Transport for Http {
             tools: Registry::default(),
             timeout: self.timeout,
             max_message_size: self.max_message_size,
-            version: Mutex::new(PROTOCOL_VERSION.to_owned()),
+            version: Mutex::new(Arc::from(versions::NEWEST)),
             in_flight: Mutex::new(HashMap::new()),
             session: Mutex::new(None),
             initialize: Mutex::new(None),
@@ -846,6 +796,13 @@ impl MessageSink for HttpSink {
         Ok(())
     }
 
+    /// Sends `version` as `MCP-Protocol-Version` from now on; it also says
+    /// whether the server keeps a session (the initialize era's, opened
+    /// by `initialize`) and may answer with batches.
+    fn negotiated(&mut self, version: &str) {
+        *self.shared.version.lock().unwrap() = Arc::from(version);
+    }
+
     async fn close(&mut self) -> io::Result<()> {
         self.inbound = None;
         self.shared.closed.store(true, Ordering::SeqCst);
@@ -915,32 +872,30 @@ mod tests {
         }
     }
 
-    /// The version and routing name a request states are what its headers
-    /// carry, without reading the body; a request that states none, or a
-    /// routed one without its name, has them read from the body.
+    /// The headers carry what the client states: the routing name on the
+    /// message and the version it negotiated, whatever the body says.
     #[tokio::test]
-    async fn headers_come_from_what_a_request_states_else_from_its_body() {
-        let (sink, _stream) = Http::new("http://127.0.0.1:9/mcp").connect().await.unwrap();
+    async fn headers_come_from_what_the_client_states_never_from_the_body() {
+        let (mut sink, _stream) = Http::new("http://127.0.0.1:9/mcp").connect().await.unwrap();
         let body = r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"from-body","_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}}"#;
         let mut m = Outbound::request(body.into(), "tasks/get", RequestId::Number(1));
         m.name = Some("stated".into());
-        m.protocol_version = Some("2026-07-28".into());
         let h = sink.shared.headers_for(&m).unwrap();
         assert_eq!(h[headers::NAME_HEADER], "stated");
-        assert_eq!(h[headers::PROTOCOL_VERSION_HEADER], "2026-07-28");
+        assert_eq!(h[headers::PROTOCOL_VERSION_HEADER], versions::NEWEST);
+        sink.negotiated("2025-06-18");
         m.name = None;
         let h = sink.shared.headers_for(&m).unwrap();
-        assert_eq!(h[headers::NAME_HEADER], "from-body");
-        assert_eq!(h[headers::PROTOCOL_VERSION_HEADER], "2099-01-01");
-        m.name = Some("stated".into());
-        m.protocol_version = None;
-        let h = sink.shared.headers_for(&m).unwrap();
-        assert_eq!(h[headers::NAME_HEADER], "from-body");
+        assert!(h.get(headers::NAME_HEADER).is_none());
+        assert_eq!(h[headers::PROTOCOL_VERSION_HEADER], "2025-06-18");
         // A method that routes by nothing sends no name, stated or not.
         let mut m = Outbound::request(body.into(), "tools/list", RequestId::Number(2));
         m.name = Some("stated".into());
-        m.protocol_version = Some("2026-07-28".into());
         let h = sink.shared.headers_for(&m).unwrap();
         assert!(h.get(headers::NAME_HEADER).is_none());
+        // `initialize` carries its offer in its params, and no header.
+        let m = Outbound::request("{}".into(), "initialize", RequestId::Number(3));
+        let h = sink.shared.headers_for(&m).unwrap();
+        assert!(h.get(headers::PROTOCOL_VERSION_HEADER).is_none());
     }
 }

@@ -25,8 +25,6 @@ use crate::protocol::RequestId;
 use crate::protocol::method;
 use crate::transport::{Inbound, Outbound};
 
-/// The versions whose Streamable HTTP has sessions and the `GET` stream.
-pub(super) const SESSION_VERSIONS: &[&str] = &["2025-03-26", "2025-06-18", "2025-11-25"];
 /// The first wait before reconnecting, doubled after each attempt in a
 /// row that delivered no message.
 const BASE_DELAY: Duration = Duration::from_secs(1);
@@ -235,7 +233,7 @@ pub(super) fn session_gone(status: StatusCode, response: Option<&str>) -> bool {
 /// Renews the session `lost` (the server answered `404` to a request that
 /// carried it): sends the client's `initialize` again under a fresh id,
 /// reads its reply here (the client never sees it), keeps the new session
-/// id and version, sends `notifications/initialized` and reopens the `GET`
+/// id (and the version the client negotiated), sends `notifications/initialized` and reopens the `GET`
 /// stream. When several requests lost the same session, the first renews
 /// it and the others find it renewed.
 pub(super) async fn renew(
@@ -292,7 +290,7 @@ pub(super) async fn renew(
 }
 
 /// Sends `request` (the client's `initialize`) again under a fresh id,
-/// settles the version from its reply and returns the new session id.
+/// checks that its reply is a result and returns the new session id.
 async fn initialize(
     shared: &Arc<Shared>,
     request: &str,
@@ -369,10 +367,7 @@ async fn initialize(
     match serde_json::from_str::<Reply>(&reply) {
         Ok(Reply {
             result: Some(_), ..
-        }) if status.is_success() => {
-            shared.initialized(None, &reply);
-            Ok(session)
-        }
+        }) if status.is_success() => Ok(session),
         Ok(Reply {
             error: Some(error), ..
         }) => Err(format!(
