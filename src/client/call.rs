@@ -5,8 +5,8 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::rpc::{ProgressFn, Tracking};
-use super::{Call, Client, Started};
+use crate::client::connection::{ProgressFn, Tracking};
+use crate::client::{Call, Client, Started};
 use crate::error::{Error, Result};
 use crate::protocol::{
     CallToolResult, DetailedTask, InputResponses, ListTasksResult, TaskId, TaskOptIn,
@@ -70,7 +70,7 @@ impl Client {
                         listed = tools
                             .iter()
                             .find(|t| t.name == name)
-                            .map(super::listed::wants_opt_in);
+                            .map(crate::client::catalog::known_tools::wants_opt_in);
                     }
                     Err(e) => {
                         tracing::debug!("listing the tools for their task support failed: {e}");

@@ -1,4 +1,17 @@
 //! The MCP client: one connection, shared by every clone and task handle.
+//!
+//! - `connection/`: JSON-RPC over a transport: request ids, pending
+//!   requests, routing of what the server sends, timeouts.
+//! - `wire/`: the protocol eras (which one a server speaks, and each
+//!   one's way to start, read, answer and cancel a task).
+//! - `call.rs`: `tools/call` and the task verbs; `envelope.rs`: the
+//!   `_meta` of a 2026-07-28 request; `decode.rs`: one result decoder.
+//! - `catalog/`: tools, resources, templates, prompts and completion.
+//! - `notifications/`: what the server sends outside any request, task
+//!   pushes, and resource subscriptions.
+//! - `server_requests/`: requests from the server, and the tasks the
+//!   client hosts for a 2025-11-25 server.
+//! - `stats.rs`: the diagnostic counters.
 
 use std::fmt;
 use std::sync::atomic::AtomicU64;
@@ -16,34 +29,25 @@ use crate::protocol::{DiscoverResult, Implementation, LogMessage, ResourceUpdate
 use crate::transport::Transport;
 
 pub(crate) mod call;
-mod capable;
+mod catalog;
+pub(crate) mod connection;
 mod decode;
 mod envelope;
-mod hosted;
-mod inbound;
-mod listed;
-mod listen;
-mod notify;
-mod observe;
-mod pages;
-mod prompts;
-mod resources;
-pub(crate) mod rpc;
-mod session;
+mod notifications;
+mod server_requests;
 mod stats;
-mod subscribed;
 mod wire;
 
+use catalog::known_tools::KnownTools;
+pub use catalog::pages::{Listed, Pages, ToolPages};
+use connection::Connection;
 pub(crate) use decode::decode;
 use envelope::Envelope;
-use listed::ListedTools;
-pub(crate) use listen::{Push, Watch};
-use notify::{Dispatch, Observers};
-pub use notify::{ListChanged, SERVER_LOG_TARGET};
-pub use pages::{Listed, Pages, ToolPages};
-use rpc::Connection;
+use notifications::subscriptions::Subscribed;
+pub(crate) use notifications::task_pushes::{Push, Watch};
+use notifications::{Dispatch, Observers};
+pub use notifications::{ListChanged, SERVER_LOG_TARGET};
 pub use stats::ClientStats;
-use subscribed::Subscribed;
 pub(crate) use wire::{Call, Started, TaskHold, Wire};
 
 /// The default bound on one request.
@@ -113,14 +117,14 @@ struct Inner {
     discovered: OnceCell<DiscoverResult>,
     /// The tools of the last complete `list_tools()`, shared with the
     /// notification dispatcher (which forgets them on `list_changed`).
-    listed_tools: Arc<Mutex<ListedTools>>,
+    listed_tools: Arc<Mutex<KnownTools>>,
     /// Held while a listing for the 2025-11-25 `task` opt-in runs, so that
     /// calls started together list once.
     opt_in_listing: tokio::sync::Mutex<()>,
     /// Notifications dropped because a callback was behind.
     notify_dropped: Arc<AtomicU64>,
     /// The tasks the client hosts for a 2025-11-25 server.
-    host: Option<Arc<hosted::Host>>,
+    host: Option<Arc<server_requests::hosted_tasks::Host>>,
     /// The resource subscriptions of a 2026-07-28 session (the initialize
     /// era subscribes with requests instead).
     subscribed: Option<Subscribed>,
@@ -240,14 +244,14 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         let info = config.client_info.unwrap_or_else(|| {
             Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
         });
-        let pin = session::Pin::of(config.protocol_version.as_deref());
+        let pin = wire::probe::Pin::of(config.protocol_version.as_deref());
         let envelope = Envelope::new(info, handlers.capabilities(), config.protocol_version);
-        let hosted = hosted::capability(&handlers);
+        let hosted = server_requests::hosted_tasks::capability(&handlers);
         let request_timeout = config.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
         let probe_timeout = config
             .probe_timeout
             .unwrap_or_else(|| request_timeout.min(DEFAULT_PROBE_TIMEOUT));
-        let session = session::negotiate(
+        let session = wire::probe::negotiate(
             conn,
             Arc::new(envelope),
             hosted.as_ref(),
@@ -256,37 +260,42 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
             request_timeout,
         )
         .await?;
-        let host = session.wire.hosts_tasks().then(hosted::Host::new);
+        let host = session
+            .wire
+            .hosts_tasks()
+            .then(server_requests::hosted_tasks::Host::new);
         if session.wire.takes_input_by_request() {
-            inbound::serve(
+            server_requests::serve(
                 requests,
                 handlers.clone(),
                 session.wire.registry().cloned(),
                 host.clone(),
             );
         } else {
-            inbound::refuse(requests);
+            server_requests::refuse(requests);
         }
         let discovered = OnceCell::new();
         if let Some(d) = session.discovered {
             let _ = discovered.set(d);
         }
-        let listed_tools = Arc::new(Mutex::new(ListedTools::default()));
+        let listed_tools = Arc::new(Mutex::new(KnownTools::default()));
         let notify_dropped = Arc::new(AtomicU64::new(0));
         // What the 2026-07-28 resource subscriptions' listen stream hears
         // goes to the same dispatcher.
-        let (listened_tx, listened) = tokio::sync::mpsc::channel(rpc::NOTIFICATION_CAPACITY);
+        let (listened_tx, listened) = tokio::sync::mpsc::channel(connection::NOTIFICATION_CAPACITY);
         // On 2026-07-28 list changes come on a listen stream alone: one is
         // opened for those the server says change when someone listens.
         let lists = match &config.on_list_changed {
-            Some(_) => subscribed::Lists::advertised(discovered.get().map(|d| &d.capabilities)),
-            None => subscribed::Lists::default(),
+            Some(_) => notifications::subscriptions::Lists::advertised(
+                discovered.get().map(|d| &d.capabilities),
+            ),
+            None => notifications::subscriptions::Lists::default(),
         };
         let subscribed = session
             .wire
             .subscribes_by_listening()
             .then(|| Subscribed::new(listened_tx, lists));
-        notify::spawn(
+        notifications::spawn(
             notifications,
             listened,
             Dispatch {
@@ -310,8 +319,10 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
                 max_input_rounds: config.max_input_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS),
                 max_listed_bytes: config
                     .max_listed_bytes
-                    .unwrap_or(pages::DEFAULT_MAX_LISTED_BYTES),
-                list_timeout: config.list_timeout.unwrap_or(pages::DEFAULT_LIST_TIMEOUT),
+                    .unwrap_or(catalog::pages::DEFAULT_MAX_LISTED_BYTES),
+                list_timeout: config
+                    .list_timeout
+                    .unwrap_or(catalog::pages::DEFAULT_LIST_TIMEOUT),
                 server_id: config.server_id,
                 discovered,
                 listed_tools,
@@ -463,7 +474,7 @@ impl Client {
     }
 
     /// Resolves once the connection has closed (at once if it has).
-    pub(crate) fn closing(&self) -> rpc::Closing<'_> {
+    pub(crate) fn closing(&self) -> connection::Closing<'_> {
         self.inner.wire.connection().closing()
     }
 
@@ -584,7 +595,7 @@ impl Client {
     pub(crate) fn remember_tools(&self, generation: u64, tools: &[crate::protocol::Tool]) {
         let listed = tools
             .iter()
-            .map(|t| (t.name.clone(), listed::wants_opt_in(t)))
+            .map(|t| (t.name.clone(), catalog::known_tools::wants_opt_in(t)))
             .collect();
         self.inner
             .listed_tools

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::Client;
+use crate::client::Client;
 
 /// What a [`Client`]'s connection has counted so far, read at once by
 /// [`Client::stats`]: for diagnostics and metrics.

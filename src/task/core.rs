@@ -15,7 +15,7 @@ use super::settings::{HandleSettings, InputMode, Settings};
 use super::snapshot::Snapshot;
 use super::trace::{End, Trace};
 use crate::Client;
-use crate::client::rpc::Pump;
+use crate::client::connection::Pump;
 use crate::client::{TaskHold, Watch};
 use crate::error::Result;
 use crate::protocol::{

@@ -69,7 +69,7 @@ use super::outcome::Outcome;
 use super::schedule::{After, seed_of};
 use super::trace::traced;
 use crate::Client;
-use crate::client::rpc::Closing;
+use crate::client::connection::Closing;
 use crate::client::{Push, Watch};
 use crate::error::{Error, Kind, Result, Waited};
 use crate::protocol::{InputRequests, InputResponses, TaskStatus};

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::schedule::Rules;
 use crate::Client;
-use crate::client::rpc::ProgressFn;
+use crate::client::connection::ProgressFn;
 use crate::protocol::Progress;
 
 /// How a wait treats the server's input requests.

@@ -1,7 +1,7 @@
 //! The initialize-era wire (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05):
 //! an `initialize` handshake, then plain JSON-RPC requests without the
 //! per-request `_meta`; input comes as requests from the server, which
-//! `client/inbound.rs` answers.
+//! `client/server_requests/` answers.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 
 use super::legacy_tasks::{Follow, LegacyTasks, Registry};
 use super::start::{Call, Started};
+use crate::client::connection::Connection;
 use crate::client::envelope::Envelope;
-use crate::client::rpc::Connection;
 use crate::error::{Error, Result};
 use crate::protocol::method;
 use crate::protocol::result::is_legacy_task;
@@ -90,7 +90,7 @@ impl Legacy {
     ///
     /// `hosted` is the `capabilities.tasks` the client declares on
     /// 2025-11-25 for the tasks it hosts for the server (see
-    /// `client/hosted.rs`), if any.
+    /// `client/server_requests/hosted_tasks.rs`), if any.
     pub(crate) async fn initialize(
         conn: Connection,
         envelope: Arc<Envelope>,
@@ -190,7 +190,7 @@ impl Legacy {
     }
 
     /// Whether task-augmented requests from the server become tasks the
-    /// client hosts (see `client/hosted.rs`).
+    /// client hosts (see `client/server_requests/hosted_tasks.rs`).
     pub(crate) fn hosts_tasks(&self) -> bool {
         self.hosts_tasks
     }

@@ -28,8 +28,8 @@ use tokio::sync::mpsc::{self, error::TrySendError};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
-use crate::client::listen::{Push, Watch};
-use crate::client::rpc::{Cancelled, Connection, Responder, later};
+use crate::client::connection::{Cancelled, Connection, Responder, later};
+use crate::client::notifications::task_pushes::{Push, Watch};
 use crate::error::{Error, Kind, Result};
 use crate::protocol::method;
 use crate::protocol::{

@@ -10,6 +10,7 @@
 mod legacy;
 mod legacy_tasks;
 mod modern;
+pub(crate) mod probe;
 mod start;
 
 use std::time::Duration;
@@ -23,9 +24,9 @@ pub(crate) use legacy_tasks::Registry;
 pub(crate) use modern::Modern;
 pub(crate) use start::{Call, Started};
 
+use super::connection::Connection;
 use super::envelope::Envelope;
-use super::listen::Watch;
-use super::rpc::Connection;
+use super::notifications::task_pushes::Watch;
 use crate::error::{Error, Result};
 use crate::protocol::versions::{self, Era};
 use crate::protocol::{DetailedTask, InputResponses, TaskId};

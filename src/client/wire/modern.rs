@@ -9,9 +9,9 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::start::{Call, Started};
+use crate::client::connection::{Connection, Tracking};
 use crate::client::envelope::Envelope;
-use crate::client::listen::{Watch, Watcher};
-use crate::client::rpc::{Connection, Tracking};
+use crate::client::notifications::task_pushes::{Watch, Watcher};
 use crate::error::{Error, Hint, Kind, Result};
 use crate::input::InputHandlers;
 use crate::protocol::method;

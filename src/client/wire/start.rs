@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::client::rpc::Tracking;
+use crate::client::connection::Tracking;
 use crate::input::InputHandlers;
 use crate::protocol::{CallToolResult, CreateTaskResult, TaskOptIn};
 

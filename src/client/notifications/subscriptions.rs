@@ -19,8 +19,8 @@ use std::time::Duration;
 use tokio::sync::{Mutex, mpsc};
 use tokio::task::AbortHandle;
 
-use super::envelope::Envelope;
-use super::rpc::{Connection, Notification, SubEvent, Subscription};
+use crate::client::connection::{Connection, Notification, SubEvent, Subscription};
+use crate::client::envelope::Envelope;
 use crate::error::{Error, Result};
 use crate::protocol::method;
 use crate::protocol::{

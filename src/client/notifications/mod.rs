@@ -26,6 +26,10 @@
 //! params are skipped and counted in
 //! [`ClientStats::discarded_messages`](crate::ClientStats::discarded_messages).
 
+pub(crate) mod observers;
+pub(crate) mod subscriptions;
+pub(crate) mod task_pushes;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -34,9 +38,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
-use super::listed::ListedTools;
-use super::rpc::{Notification, WeakConnection};
-use super::wire::Registry;
+use crate::client::catalog::known_tools::KnownTools;
+use crate::client::connection::{Notification, WeakConnection};
+use crate::client::wire::Registry;
 use crate::input::{Callback, InputHandlers};
 use crate::protocol::method;
 use crate::protocol::{LogLevel, LogMessage, ResourceUpdated, TaskId};
@@ -79,7 +83,7 @@ pub(crate) struct Observers {
 /// What the dispatcher acts on.
 pub(crate) struct Dispatch {
     pub(crate) conn: WeakConnection,
-    pub(crate) tools: Arc<Mutex<ListedTools>>,
+    pub(crate) tools: Arc<Mutex<KnownTools>>,
     pub(crate) observers: Observers,
     pub(crate) handlers: InputHandlers,
     /// Notifications dropped because a callback was behind.
@@ -128,7 +132,7 @@ pub(crate) fn spawn(
 
 struct Dispatcher {
     conn: WeakConnection,
-    tools: Arc<Mutex<ListedTools>>,
+    tools: Arc<Mutex<KnownTools>>,
     tasks: Option<Arc<Registry>>,
     log: Option<Worker<LogMessage>>,
     list_changed: Option<Worker<ListChanged>>,

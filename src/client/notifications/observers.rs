@@ -1,11 +1,11 @@
 //! The public side of server notifications: the builder's callbacks,
-//! `logging/setLevel`. The dispatching is in `notify.rs`; the drop count
+//! `logging/setLevel`. The dispatching is in `notifications/mod.rs`; the drop count
 //! is in `stats.rs`.
 
 use std::future::Future;
 
-use super::notify::ListChanged;
-use super::{Client, ClientBuilder, client_builder};
+use crate::client::notifications::ListChanged;
+use crate::client::{Client, ClientBuilder, client_builder};
 use crate::error::Result;
 use crate::input::callback;
 use crate::protocol::method;

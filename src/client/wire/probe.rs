@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::decode::decode;
-use super::envelope::Envelope;
-use super::rpc::Connection;
-use super::wire::{Legacy, Modern, Wire};
+use crate::client::connection::Connection;
+use crate::client::decode::decode;
+use crate::client::envelope::Envelope;
+use crate::client::wire::{Legacy, Modern, Wire};
 use crate::error::{Error, Result};
 use crate::protocol::DiscoverResult;
 use crate::protocol::method;

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::capable::Needs;
-use super::pages::Pages;
-use super::wire::Wire;
-use super::{Client, decode};
+use crate::client::catalog::capabilities::Needs;
+use crate::client::catalog::pages::Pages;
+use crate::client::wire::Wire;
+use crate::client::{Client, decode};
 use crate::error::Result;
 use crate::protocol::method;
 use crate::protocol::{
@@ -151,7 +151,7 @@ impl Client {
     /// rounds are answered by the installed handlers; an initialize-era
     /// server asks with requests of its own instead, which the session
     /// answers as they come.
-    pub(super) async fn send_answering<P: Serialize>(
+    pub(crate) async fn send_answering<P: Serialize>(
         &self,
         method: &'static str,
         name: &str,

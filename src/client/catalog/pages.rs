@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
-use super::capable::Needs;
-use super::{Client, decode};
+use crate::client::catalog::capabilities::Needs;
+use crate::client::{Client, decode};
 use crate::error::{Error, Kind, Result, Waited};
 use crate::human;
 use crate::protocol::method;
@@ -30,7 +30,7 @@ const MAX_PAGES: usize = 1000;
 mod sealed {
     use serde_json::value::RawValue;
 
-    use crate::client::capable::Needs;
+    use crate::client::catalog::capabilities::Needs;
     use crate::error::Result;
 
     /// How one kind of listing is asked for and read.

@@ -60,7 +60,7 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
-use super::rpc::{Cancelled, Responder};
+use crate::client::connection::{Cancelled, Responder};
 use crate::error::Error;
 use crate::input::InputHandlers;
 use crate::protocol::method;

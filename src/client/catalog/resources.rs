@@ -1,9 +1,9 @@
 //! The server's resources: listing them and their templates, reading one,
 //! and subscribing to its updates, on both eras.
 
-use super::capable::Needs;
-use super::pages::Pages;
-use super::{Client, decode};
+use crate::client::catalog::capabilities::Needs;
+use crate::client::catalog::pages::Pages;
+use crate::client::{Client, decode};
 use crate::error::Result;
 use crate::protocol::method;
 use crate::protocol::{ReadResourceResult, Resource, ResourceParams, ResourceTemplate};

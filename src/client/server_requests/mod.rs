@@ -19,16 +19,18 @@
 //! in the background, and the server's `tasks/*` requests answered here
 //! (without waiting on a handler). Elsewhere `params.task` is ignored.
 
+pub(crate) mod hosted_tasks;
+
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::hosted::{self, Host};
-use super::rpc::ServerRequest;
-use super::wire::Registry;
+use crate::client::connection::ServerRequest;
+use crate::client::wire::Registry;
 use crate::input::InputHandlers;
 use crate::protocol::{InputRequest, RpcError, error_codes, related_task};
+use hosted_tasks::Host;
 
 /// Starts answering the server's `requests` (taken from the connection
 /// before the handshake, so that those sent during it wait) with
@@ -96,7 +98,7 @@ async fn answer(
         .and_then(|p| serde_json::from_str(p.get()).ok())
         .unwrap_or_else(|| json!({}));
     if let Some(host) = host
-        && hosted::is_task_method(&method)
+        && hosted_tasks::is_task_method(&method)
     {
         if let Err(e) = host.serve(&method, &params, responder, cancelled).await {
             tracing::debug!(%method, "could not answer a request from the server: {e}");
@@ -115,7 +117,7 @@ async fn answer(
         && task.is_some()
         && parsed
             .as_ref()
-            .is_ok_and(|input| hosted::may_host(input) && handlers.can_answer(input));
+            .is_ok_and(|input| hosted_tasks::may_host(input) && handlers.can_answer(input));
     // A question for a task a handle follows goes to that handle, with the
     // means to withdraw it if the server cancels it.
     let (responder, cancelled) = match (&parsed, related, tasks) {

@@ -34,8 +34,8 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until};
 
-use super::envelope::Envelope;
-use super::rpc::{Pushes, SubEvent, Subscription, WeakConnection};
+use crate::client::connection::{Pushes, SubEvent, Subscription, WeakConnection};
+use crate::client::envelope::Envelope;
 use crate::protocol::method;
 use crate::protocol::{
     DetailedTask, ListenParams, SubscriptionAcknowledged, SubscriptionFilter, TaskId,
@@ -316,7 +316,7 @@ impl State {
         }
     }
 
-    /// A push that no subscription claimed (see [`Connection::task_pushes`](crate::client::rpc::Connection::task_pushes)).
+    /// A push that no subscription claimed (see [`Connection::task_pushes`](crate::client::connection::Connection::task_pushes)).
     fn on_stray(&mut self, event: Option<SubEvent>) -> bool {
         match event {
             Some(SubEvent::Notification { method, params })

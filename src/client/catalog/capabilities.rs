@@ -5,7 +5,7 @@
 //! result on an initialize-era session, `server/discover` on 2026-07-28
 //! (the probe `connect` made, or one sent on first need and cached).
 
-use super::Client;
+use crate::client::Client;
 use crate::error::{Error, Kind, Result};
 use crate::protocol::ServerCapabilities;
 

@@ -13,15 +13,15 @@ pub(crate) fn wants_opt_in(tool: &crate::protocol::Tool) -> bool {
 
 /// The last listing, and how many times it was forgotten.
 #[derive(Debug, Default)]
-pub(crate) struct ListedTools {
-    /// Bumped by every [`ListedTools::forget`]: a listing that started
+pub(crate) struct KnownTools {
+    /// Bumped by every [`KnownTools::forget`]: a listing that started
     /// before a change is not kept.
     generation: u64,
     /// Name → whether the listing asked for the legacy `task` opt-in.
     tools: HashMap<String, bool>,
 }
 
-impl ListedTools {
+impl KnownTools {
     /// The generation a listing starts in.
     pub(crate) fn generation(&self) -> u64 {
         self.generation
@@ -59,7 +59,7 @@ mod tests {
 
     #[test]
     fn a_listing_that_started_before_a_change_is_not_kept() {
-        let mut listed = ListedTools::default();
+        let mut listed = KnownTools::default();
         let started = listed.generation();
         listed.replace(started, HashMap::from([("export".to_owned(), true)]));
         assert_eq!(listed.opt_in("export"), Some(true));
