@@ -5,12 +5,13 @@
 //! client's own request timeout and the demo's answers, which are
 //! immediate; nothing asserts how long anything took.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
+
+#[path = "support/http_demo.rs"]
+mod http_demo;
+use http_demo::HttpDemo;
 
 const CLI: &str = env!("CARGO_BIN_EXE_mcp-tasks");
 const DEMO: &str = env!("CARGO_BIN_EXE_mcp-tasks-demo");
@@ -23,47 +24,6 @@ enum Server {
     Http(HttpDemo),
 }
 
-/// `mcp-tasks-demo --http 127.0.0.1:0`, killed when dropped.
-struct HttpDemo {
-    child: Child,
-    url: String,
-}
-
-impl HttpDemo {
-    fn start() -> HttpDemo {
-        let mut child = Command::new(DEMO)
-            .args(["--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start mcp-tasks-demo --http");
-        let stdout = child.stdout.take().expect("its stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the demo says where it listens");
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("an endpoint, got {line:?}"))
-            .to_owned();
-        HttpDemo { child, url }
-    }
-}
-
-impl Drop for HttpDemo {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 impl Server {
     /// `mcp-tasks ARGS` against this server, piped.
     fn run(&self, args: &[&str]) -> Output {
@@ -74,7 +34,7 @@ impl Server {
                 cmd.arg("--").arg(DEMO);
             }
             Server::Http(demo) => {
-                cmd.arg("--url").arg(&demo.url);
+                cmd.arg("--url").arg(demo.url());
             }
         }
         cmd.output().expect("run mcp-tasks")

@@ -14,10 +14,10 @@
 )]
 mod oauth_server;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -25,6 +25,10 @@ use oauth_server::{AuthServer, Knobs};
 use rexpect::process::WaitStatus;
 use rexpect::session::spawn_command;
 use serde_json::Value;
+
+#[path = "support/http_demo.rs"]
+mod http_demo;
+use http_demo::HttpDemo;
 
 const CLI: &str = env!("CARGO_BIN_EXE_mcp-tasks");
 const DEMO: &str = env!("CARGO_BIN_EXE_mcp-tasks-demo");
@@ -183,47 +187,6 @@ fn an_unknown_name_says_which_files_were_read_and_what_they_define() {
     );
 }
 
-/// `mcp-tasks-demo --http 127.0.0.1:0`, killed when dropped.
-struct HttpDemo {
-    child: Child,
-    url: String,
-}
-
-impl HttpDemo {
-    fn start() -> HttpDemo {
-        let mut child = Command::new(DEMO)
-            .args(["--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start mcp-tasks-demo");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the demo says where it listens");
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("an endpoint, got {line:?}"))
-            .to_owned();
-        HttpDemo { child, url }
-    }
-}
-
-impl Drop for HttpDemo {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn an_http_server_of_the_vscode_form_is_found_in_the_project() {
     let demo = HttpDemo::start();
@@ -238,7 +201,7 @@ fn an_http_server_of_the_vscode_form_is_found_in_the_project() {
                 "web": {{"type": "http", "url": {}, "headers": {{"X-Team": "${{TEAM}}"}}, "timeout": "30s"}},
               }}
             }}"#,
-            quoted(&demo.url)
+            quoted(&demo.url())
         ),
     );
     let env = [("TEAM", "blue")];
@@ -270,7 +233,7 @@ fn a_detached_task_of_a_configured_server_keeps_its_name_not_its_expanded_secret
         ".mcp.json",
         &format!(
             r#"{{"mcpServers": {{"web": {{"url": {}}}}}}}"#,
-            quoted(&format!("{}?key=${{KEY}}", demo.url))
+            quoted(&format!("{}?key=${{KEY}}", demo.url()))
         ),
     );
     let secret = "k-5ecret-in-the-url";

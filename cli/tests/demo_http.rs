@@ -5,103 +5,32 @@
 //! each read of the server by a socket timeout); nothing asserts how long
 //! anything took.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use mcp_tasks::protocol::ElicitResult;
 use mcp_tasks::{Client, InputHandlers, Outcome, TaskState, transport::Http};
 use serde_json::{Value, json};
 
-const DEMO: &str = env!("CARGO_BIN_EXE_mcp-tasks-demo");
+#[path = "support/http_demo.rs"]
+mod http_demo;
+use http_demo::HttpDemo;
 
 /// The bound on each test.
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// A demo server on a loopback port, killed when dropped.
-struct Demo {
-    child: Child,
-    /// `127.0.0.1:PORT`.
-    addr: String,
-}
-
-impl Demo {
-    /// `mcp-tasks-demo --http ADDR EXTRA…`, once it said where it listens.
-    fn start(addr: &str, extra: &[&str]) -> Demo {
-        let mut child = Command::new(DEMO)
-            .arg("--http")
-            .arg(addr)
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start mcp-tasks-demo");
-        let stdout = child.stdout.take().expect("its stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the demo says where it listens");
-        let addr = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .and_then(|rest| rest.strip_suffix("/mcp"))
-            .unwrap_or_else(|| panic!("an endpoint, got {line:?}"))
-            .to_owned();
-        Demo { child, addr }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}/mcp", self.addr)
-    }
-
-    /// A client of the demo, answering every question with `reply to
-    /// <question>`.
-    async fn client(&self) -> Client {
-        let answers = InputHandlers::new().elicitation_form(|question| async move {
-            Ok(ElicitResult::accept(
-                json!({ "answer": format!("reply to {}", question.message) }),
-            ))
-        });
-        Client::builder()
-            .input_handlers(answers)
-            .connect(Http::new(self.url()).connect_timeout(Duration::from_secs(5)))
-            .await
-            .expect("connect to the demo")
-    }
-
-    /// `GET /counters`.
-    fn counters(&self) -> Value {
-        let mut stream = TcpStream::connect(&self.addr).expect("connect for the counters");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        write!(
-            stream,
-            "GET /counters HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-            self.addr
-        )
-        .unwrap();
-        let mut text = String::new();
-        stream.read_to_string(&mut text).expect("the counters");
-        let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP reply");
-        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-        serde_json::from_str(body).expect("counters as JSON")
-    }
-}
-
-impl Drop for Demo {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// A client of `demo`, answering every question with `reply to
+/// <question>`.
+async fn client(demo: &HttpDemo) -> Client {
+    let answers = InputHandlers::new().elicitation_form(|question| async move {
+        Ok(ElicitResult::accept(
+            json!({ "answer": format!("reply to {}", question.message) }),
+        ))
+    });
+    Client::builder()
+        .input_handlers(answers)
+        .connect(Http::new(demo.url()).connect_timeout(Duration::from_secs(5)))
+        .await
+        .expect("connect to the demo")
 }
 
 async fn bounded<F: Future>(test: F) -> F::Output {
@@ -112,9 +41,9 @@ async fn bounded<F: Future>(test: F) -> F::Output {
 
 #[tokio::test]
 async fn a_job_an_answered_question_and_a_cancel_are_counted() {
-    let demo = Demo::start("127.0.0.1:0", &[]);
+    let demo = HttpDemo::start_on("127.0.0.1:0", &[]);
     bounded(async {
-        let client = demo.client().await;
+        let client = client(&demo).await;
 
         // A job: its result is its arguments.
         let state = client
@@ -175,9 +104,9 @@ async fn a_job_an_answered_question_and_a_cancel_are_counted() {
 
 #[tokio::test]
 async fn two_clients_reading_one_task_at_once_overlap() {
-    let demo = Demo::start("127.0.0.1:0", &["--read-delay", "500"]);
+    let demo = HttpDemo::start_on("127.0.0.1:0", &["--read-delay", "500"]);
     bounded(async {
-        let (first, second) = (demo.client().await, demo.client().await);
+        let (first, second) = (client(&demo).await, client(&demo).await);
         let TaskState::Pending(mine) = first.task().call_tool("long", json!({})).await.unwrap()
         else {
             panic!("the long task is running");
@@ -206,10 +135,10 @@ async fn two_clients_reading_one_task_at_once_overlap() {
 
 #[tokio::test]
 async fn a_restarted_server_has_the_same_port_and_forgot_its_tasks() {
-    let demo = Demo::start("127.0.0.1:0", &[]);
+    let demo = HttpDemo::start_on("127.0.0.1:0", &[]);
     let addr = demo.addr.clone();
     let reference = bounded(async {
-        let client = demo.client().await;
+        let client = client(&demo).await;
         let state = client.task().call_tool("long", json!({})).await.unwrap();
         let TaskState::Pending(task) = state else {
             panic!("the long task is running");
@@ -219,10 +148,10 @@ async fn a_restarted_server_has_the_same_port_and_forgot_its_tasks() {
     .await;
     // Killed, and started again at once on the same port.
     drop(demo);
-    let demo = Demo::start(&addr, &[]);
+    let demo = HttpDemo::start_on(&addr, &[]);
     assert_eq!(demo.addr, addr);
     bounded(async {
-        let client = demo.client().await;
+        let client = client(&demo).await;
         let e = client.task().resume(&reference).await.unwrap_err();
         assert!(e.is_task_not_found(), "{e}");
         let counters = demo.counters();

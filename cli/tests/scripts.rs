@@ -16,11 +16,14 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use ending_server::{Ending, Era, Payload};
 use serde_json::Value;
+
+#[path = "support/http_demo.rs"]
+mod http_demo;
+use http_demo::HttpDemo;
 
 const CLI: &str = env!("CARGO_BIN_EXE_mcp-tasks");
 const DEMO: &str = env!("CARGO_BIN_EXE_mcp-tasks-demo");
@@ -118,47 +121,6 @@ fn json_lines(out: &Output) -> Vec<Value> {
         .collect()
 }
 
-/// The demo server on a loopback port, killed when dropped.
-struct Demo {
-    child: Child,
-    url: String,
-}
-
-impl Demo {
-    fn start() -> Demo {
-        let mut child = Command::new(DEMO)
-            .args(["--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start mcp-tasks-demo");
-        let stdout = child.stdout.take().expect("its stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the demo says where it listens");
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("an endpoint, got {line:?}"))
-            .to_owned();
-        Demo { child, url }
-    }
-}
-
-impl Drop for Demo {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// The URL of the ending server, on a loopback port, for `ending`.
 fn ending_url(era: Era, status: &'static str, payload: Payload) -> String {
     ending_server::serve_http(Ending {
@@ -240,12 +202,18 @@ fn detach_is_refused_for_an_initialize_era_http_session() {
 
 #[test]
 fn detach_over_http_2026_is_followable_and_every_json_line_names_the_task() {
-    let demo = Demo::start();
+    let demo = HttpDemo::start();
     let dir = TempDir::new("json");
     let out = run_in(
         &dir.0,
         &[
-            "call", "job", "ms:=300", "--detach", "--json", "--url", &demo.url,
+            "call",
+            "job",
+            "ms:=300",
+            "--detach",
+            "--json",
+            "--url",
+            &demo.url(),
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
@@ -257,7 +225,10 @@ fn detach_over_http_2026_is_followable_and_every_json_line_names_the_task() {
     let reference = detached["reference"].as_str().unwrap().to_owned();
     assert!(reference.starts_with("mtr_"), "{reference}");
 
-    let out = run_in(&dir.0, &["wait", &reference, "--json", "--url", &demo.url]);
+    let out = run_in(
+        &dir.0,
+        &["wait", &reference, "--json", "--url", &demo.url()],
+    );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let lines = json_lines(&out);
     assert!(!lines.is_empty());

@@ -4,65 +4,26 @@
 //! own (`MCP_TASKS_DATA_DIR`). Every command is bounded by `LIMIT`;
 //! nothing asserts how long anything took.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::Value;
 
+#[path = "support/http_demo.rs"]
+mod http_demo;
+use http_demo::HttpDemo;
+
 const CLI: &str = env!("CARGO_BIN_EXE_mcp-tasks");
-const DEMO: &str = env!("CARGO_BIN_EXE_mcp-tasks-demo");
 
 /// The bound on each command.
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// A token that must never reach the task list.
 const TOKEN: &str = "s3cr3t-t0ken-for-the-demo";
-
-/// A demo server on a loopback port, killed when dropped.
-struct Demo {
-    child: Child,
-    url: String,
-}
-
-impl Demo {
-    fn start() -> Demo {
-        let mut child = Command::new(DEMO)
-            .args(["--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start mcp-tasks-demo");
-        let stdout = child.stdout.take().expect("its stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the demo says where it listens");
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("an endpoint, got {line:?}"))
-            .to_owned();
-        Demo { child, url }
-    }
-}
-
-impl Drop for Demo {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A folder of this test's own, removed when dropped.
 struct TempDir(PathBuf);
@@ -157,14 +118,22 @@ fn task_id(reference: &str) -> String {
 
 #[test]
 fn a_detached_task_is_listed_followed_by_its_short_name_and_listed_as_ended() {
-    let demo = Demo::start();
+    let demo = HttpDemo::start();
     let dir = TempDir::new("wait");
     let data = dir.data();
 
     let detached = run(
         &data,
         &[
-            "call", "job", "n:=7", "ms:=1500", "--detach", "--url", &demo.url, "--bearer", TOKEN,
+            "call",
+            "job",
+            "n:=7",
+            "ms:=1500",
+            "--detach",
+            "--url",
+            &demo.url(),
+            "--bearer",
+            TOKEN,
         ],
     );
     assert_eq!(detached.status.code(), Some(0), "{detached:?}");
@@ -182,7 +151,7 @@ fn a_detached_task_is_listed_followed_by_its_short_name_and_listed_as_ended() {
     assert_eq!(task["name"], 1);
     assert_eq!(task["tool"], "job");
     assert_eq!(task["status"], "working");
-    assert_eq!(task["server"]["url"], demo.url.as_str());
+    assert_eq!(task["server"]["url"], demo.url().as_str());
     assert!(task["created"].as_str().unwrap().ends_with('Z'), "{task}");
     let id = task_id(&reference);
     assert!(task["task"].as_str().unwrap().starts_with('#'), "{task}");
@@ -206,7 +175,7 @@ fn a_detached_task_is_listed_followed_by_its_short_name_and_listed_as_ended() {
 
 #[test]
 fn the_task_list_is_private_and_holds_no_token() {
-    let demo = Demo::start();
+    let demo = HttpDemo::start();
     let dir = TempDir::new("private");
     let data = dir.data();
     let detached = run(
@@ -217,7 +186,7 @@ fn the_task_list_is_private_and_holds_no_token() {
             "ms=200",
             "--detach",
             "--url",
-            &demo.url,
+            &demo.url(),
             "--header",
             &format!("X-Api-Key: {TOKEN}"),
             "--bearer",
@@ -244,7 +213,7 @@ fn the_task_list_is_private_and_holds_no_token() {
 
 #[test]
 fn an_unknown_short_name_is_a_usage_error() {
-    let demo = Demo::start();
+    let demo = HttpDemo::start();
     let dir = TempDir::new("unknown");
     let data = dir.data();
 
@@ -259,9 +228,9 @@ fn an_unknown_short_name_is_a_usage_error() {
     assert!(text(&empty.stdout).is_empty(), "{empty:?}");
 
     // A list with another task in it, and a server named.
-    let detached = run(&data, &["call", "long", "--detach", "--url", &demo.url]);
+    let detached = run(&data, &["call", "long", "--detach", "--url", &demo.url()]);
     assert_eq!(detached.status.code(), Some(0), "{detached:?}");
-    let out = run(&data, &["cancel", "#2", "--url", &demo.url, "--json"]);
+    let out = run(&data, &["cancel", "#2", "--url", &demo.url(), "--json"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let line: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(line["type"], "error", "{line}");
@@ -271,11 +240,11 @@ fn an_unknown_short_name_is_a_usage_error() {
 
 #[test]
 fn a_task_named_by_its_reference_is_written_back_too() {
-    let demo = Demo::start();
+    let demo = HttpDemo::start();
     let dir = TempDir::new("reference");
     let data = dir.data();
-    let first = run(&data, &["call", "long", "--detach", "--url", &demo.url]);
-    let second = run(&data, &["call", "long", "--detach", "--url", &demo.url]);
+    let first = run(&data, &["call", "long", "--detach", "--url", &demo.url()]);
+    let second = run(&data, &["call", "long", "--detach", "--url", &demo.url()]);
     assert_eq!(first.status.code(), Some(0), "{first:?}");
     assert_eq!(second.status.code(), Some(0), "{second:?}");
 
@@ -285,7 +254,7 @@ fn a_task_named_by_its_reference_is_written_back_too() {
 
     // The reference, with its server named, as before the task list.
     let reference = text(&first.stdout);
-    let cancel = run(&data, &["cancel", reference.trim(), "--url", &demo.url]);
+    let cancel = run(&data, &["cancel", reference.trim(), "--url", &demo.url()]);
     assert_eq!(cancel.status.code(), Some(0), "{cancel:?}");
     assert!(text(&cancel.stderr).contains("the task was cancelled"));
 
@@ -299,11 +268,14 @@ fn a_task_named_by_its_reference_is_written_back_too() {
 
 #[test]
 fn watch_follows_every_open_task_to_its_end() {
-    let demo = Demo::start();
+    let demo = HttpDemo::start();
     let dir = TempDir::new("watch");
     let data = dir.data();
     for ms in ["ms:=400", "ms:=900"] {
-        let out = run(&data, &["call", "job", ms, "--detach", "--url", &demo.url]);
+        let out = run(
+            &data,
+            &["call", "job", ms, "--detach", "--url", &demo.url()],
+        );
         assert_eq!(out.status.code(), Some(0), "{out:?}");
     }
 
@@ -326,7 +298,7 @@ fn watch_follows_every_open_task_to_its_end() {
     assert!(text(&again.stdout).is_empty(), "{again:?}");
 
     // A question is for `wait`: watch says so and leaves the task running.
-    let out = run(&data, &["call", "ask", "--detach", "--url", &demo.url]);
+    let out = run(&data, &["call", "ask", "--detach", "--url", &demo.url()]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let watched = run(&data, &["watch", "--json"]);
     assert_eq!(watched.status.code(), Some(1), "{watched:?}");
