@@ -11,7 +11,7 @@ use clap::Args;
 use clap::builder::FalseyValueParser;
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::ListRootsResult;
-use mcp_tasks::protocol::PROTOCOL_VERSION;
+use mcp_tasks::protocol::{PROTOCOL_VERSION, supported_versions};
 use mcp_tasks::transport::{Http, Stderr, Stdio};
 use mcp_tasks::{Client, Error};
 
@@ -377,27 +377,16 @@ fn is_authorization(header: &str) -> bool {
         .is_some_and(|(name, _)| name.trim().eq_ignore_ascii_case("authorization"))
 }
 
-/// The protocol revisions `--protocol-version` takes, newest first.
-pub const VERSIONS: [&str; 5] = [
-    PROTOCOL_VERSION,
-    "2025-11-25",
-    "2025-06-18",
-    "2025-03-26",
-    "2024-11-05",
-];
-
 /// `version` when this client speaks it, else a usage error naming those
 /// it does.
 fn known_version(version: &str) -> Result<&'static str, Failure> {
-    VERSIONS
-        .iter()
-        .find(|v| **v == version.trim())
-        .copied()
+    supported_versions()
+        .find(|v| *v == version.trim())
         .ok_or_else(|| {
             Failure::usage(format!(
                 "--protocol-version {version:?} is not a revision this client speaks \
                  (it speaks {})",
-                VERSIONS.join(", ")
+                supported_versions().collect::<Vec<_>>().join(", ")
             ))
         })
 }

@@ -32,6 +32,20 @@ mod timestamp;
 mod tools;
 pub(crate) mod versions;
 
+/// The protocol versions this client speaks, newest first: 2026-07-28,
+/// then the initialize era's (2025-11-25 and older). What
+/// [`ClientBuilder::protocol_version`](crate::ClientBuilder::protocol_version)
+/// pins, and what an `initialize` reply may settle on.
+///
+/// ```
+/// let versions: Vec<&str> = mcp_tasks::protocol::supported_versions().collect();
+/// assert_eq!(versions[0], mcp_tasks::protocol::PROTOCOL_VERSION);
+/// assert!(versions.contains(&"2025-11-25"));
+/// ```
+pub fn supported_versions() -> impl Iterator<Item = &'static str> {
+    versions::SUPPORTED.iter().map(|revision| revision.version)
+}
+
 pub use completion::{
     CompleteParams, CompleteResult, Completion, CompletionArgument, CompletionContext,
     CompletionRef,
