@@ -1,7 +1,7 @@
 //! What a server offers besides tools: `resources`, `templates`, `read`,
 //! `prompts`, `prompt` and `complete`. Each connects, asks once, prints
-//! what it got (text for a person, or one JSON document with `--json`)
-//! and closes.
+//! what it got (text for a person, or one JSON object on one line with
+//! `--json`) and closes.
 
 use std::path::PathBuf;
 
@@ -252,7 +252,7 @@ where
     Fut: Future<Output = Result<T, Error>>,
 {
     let (style, interactive) = crate::style(json);
-    // Status never goes to stdout, which holds the one JSON document.
+    // Status never goes to stdout, which holds the one JSON line.
     let report = Report::new(if style == Style::Json {
         Style::Lines
     } else {
@@ -477,9 +477,10 @@ async fn complete(args: CompleteArgs) -> anyhow::Result<u8> {
     Ok(exit::OK)
 }
 
-/// Prints `value` as one pretty JSON document.
+/// Prints `value` as one JSON object on one line, as every `--json`
+/// output is.
 fn print_json(value: &impl Serialize) -> anyhow::Result<u8> {
-    out!("{}", serde_json::to_string_pretty(value)?);
+    out!("{}", serde_json::to_string(value)?);
     Ok(exit::OK)
 }
 

@@ -823,7 +823,7 @@ async fn tools(server: &ServerArgs, json: bool) -> anyhow::Result<u8> {
     if json {
         out!(
             "{}",
-            serde_json::to_string_pretty(&json!({
+            serde_json::to_string(&json!({
                 "server": info.name, "version": info.version,
                 "protocolVersion": info.protocol, "tasks": info.tasks, "tools": tools,
             }))?

@@ -61,12 +61,14 @@ fn ok(server: &Server, args: &[&str]) -> String {
     stdout(&out)
 }
 
-/// Runs `args` with `--json`, expecting success and one JSON document.
+/// Runs `args` with `--json`, expecting success and one JSON object on
+/// one line, as every `--json` output is.
 fn json_of(server: &Server, args: &[&str]) -> Value {
     let mut args = args.to_vec();
     args.push("--json");
     let text = ok(server, &args);
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("one JSON document ({e}): {text}"))
+    assert_eq!(text.trim_end().lines().count(), 1, "one line: {text}");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("one JSON object ({e}): {text}"))
 }
 
 fn lists_and_reads(server: &Server) {

@@ -388,6 +388,19 @@ fn call_json_read_by_a_reader_that_leaves_after_one_line_ends_quietly() {
 }
 
 #[test]
+fn a_listing_with_json_is_one_object_on_one_line() {
+    let out = run(&["tools", "--json", "--", DEMO]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = text(&out.stdout);
+    assert_eq!(text.trim_end().lines().count(), 1, "{text}");
+    let listing: Value = serde_json::from_str(&text).unwrap();
+    assert!(
+        listing["tools"].as_array().is_some_and(|t| !t.is_empty()),
+        "{listing}"
+    );
+}
+
+#[test]
 fn protocol_version_pins_the_revision_and_an_unknown_one_is_a_usage_error() {
     let pinned = run(&["tools", "--protocol-version", "2026-07-28", "--", DEMO]);
     assert_eq!(pinned.status.code(), Some(0), "{pinned:?}");
