@@ -74,6 +74,8 @@ pub struct Configured {
     pub kind: Kind,
     /// The bound on each request to it, when the entry sets one.
     pub timeout: Option<Duration>,
+    /// The entry says `"disabled": true`: listed, never run.
+    pub disabled: bool,
 }
 
 /// How a configured server is reached, as written.
@@ -313,6 +315,12 @@ impl Catalog {
     /// at and the servers they define.
     pub fn find(&self, name: &str) -> anyhow::Result<&Configured> {
         if let Some(server) = self.servers.get(name) {
+            if server.disabled {
+                bail!(Failure::usage(format!(
+                    "the server {name:?} is disabled in {} (\"disabled\": true)",
+                    server.source.display()
+                )));
+            }
             return Ok(server);
         }
         let files: Vec<String> = self
@@ -406,6 +414,7 @@ fn entry_of(name: &str, entry: &Value, vscode: bool, source: &Path) -> anyhow::R
         source: source.to_owned(),
         kind,
         timeout: timeout_of(entry)?,
+        disabled: entry.get("disabled").and_then(Value::as_bool) == Some(true),
     })
 }
 

@@ -175,7 +175,7 @@ bound on each request: \"timeout\" in milliseconds (1000 or more) or with a unit
 \"2m\", \"500ms\"), or \"timeoutMs\", or \"timeoutSeconds\" (default 60 s).")]
     Servers {
         /// Print one JSON object per line (name, kind, command or url,
-        /// args, env and header names, timeoutMs, file).
+        /// args, env and header names, timeoutMs, disabled, file).
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -670,6 +670,7 @@ fn servers(file: Option<&std::path::Path>, json: bool) -> anyhow::Result<u8> {
                 "kind": server.kind_name(),
                 "file": server.source.display().to_string(),
                 "timeoutMs": server.timeout.map(|t| t.as_millis() as u64),
+                "disabled": server.disabled,
             });
             match &server.kind {
                 config::Kind::Stdio { env, .. } => {
@@ -709,7 +710,12 @@ fn servers(file: Option<&std::path::Path>, json: bool) -> anyhow::Result<u8> {
             server.kind_name(),
             server.redacted()
         );
-        out!("{:<width$}         from {}", "", server.source.display());
+        let disabled = if server.disabled { " (disabled)" } else { "" };
+        out!(
+            "{:<width$}         from {}{disabled}",
+            "",
+            server.source.display()
+        );
     }
     Ok(exit::OK)
 }

@@ -277,7 +277,8 @@ fn servers_lists_every_file_first_found_winning_with_secrets_redacted() {
     );
     let user = sandbox.write(
         "home/.config/mcp-tasks/servers.json",
-        r#"{"mcpServers": {"files": {"command": "shadowed"}, "mine": {"url": "http://127.0.0.1:9/mcp"}}}"#,
+        r#"{"mcpServers": {"files": {"command": "shadowed"}, "mine": {"url": "http://127.0.0.1:9/mcp"},
+            "off": {"command": "never-run", "disabled": true}}}"#,
     );
     let out = sandbox.run(&["servers"], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -303,7 +304,9 @@ fn servers_lists_every_file_first_found_winning_with_secrets_redacted() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    let off = lines.iter().find(|l| l["name"] == "off").unwrap();
+    assert_eq!(off["disabled"], true);
     let remote = lines.iter().find(|l| l["name"] == "remote").unwrap();
     assert_eq!(remote["kind"], "http");
     assert_eq!(remote["timeoutMs"], 120_000);
@@ -316,6 +319,16 @@ fn servers_lists_every_file_first_found_winning_with_secrets_redacted() {
     );
     let raw = text(&out.stdout);
     assert!(!raw.contains("secret-"), "{raw}");
+
+    // A disabled entry is listed as such, and never run.
+    assert!(listing.contains("(disabled)"), "{listing}");
+    let out = sandbox.run(&["tools", "@off"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("\"off\" is disabled in"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// A GET on loopback without following redirects: the status and the
