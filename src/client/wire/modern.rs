@@ -17,7 +17,7 @@ use crate::input::InputHandlers;
 use crate::protocol::method;
 use crate::protocol::result::{decode_ack, decode_task_snapshot};
 use crate::protocol::{
-    CallToolParams, CallToolResponse, CancelTaskParams, DetailedTask, GetTaskParams, InputRequests,
+    CallToolParams, CallToolResponse, CancelTaskParams, DetailedTask, GetTaskParams,
     InputRequiredResult, InputResponses, ResultType, TaskId, error_codes,
 };
 
@@ -146,24 +146,13 @@ impl Modern {
                 })?;
             let response = CallToolResponse::decode(raw.get(), true)
                 .map_err(|e| Error::protocol(e.to_string()).with_method(method::TOOLS_CALL))?;
-            let InputRequiredResult {
-                input_requests,
-                request_state,
-            } = match response {
+            let asked = match response {
                 CallToolResponse::Complete(r) => return Ok(Started::Complete(r)),
                 CallToolResponse::Task(t) => return Ok(Started::Task(t)),
-                CallToolResponse::InputRequired(round) => round,
+                CallToolResponse::InputRequired(asked) => asked,
             };
-            // An event of the current span: the task span of the call.
-            tracing::info!(
-                round = round + 1,
-                requests = input_requests.as_ref().map_or(0, |r| r.len()),
-                "tools/call asked for input"
-            );
-            params.input_responses =
-                respond(handlers, method::TOOLS_CALL, name, input_requests.as_ref()).await?;
-            // Echoed exactly as received; absent when the server sent none.
-            params.request_state = request_state;
+            (params.input_responses, params.request_state) =
+                answer_round(handlers, method::TOOLS_CALL, name, round, asked).await?;
         }
         Err(too_many_rounds(method::TOOLS_CALL, max_rounds))
     }
@@ -203,21 +192,12 @@ impl Modern {
             if !matches!(ResultType::of(raw.get()), Ok(ResultType::InputRequired)) {
                 return Ok(raw);
             }
-            let InputRequiredResult {
-                input_requests,
-                request_state,
-            } = serde_json::from_str(raw.get()).map_err(|e| {
+            let asked: InputRequiredResult = serde_json::from_str(raw.get()).map_err(|e| {
                 Error::protocol(format!("malformed {method} input request: {e}"))
                     .with_method(method)
             })?;
-            tracing::info!(
-                round = round + 1,
-                requests = input_requests.as_ref().map_or(0, |r| r.len()),
-                "{method} asked for input"
-            );
-            answered.input_responses =
-                respond(handlers, method, name, input_requests.as_ref()).await?;
-            answered.request_state = request_state;
+            (answered.input_responses, answered.request_state) =
+                answer_round(handlers, method, name, round, asked).await?;
         }
         Err(too_many_rounds(method, max_rounds))
     }
@@ -319,17 +299,30 @@ impl Modern {
     }
 }
 
-/// The answers to one round's input requests, by `handlers`; `None` when
-/// the round asked for none (a `requestState`-only round). Nothing is
-/// answered unless every request can be: a person is not asked one
-/// question of a round that fails anyway.
-async fn respond(
+/// One `input_required` round (the `round`th, from 0) of a request of
+/// `method`, answered by `handlers`: what the next attempt sends, the
+/// answers (`None` when the round asked for none, a `requestState`-only
+/// round) and the `requestState` echoed exactly as received (absent when
+/// the server sent none). Nothing is answered unless every request can
+/// be: a person is not asked one question of a round that fails anyway.
+async fn answer_round(
     handlers: &InputHandlers,
     method: &'static str,
     name: &str,
-    requests: Option<&InputRequests>,
-) -> Result<Option<InputResponses>> {
-    let requests = requests.into_iter().flatten();
+    round: usize,
+    asked: InputRequiredResult,
+) -> Result<(Option<InputResponses>, Option<String>)> {
+    let InputRequiredResult {
+        input_requests,
+        request_state,
+    } = asked;
+    // An event of the current span: for a tool call, the task span.
+    tracing::info!(
+        round = round + 1,
+        requests = input_requests.as_ref().map_or(0, |r| r.len()),
+        "{method} asked for input"
+    );
+    let requests = input_requests.iter().flatten();
     for (key, request) in requests.clone() {
         if !handlers.can_answer(request) {
             return Err(Error::new(Kind::InputRequired(format!(
@@ -344,7 +337,7 @@ async fn respond(
         let response = handlers.answer(key, request).await?;
         responses.insert(key.clone(), response);
     }
-    Ok((!responses.is_empty()).then_some(responses))
+    Ok(((!responses.is_empty()).then_some(responses), request_state))
 }
 
 /// The error of a request that still asked for input after `max_rounds`.
