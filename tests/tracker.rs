@@ -9,10 +9,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use mcp_tasks::input::InputHandlers;
-use mcp_tasks::protocol::{ElicitResult, InputResponse, RpcError, TaskId, TaskStatus};
+use mcp_tasks::protocol::{
+    ElicitResult, InputRequests, InputResponse, RpcError, TaskId, TaskStatus,
+};
 use mcp_tasks::store::{
-    Claim, Ending, Fence, Filter, Label, MemoryStore, NewTask, Progress, RecordId, RecordState,
-    StoreResult, TaskRecord, TaskStore, Tracker,
+    Answers, Claim, Ending, Fence, Filter, Label, MemoryStore, NewTask, Progress, Questions,
+    RecordId, RecordState, StoreResult, TaskRecord, TaskStore, Tracker,
 };
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 use mcp_tasks::{Client, TaskRef, TaskState};
@@ -161,7 +163,7 @@ fn counting(calls: Arc<AtomicUsize>) -> InputHandlers {
         let calls = calls.clone();
         async move {
             calls.fetch_add(1, Ordering::SeqCst);
-            Ok(ElicitResult::accept(json!({"ok": "from the handler"})))
+            Ok(ElicitResult::accept(json!({"ok": true})))
         }
     })
 }
@@ -183,7 +185,7 @@ async fn a_question_is_answered_once_by_the_handler_and_recorded() {
         panic!("{got:?}")
     };
     let answers = &result.structured_content.as_ref().unwrap()["inputResponses"];
-    assert_eq!(answers["confirm"]["content"]["ok"], "from the handler");
+    assert_eq!(answers["confirm"]["content"]["ok"], true);
     assert_eq!(calls.load(Ordering::SeqCst), 1, "the handler is asked once");
     assert_eq!(of(&server, "tasks/update").len(), 1, "one answer sent");
     let r = record(&tracker, id).await;
@@ -225,7 +227,7 @@ async fn a_recorded_answer_is_sent_again_without_asking_the_handler() {
         .unwrap()
         .remove(0)
         .unwrap();
-    let recorded: InputResponse = ElicitResult::accept(json!({"ok": "recorded"})).into();
+    let recorded: InputResponse = ElicitResult::accept(json!({"ok": false})).into();
     let fence = held.fence().unwrap();
     store
         .record_answer(id, fence, "confirm", &recorded)
@@ -242,7 +244,7 @@ async fn a_recorded_answer_is_sent_again_without_asking_the_handler() {
         panic!("{got:?}")
     };
     let answers = &result.structured_content.as_ref().unwrap()["inputResponses"];
-    assert_eq!(answers["confirm"]["content"]["ok"], "recorded");
+    assert_eq!(answers["confirm"]["content"]["ok"], false);
     assert_eq!(
         calls.load(Ordering::SeqCst),
         0,
@@ -312,6 +314,7 @@ async fn a_task_the_server_does_not_know_ends_unreachable_once() {
             poll_interval_ms: None,
             due: SystemTime::now(),
             ending: None,
+            schedule: Default::default(),
         })
         .await
         .unwrap();
@@ -410,8 +413,26 @@ impl TaskStore for Overtaken {
         fence: Fence,
         key: &str,
         response: &InputResponse,
-    ) -> StoreResult<()> {
+    ) -> StoreResult<InputResponse> {
         self.inner.record_answer(id, fence, key, response).await
+    }
+    async fn ask(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        asked: &InputRequests,
+        now: SystemTime,
+    ) -> StoreResult<(Questions, Answers)> {
+        self.inner.ask(id, fence, asked, now).await
+    }
+    async fn answer(
+        &self,
+        id: RecordId,
+        key: &str,
+        response: &InputResponse,
+        now: SystemTime,
+    ) -> StoreResult<()> {
+        self.inner.answer(id, key, response, now).await
     }
     async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
         let later = SystemTime::now() + Duration::from_secs(3600);

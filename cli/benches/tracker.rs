@@ -183,6 +183,7 @@ async fn fill<S: TaskStore>(store: &Arc<S>, refs: &[TaskRef], n: usize) -> Falli
             poll_interval_ms: Some(100),
             due: SystemTime::now(),
             ending: None,
+            schedule: Default::default(),
         };
         let store = store.clone();
         inserts.spawn(async move {
@@ -417,6 +418,7 @@ async fn bare_loop<S: TaskStore>(store: S, client: Client) -> Fallible {
                     failed_reads: 0,
                     due: SystemTime::now() + wait,
                     taken: Vec::new(),
+                    offered: Vec::new(),
                 };
                 store
                     .save(record.id, fence, progress)

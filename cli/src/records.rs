@@ -205,6 +205,7 @@ impl Records {
                 poll_interval_ms: None,
                 due: SystemTime::now(),
                 ending: None,
+                schedule: Default::default(),
             })
             .await
             .map_err(|e| anyhow::anyhow!("cannot record the task: {}", crate::one_line(&e)))
@@ -295,6 +296,7 @@ impl Records {
                     failed_reads: 0,
                     due: now,
                     taken: Vec::new(),
+                    offered: Vec::new(),
                 },
             )
             .await?;

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::RecordId;
+use super::{RecordId, Refusal};
 use crate::error::BoxError;
 
 /// An error from a [`TaskStore`](super::TaskStore).
@@ -20,6 +20,7 @@ pub struct StoreError {
 enum Kind {
     Stale(RecordId),
     NotFound(RecordId),
+    Refused(RecordId, Refusal),
     Corrupt(Option<RecordId>, String),
     SchemaTooNew { found: i64, known: i64 },
     Full,
@@ -35,6 +36,7 @@ impl fmt::Display for Kind {
                 "record {id} was claimed by another worker since (a stale fencing token)"
             ),
             Kind::NotFound(id) => write!(f, "no task record {id}"),
+            Kind::Refused(id, why) => write!(f, "task record {id}: {why}"),
             Kind::Corrupt(Some(id), what) => write!(f, "task record {id} is corrupt: {what}"),
             Kind::Corrupt(None, what) => write!(f, "a task record is corrupt: {what}"),
             Kind::SchemaTooNew { found, known } => write!(
@@ -66,6 +68,10 @@ impl StoreError {
 
     pub(crate) fn not_found(id: RecordId) -> StoreError {
         StoreError::new(Kind::NotFound(id))
+    }
+
+    pub(crate) fn refused(id: RecordId, why: Refusal) -> StoreError {
+        StoreError::new(Kind::Refused(id, why))
     }
 
     pub(crate) fn corrupt(id: Option<RecordId>, what: impl Into<String>) -> StoreError {
@@ -103,6 +109,22 @@ impl StoreError {
         matches!(self.kind, Kind::NotFound(_))
     }
 
+    /// An answer was refused, and nothing stored: see
+    /// [`refusal`](StoreError::refusal) for why.
+    pub fn is_refused(&self) -> bool {
+        matches!(self.kind, Kind::Refused(..))
+    }
+
+    /// Why an answer was refused: no such question, a closed one, one
+    /// answered before (the first answer wins), or an answer that does not
+    /// fit it.
+    pub fn refusal(&self) -> Option<&Refusal> {
+        match &self.kind {
+            Kind::Refused(_, why) => Some(why),
+            _ => None,
+        }
+    }
+
     /// A record could not be read: a value that is not what the code wrote
     /// (bad JSON, an unknown protocol revision or status). The record is
     /// left as it is, for a person to look at.
@@ -129,7 +151,10 @@ impl StoreError {
     /// The record the error is about, when it is about one.
     pub fn record(&self) -> Option<RecordId> {
         match self.kind {
-            Kind::Stale(id) | Kind::NotFound(id) | Kind::Corrupt(Some(id), _) => Some(id),
+            Kind::Stale(id)
+            | Kind::NotFound(id)
+            | Kind::Refused(id, _)
+            | Kind::Corrupt(Some(id), _) => Some(id),
             _ => None,
         }
     }

@@ -2,15 +2,16 @@
 //! examples. It keeps the same rules as the database stores (leases,
 //! fencing, delivery) but nothing survives the process.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
+use super::questions;
 use super::{
-    Answer, Claim, Ending, Fence, Filter, Lease, NewTask, Progress, RecordId, RecordState,
-    StoreError, StoreResult, TaskRecord, TaskStore,
+    Answers, Claim, Ending, Fence, Filter, Lease, NewTask, Progress, Questions, RecordId,
+    RecordState, StoreError, StoreResult, TaskRecord, TaskStore,
 };
-use crate::protocol::InputResponse;
+use crate::protocol::{InputRequests, InputResponse};
 
 /// A task store in memory. Clones share the same records.
 ///
@@ -35,6 +36,8 @@ struct Records {
     next_id: i64,
     next_fence: i64,
     by_id: BTreeMap<RecordId, TaskRecord>,
+    /// Records answered or cancelled from elsewhere since their last claim.
+    nudged: BTreeSet<RecordId>,
 }
 
 impl MemoryStore {
@@ -103,7 +106,9 @@ impl TaskStore for MemoryStore {
             due: task.due,
             failed_reads: 0,
             lease: None,
+            questions: Questions::new(),
             answers: BTreeMap::new(),
+            schedule: task.schedule,
             cancel_requested: false,
             ending: task.ending,
             delivered: false,
@@ -131,6 +136,7 @@ impl TaskStore for MemoryStore {
         for (_, id) in due {
             records.next_fence += 1;
             let fence = Fence(records.next_fence);
+            records.nudged.remove(&id);
             let r = records.by_id.get_mut(&id).expect("a listed record");
             r.lease = Some(Lease {
                 owner: claim.worker.to_owned(),
@@ -151,39 +157,78 @@ impl TaskStore for MemoryStore {
         Ok(())
     }
 
+    async fn ask(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        asked: &InputRequests,
+        now: SystemTime,
+    ) -> StoreResult<(Questions, Answers)> {
+        let mut records = self.lock();
+        let r = records.held(id, fence)?;
+        if questions::ask(&mut r.questions, asked, now) {
+            r.updated = now;
+        }
+        Ok((r.questions.clone(), r.answers.clone()))
+    }
+
+    async fn answer(
+        &self,
+        id: RecordId,
+        key: &str,
+        response: &InputResponse,
+        now: SystemTime,
+    ) -> StoreResult<()> {
+        let mut records = self.lock();
+        let r = records
+            .by_id
+            .get_mut(&id)
+            .ok_or_else(|| StoreError::not_found(id))?;
+        let ended = r.ending.is_some();
+        questions::answer(&r.questions, &mut r.answers, ended, key, response)
+            .map_err(|why| StoreError::refused(id, why))?;
+        r.due = r.due.min(now);
+        r.updated = now;
+        records.nudged.insert(id);
+        Ok(())
+    }
+
     async fn record_answer(
         &self,
         id: RecordId,
         fence: Fence,
         key: &str,
         response: &InputResponse,
-    ) -> StoreResult<()> {
+    ) -> StoreResult<InputResponse> {
         let mut records = self.lock();
         let r = records.held(id, fence)?;
-        r.answers.insert(
-            key.to_owned(),
-            Answer {
-                response: response.clone(),
-                taken: false,
-            },
-        );
-        r.updated = SystemTime::now();
-        Ok(())
+        let ended = r.ending.is_some();
+        match questions::answer(&r.questions, &mut r.answers, ended, key, response) {
+            Ok(()) => {
+                r.updated = SystemTime::now();
+                Ok(response.clone())
+            }
+            Err(super::Refusal::Answered { .. }) => Ok(r.answers[key].response.clone()),
+            Err(why) => Err(StoreError::refused(id, why)),
+        }
     }
 
     async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
         let mut records = self.lock();
+        let nudged = records.nudged.contains(&id);
         let r = records.held(id, fence)?;
         r.status = progress.status;
         r.status_message = progress.status_message;
         r.poll_interval_ms = progress.poll_interval_ms;
         r.failed_reads = progress.failed_reads;
-        r.due = progress.due;
-        for key in &progress.taken {
-            if let Some(a) = r.answers.get_mut(key) {
-                a.taken = true;
-            }
-        }
+        let now = SystemTime::now();
+        r.due = if nudged {
+            progress.due.min(now)
+        } else {
+            progress.due
+        };
+        questions::take(&mut r.answers, &progress.taken);
+        questions::offer(&mut r.questions, &progress.offered);
         r.updated = SystemTime::now();
         if let Some(l) = r.lease.as_mut() {
             l.until = SystemTime::UNIX_EPOCH;
@@ -217,6 +262,7 @@ impl TaskStore for MemoryStore {
                 r.cancel_requested = true;
                 r.due = r.due.min(now);
                 r.updated = now;
+                records.nudged.insert(id);
                 Ok(true)
             }
             _ => Ok(false),
@@ -227,16 +273,24 @@ impl TaskStore for MemoryStore {
         let mut records = self.lock();
         records.held(id, fence)?;
         records.by_id.remove(&id);
+        records.nudged.remove(&id);
         Ok(())
     }
 
     async fn list(&self, filter: &Filter) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
         let records = self.lock();
-        Ok(records
+        let mut selected: Vec<&TaskRecord> = records
             .by_id
             .values()
             .filter(|r| filter.scope.as_deref().is_none_or(|s| s == r.scope))
             .filter(|r| filter.state.is_none_or(|s| s == state_of(r)))
+            .filter(|r| !filter.asking || (r.ending.is_none() && r.asking_since().is_some()))
+            .collect();
+        if filter.asking {
+            selected.sort_by_key(|r| (r.asking_since(), r.id));
+        }
+        Ok(selected
+            .into_iter()
             .take(filter.limit.unwrap_or(usize::MAX))
             .map(|r| Ok(r.clone()))
             .collect())

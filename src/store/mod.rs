@@ -55,11 +55,12 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{CallToolResult, InputResponse, RpcError, TaskStatus};
+use crate::protocol::{CallToolResult, InputRequests, InputResponse, RpcError, TaskStatus};
 use crate::task::{Outcome, TaskRef};
 
 mod error;
 mod memory;
+mod questions;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod row;
@@ -69,11 +70,17 @@ mod tracker;
 
 pub use error::StoreError;
 pub use memory::MemoryStore;
+pub use questions::{
+    Answers, MAX_ANSWER_BYTES, MAX_KEPT_QUESTIONS, MAX_OPEN_QUESTIONS, MAX_QUESTION_BYTES,
+    Question, QuestionKind, Questions, Refusal,
+};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
-pub use tracker::{Connector, Delivery, Label, Pass, Started, TrackError, Tracker, TrackerBuilder};
+pub use tracker::{
+    Asking, Connector, Delivery, Label, Pass, Started, TrackError, Tracker, TrackerBuilder,
+};
 
 /// The result of a store operation.
 pub type StoreResult<T> = std::result::Result<T, StoreError>;
@@ -216,6 +223,9 @@ pub struct NewTask {
     pub due: SystemTime,
     /// How the task already ended, for a task recorded after its end.
     pub ending: Option<Ending>,
+    /// The spacing of its reads and its lifetime, as the task's builder
+    /// set them.
+    pub schedule: Schedule,
 }
 
 /// One tracked task, as its store keeps it.
@@ -247,8 +257,12 @@ pub struct TaskRecord {
     pub failed_reads: u32,
     /// The current or last lease; a record is free once `until` has passed.
     pub lease: Option<Lease>,
+    /// The questions the task asked, open and closed, by the server's key.
+    pub questions: Questions,
     /// The answers given, by the key of the question they answer.
     pub answers: BTreeMap<String, Answer>,
+    /// The spacing of its reads and its lifetime.
+    pub schedule: Schedule,
     /// Whether someone asked for the task to be cancelled.
     pub cancel_requested: bool,
     /// How the task ended, once it did.
@@ -266,6 +280,55 @@ impl TaskRecord {
     /// The fencing token of the record's lease, if it has one.
     pub fn fence(&self) -> Option<Fence> {
         self.lease.as_ref().map(|l| l.fence)
+    }
+
+    /// The questions that wait for an answer (open, not answered), by key.
+    pub fn open_questions(&self) -> impl Iterator<Item = (&str, &Question)> {
+        self.questions
+            .iter()
+            .filter(|(k, q)| !q.is_closed() && !self.answers.contains_key(*k))
+            .map(|(k, q)| (k.as_str(), q))
+    }
+
+    /// When the oldest question that waits for an answer was first seen.
+    pub fn asking_since(&self) -> Option<SystemTime> {
+        questions::asking_since(&self.questions, &self.answers)
+    }
+}
+
+/// How a tracked task is read, and for how long: the settings of the
+/// [`TaskBuilder`](crate::TaskBuilder) that started it, kept in its record
+/// so that every worker reads it as the in-process wait would have.
+///
+/// A setting left `None` takes the tracker's
+/// ([`TrackerBuilder::poll_interval`] and the others).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Schedule {
+    /// The interval when the server suggests none (`poll_interval`), in ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_ms: Option<u64>,
+    /// The floor on any spacing (`min_poll_interval`), in ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor_ms: Option<u64>,
+    /// The ceiling on any interval (`max_poll_interval`), in ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling_ms: Option<u64>,
+    /// When the task's lifetime (`with_ttl`) passes, in ms since the Unix
+    /// epoch: the worker that reads it after then sends `tasks/cancel` and
+    /// the task ends [`Ending::Expired`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<i64>,
+}
+
+impl Schedule {
+    /// Whether every setting is left to the tracker.
+    pub fn is_default(&self) -> bool {
+        *self == Schedule::default()
+    }
+
+    /// When the task's lifetime passes, if it has one.
+    pub fn deadline(&self) -> Option<SystemTime> {
+        self.deadline_ms.map(row::time)
     }
 }
 
@@ -300,6 +363,9 @@ pub struct Progress {
     pub due: SystemTime,
     /// Answers the server acknowledged in this step.
     pub taken: Vec<String>,
+    /// Questions the application acknowledged in this step
+    /// ([`TrackerBuilder::on_question`]).
+    pub offered: Vec<String>,
 }
 
 /// Which records [`TaskStore::list`] returns.
@@ -310,6 +376,9 @@ pub struct Filter {
     pub scope: Option<String>,
     /// Only records in one of these states.
     pub state: Option<RecordState>,
+    /// Only records with a question that waits for an answer, the oldest
+    /// question first.
+    pub asking: bool,
     /// At most this many (oldest first); all when `None`.
     pub limit: Option<usize>,
 }
@@ -329,6 +398,14 @@ impl Filter {
     /// Only records in `state`.
     pub fn state(mut self, state: RecordState) -> Filter {
         self.state = Some(state);
+        self
+    }
+
+    /// Only records with a question that waits for an answer, across
+    /// scopes and servers unless [`scope`](Filter::scope) narrows it,
+    /// ordered by when their oldest waiting question was first seen.
+    pub fn asking(mut self) -> Filter {
+        self.asking = true;
         self
     }
 
@@ -385,16 +462,53 @@ pub trait TaskStore: Send + Sync + 'static {
         until: SystemTime,
     ) -> impl Future<Output = StoreResult<()>> + Send;
 
-    /// Records an answer to the question `key`, before it is sent.
+    /// Records the questions a read of the held task showed: a key not
+    /// seen before is added (first seen `now`), an open question the server
+    /// no longer lists is closed (an empty `asked` closes them all). Returns
+    /// the record's questions and answers as they stand now, answers given
+    /// from elsewhere since the claim included.
+    fn ask(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        asked: &InputRequests,
+        now: SystemTime,
+    ) -> impl Future<Output = StoreResult<(Questions, Answers)>> + Send;
+
+    /// Answers question `key` of record `id`, from any process and without
+    /// a lease. The answer is checked against the question before anything
+    /// is stored ([`Refusal`], through [`StoreError::refusal`]): the
+    /// question must exist and be open, have no answer yet (the first
+    /// answer wins), and the answer must fit it. The record becomes due at
+    /// `now`, so that a worker sends the answer with `tasks/update`.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::is_not_found`] when there is no such record;
+    /// [`StoreError::is_refused`] when the answer was refused.
+    fn answer(
+        &self,
+        id: RecordId,
+        key: &str,
+        response: &InputResponse,
+        now: SystemTime,
+    ) -> impl Future<Output = StoreResult<()>> + Send;
+
+    /// Records the answer an input handler of the worker holding `id` gave
+    /// to question `key`, before it is sent, by the same rules as
+    /// [`answer`](TaskStore::answer): the first answer stored wins. Returns
+    /// the answer that stands (another one, when someone answered first).
     fn record_answer(
         &self,
         id: RecordId,
         fence: Fence,
         key: &str,
         response: &InputResponse,
-    ) -> impl Future<Output = StoreResult<()>> + Send;
+    ) -> impl Future<Output = StoreResult<InputResponse>> + Send;
 
-    /// Writes what a step found and gives the record up until `progress.due`.
+    /// Writes what a step found and gives the record up until
+    /// `progress.due`, or at once when an answer or a cancel came from
+    /// elsewhere since the claim.
     fn save(
         &self,
         id: RecordId,

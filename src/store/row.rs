@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::{Answer, Ending, RecordId, StoreError, StoreResult};
+use super::{Answer, Ending, Questions, RecordId, Schedule, StoreError, StoreResult};
 use crate::protocol::versions;
 use crate::protocol::{TaskId, TaskStatus};
 use crate::task::TaskRef;
@@ -66,6 +66,20 @@ pub(crate) fn answers_json(answers: &BTreeMap<String, Answer>) -> String {
 pub(crate) fn answers(id: RecordId, json: &str) -> StoreResult<BTreeMap<String, Answer>> {
     serde_json::from_str(json)
         .map_err(|e| StoreError::corrupt(Some(id), format!("its answers are not valid: {e}")))
+}
+
+pub(crate) fn questions(id: RecordId, json: &str) -> StoreResult<Questions> {
+    serde_json::from_str(json)
+        .map_err(|e| StoreError::corrupt(Some(id), format!("its questions are not valid: {e}")))
+}
+
+pub(crate) fn schedule_json(schedule: &Schedule) -> String {
+    serde_json::to_string(schedule).expect("a schedule serializes")
+}
+
+pub(crate) fn schedule(id: RecordId, json: &str) -> StoreResult<Schedule> {
+    serde_json::from_str(json)
+        .map_err(|e| StoreError::corrupt(Some(id), format!("its schedule is not valid: {e}")))
 }
 
 pub(crate) fn ending_json(ending: &Ending) -> String {

@@ -379,8 +379,7 @@ impl WaitState {
 /// overloaded server's refusals (with a JSON-RPC error or not), unless the
 /// connection is gone for good.
 fn retryable(core: &Core, e: &Error) -> bool {
-    (e.is_timeout() || e.is_transport() || e.is_overloaded())
-        && core.client().closed_reason().is_none()
+    super::schedule::retryable(e) && core.client().closed_reason().is_none()
 }
 
 /// `at`, moved to `not_before` when that is later.

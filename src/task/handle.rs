@@ -68,6 +68,12 @@ impl<S: State> Task<S> {
     pub fn client(&self) -> &Client {
         self.core.client()
     }
+
+    /// The spacing settings its builder was given, and when its `with_ttl`
+    /// lifetime passes: what a tracker keeps in the task's record.
+    pub(crate) fn schedule(&self) -> (super::schedule::Chosen, Option<tokio::time::Instant>) {
+        (self.core.settings().chosen, self.core.expires_at())
+    }
 }
 
 /// A failed transition: the error, and the handle to carry on with.

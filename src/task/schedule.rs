@@ -37,6 +37,39 @@ pub(crate) struct Rules {
     pub(crate) ceiling: Duration,
 }
 
+/// The spacing settings a builder was given: each `None` when left to
+/// the default. The in-process wait lays them over the crate's defaults;
+/// the tracker keeps them in the task's record and lays them over its own.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Chosen {
+    /// `poll_interval`.
+    pub(crate) interval: Option<Duration>,
+    /// `min_poll_interval`.
+    pub(crate) floor: Option<Duration>,
+    /// `max_poll_interval`.
+    pub(crate) ceiling: Option<Duration>,
+}
+
+impl Chosen {
+    /// These settings, and `base`'s where none was chosen.
+    pub(crate) fn over(self, base: Rules) -> Rules {
+        Rules {
+            default: self.interval.unwrap_or(base.default),
+            floor: self.floor.unwrap_or(base.floor),
+            ceiling: self.ceiling.unwrap_or(base.ceiling),
+        }
+    }
+}
+
+/// Whether a failed read is worth another one: a timeout, a failed
+/// transport or an overloaded server's refusal. Both drivers ask this; any
+/// other failure ends the in-process wait at once (the caller keeps the
+/// handle), and ends a tracked task after a few in a row (see the store's
+/// tracker: a worker has no caller to hand a failure to).
+pub(crate) fn retryable(e: &crate::Error) -> bool {
+    e.is_timeout() || e.is_transport() || e.is_overloaded()
+}
+
 /// What happened last to a task, from which the next read is timed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum After {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::schedule::Rules;
+use super::schedule::{Chosen, Rules};
 use crate::Client;
 use crate::client::connection::ProgressFn;
 use crate::protocol::Progress;
@@ -82,25 +82,25 @@ pub(crate) struct Settings {
     pub(crate) listen: bool,
     /// Spacing of `tasks/get` when the server sends no `pollIntervalMs`
     /// (default 1 s).
-    #[builder(default = DEFAULT_POLL_INTERVAL, setters(option_fn(doc {
+    #[builder(setters(option_fn(doc {
         /// As [`poll_interval`](TaskBuilder::poll_interval); `None` keeps the default.
     })))]
-    pub(crate) poll_interval: Duration,
+    pub(crate) poll_interval: Option<Duration>,
     /// Floor on any spacing, the server's included (default 50 ms).
-    #[builder(default = DEFAULT_MIN_POLL_INTERVAL, setters(option_fn(doc {
+    #[builder(setters(option_fn(doc {
         /// As [`min_poll_interval`](TaskBuilder::min_poll_interval); `None` keeps the default.
     })))]
-    pub(crate) min_poll_interval: Duration,
+    pub(crate) min_poll_interval: Option<Duration>,
     /// Ceiling on any spacing, the server's included (default 30 s).
     ///
     /// A server may ask for any `pollIntervalMs`, `1e12` included; the
     /// client never waits longer than this between reads of a task, and a
     /// wait that starts when the last read is older than this reads at once.
     /// When it is below `min_poll_interval`, the floor wins.
-    #[builder(default = DEFAULT_MAX_POLL_INTERVAL, setters(option_fn(doc {
+    #[builder(setters(option_fn(doc {
         /// As [`max_poll_interval`](TaskBuilder::max_poll_interval); `None` keeps the default.
     })))]
-    pub(crate) max_poll_interval: Duration,
+    pub(crate) max_poll_interval: Option<Duration>,
     /// Bound on each wait (`finish`, `next`), distinct from the bound on
     /// each request (default 60 s). A wait that reaches it hands the task
     /// back. One wait can be given another bound with
@@ -222,6 +222,9 @@ pub(crate) struct HandleSettings {
     pub(crate) client: Client,
     /// The spacing of the task's reads.
     pub(crate) rules: Rules,
+    /// The spacing settings the builder was given (for a tracker, which
+    /// keeps them in the task's record).
+    pub(crate) chosen: Chosen,
     /// The bound on each wait.
     pub(crate) timeout: Duration,
     /// The bound on each request; `None`: the client's.
@@ -234,15 +237,27 @@ pub(crate) struct HandleSettings {
     pub(crate) cancel_on_drop: bool,
 }
 
+impl Settings {
+    fn chosen_poll(&self) -> Chosen {
+        Chosen {
+            interval: self.poll_interval,
+            floor: self.min_poll_interval,
+            ceiling: self.max_poll_interval,
+        }
+    }
+}
+
 impl From<Settings> for HandleSettings {
     fn from(s: Settings) -> HandleSettings {
+        let chosen = s.chosen_poll();
         HandleSettings {
             client: s.client,
-            rules: Rules {
-                default: s.poll_interval,
-                floor: s.min_poll_interval,
-                ceiling: s.max_poll_interval,
-            },
+            rules: chosen.over(Rules {
+                default: DEFAULT_POLL_INTERVAL,
+                floor: DEFAULT_MIN_POLL_INTERVAL,
+                ceiling: DEFAULT_MAX_POLL_INTERVAL,
+            }),
+            chosen,
             timeout: s.timeout,
             request_timeout: s.request_timeout,
             listen: s.listen,

@@ -8,19 +8,20 @@ use std::time::{Duration, SystemTime};
 use rusqlite::{Connection, params};
 
 use super::row;
+use super::questions;
 use super::{
-    Answer, Claim, Ending, Fence, Filter, NewTask, Progress, RecordId, RecordState, StoreError,
-    StoreResult, TaskRecord, TaskStore,
+    Answers, Claim, Ending, Fence, Filter, NewTask, Progress, Questions, RecordId, RecordState,
+    Refusal, StoreError, StoreResult, TaskRecord, TaskStore,
 };
-use crate::protocol::InputResponse;
+use crate::protocol::{InputRequests, InputResponse};
 
 mod schema;
 mod sql;
 
 use schema::{create_private, prepare};
 use sql::{
-    CLAIMABLE, CLAIMABLE_ONE, COLUMNS, HELD, decode, held_answers, immediate, lease_sql,
-    pool_stopped, sql, write_held,
+    CLAIMABLE, CLAIMABLE_ONE, COLUMNS, HELD, decode, immediate, lease_sql, pool_stopped,
+    read_book, sql, write_book, write_held,
 };
 
 /// A task store in one SQLite file: the embedded default.
@@ -176,7 +177,8 @@ impl TaskStore for SqliteStore {
             conn.prepare_cached(
                 "INSERT INTO tasks (task_id, server, protocol_version, tool, key, scope, \
                  created_ms, updated_ms, status, status_message, poll_interval_ms, due_ms, \
-                 ending) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10, ?11, ?12)",
+                 ending, schedule) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             )
             .and_then(|mut s| {
                 s.execute(params![
@@ -192,6 +194,7 @@ impl TaskStore for SqliteStore {
                     row::interval_column(task.poll_interval_ms),
                     row::millis(task.due),
                     ending,
+                    row::schedule_json(&task.schedule),
                 ])
             })
             .map_err(sql)?;
@@ -273,30 +276,72 @@ impl TaskStore for SqliteStore {
         .await
     }
 
+    async fn ask(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        asked: &InputRequests,
+        now: SystemTime,
+    ) -> StoreResult<(Questions, Answers)> {
+        let asked = asked.clone();
+        self.run(move |conn| {
+            immediate(conn, |tx| {
+                let mut book = read_book(tx, id, Some(fence))?;
+                if questions::ask(&mut book.questions, &asked, now) {
+                    write_book(tx, id, &book, row::millis(now), false)?;
+                }
+                Ok((book.questions, book.answers))
+            })
+        })
+        .await
+    }
+
+    async fn answer(
+        &self,
+        id: RecordId,
+        key: &str,
+        response: &InputResponse,
+        now: SystemTime,
+    ) -> StoreResult<()> {
+        let key = key.to_owned();
+        let response = response.clone();
+        self.run(move |conn| {
+            immediate(conn, |tx| {
+                let mut book = read_book(tx, id, None)?;
+                questions::answer(&book.questions, &mut book.answers, book.ended, &key, &response)
+                    .map_err(|why| StoreError::refused(id, why))?;
+                write_book(tx, id, &book, row::millis(now), true)
+            })
+        })
+        .await
+    }
+
     async fn record_answer(
         &self,
         id: RecordId,
         fence: Fence,
         key: &str,
         response: &InputResponse,
-    ) -> StoreResult<()> {
+    ) -> StoreResult<InputResponse> {
         let key = key.to_owned();
-        let answer = Answer {
-            response: response.clone(),
-            taken: false,
-        };
+        let response = response.clone();
         self.run(move |conn| {
             immediate(conn, |tx| {
-                let mut answers = held_answers(tx, id, fence)?;
-                answers.insert(key, answer);
-                let now = row::millis(SystemTime::now());
-                write_held(
-                    tx,
-                    &format!("UPDATE tasks SET answers = ?3, updated_ms = ?4 WHERE {HELD}"),
-                    id,
-                    fence,
-                    &[&row::answers_json(&answers), &now],
-                )
+                let mut book = read_book(tx, id, Some(fence))?;
+                match questions::answer(
+                    &book.questions,
+                    &mut book.answers,
+                    book.ended,
+                    &key,
+                    &response,
+                ) {
+                    Ok(()) => {
+                        write_book(tx, id, &book, row::millis(SystemTime::now()), false)?;
+                        Ok(response)
+                    }
+                    Err(Refusal::Answered { .. }) => Ok(book.answers[&key].response.clone()),
+                    Err(why) => Err(StoreError::refused(id, why)),
+                }
             })
         })
         .await
@@ -309,14 +354,17 @@ impl TaskStore for SqliteStore {
             let interval = row::interval_column(progress.poll_interval_ms);
             let failed = i64::from(progress.failed_reads);
             let due = row::millis(progress.due);
-            if progress.taken.is_empty() {
+            // An answer or a cancel from elsewhere since the claim: due now.
+            let save = format!(
+                "UPDATE tasks SET status = ?3, status_message = ?4, \
+                 poll_interval_ms = ?5, failed_reads = ?6, \
+                 due_ms = CASE WHEN nudged <> 0 THEN min(?7, ?8) ELSE ?7 END, \
+                 updated_ms = ?8, lease_until_ms = 0 WHERE {HELD}"
+            );
+            if progress.taken.is_empty() && progress.offered.is_empty() {
                 return write_held(
                     conn,
-                    &format!(
-                        "UPDATE tasks SET status = ?3, status_message = ?4, \
-                         poll_interval_ms = ?5, failed_reads = ?6, due_ms = ?7, \
-                         updated_ms = ?8, lease_until_ms = 0 WHERE {HELD}"
-                    ),
+                    &save,
                     id,
                     fence,
                     &[
@@ -330,19 +378,15 @@ impl TaskStore for SqliteStore {
                 );
             }
             immediate(conn, |tx| {
-                let mut answers = held_answers(tx, id, fence)?;
-                for key in &progress.taken {
-                    if let Some(a) = answers.get_mut(key) {
-                        a.taken = true;
-                    }
+                let mut book = read_book(tx, id, Some(fence))?;
+                let taken = questions::take(&mut book.answers, &progress.taken);
+                let offered = questions::offer(&mut book.questions, &progress.offered);
+                if taken || offered {
+                    write_book(tx, id, &book, now, false)?;
                 }
                 write_held(
                     tx,
-                    &format!(
-                        "UPDATE tasks SET status = ?3, status_message = ?4, \
-                         poll_interval_ms = ?5, failed_reads = ?6, due_ms = ?7, \
-                         updated_ms = ?8, lease_until_ms = 0, answers = ?9 WHERE {HELD}"
-                    ),
+                    &save,
                     id,
                     fence,
                     &[
@@ -352,7 +396,6 @@ impl TaskStore for SqliteStore {
                         &failed,
                         &due,
                         &now,
-                        &row::answers_json(&answers),
                     ],
                 )
             })
@@ -398,7 +441,7 @@ impl TaskStore for SqliteStore {
             let changed = conn
                 .prepare_cached(
                     "UPDATE tasks SET cancel_requested = 1, due_ms = min(due_ms, ?2), \
-                     updated_ms = ?2 WHERE id = ?1 AND ending IS NULL",
+                     updated_ms = ?2, nudged = 1 WHERE id = ?1 AND ending IS NULL",
                 )
                 .and_then(|mut s| s.execute(params![id.0, now]))
                 .map_err(sql)?;
@@ -438,11 +481,19 @@ impl TaskStore for SqliteStore {
         let limit = filter
             .limit
             .map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+        let (asking, order) = if filter.asking {
+            (
+                "asking_since_ms IS NOT NULL AND ending IS NULL",
+                "asking_since_ms, id",
+            )
+        } else {
+            ("1", "id")
+        };
         self.run(move |conn| {
             let mut s = conn
                 .prepare_cached(&format!(
-                    "SELECT {COLUMNS} FROM tasks WHERE {by_scope} AND {state} \
-                     ORDER BY id LIMIT ?2"
+                    "SELECT {COLUMNS} FROM tasks WHERE {by_scope} AND {state} AND {asking} \
+                     ORDER BY {order} LIMIT ?2"
                 ))
                 .map_err(sql)?;
             let mut rows = s.query(params![scope, limit]).map_err(sql)?;

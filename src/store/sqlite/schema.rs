@@ -45,6 +45,15 @@ pub(super) const MIGRATIONS: &[&str] = &[
         last INTEGER NOT NULL
     );
     INSERT INTO fences (only, last) VALUES (1, 0);",
+    // 2: the questions a task asks, the oldest one waiting (for listings
+    // of records that ask), the builder's schedule, and whether an answer
+    // or a cancel came from elsewhere since the last claim.
+    "ALTER TABLE tasks ADD COLUMN questions TEXT NOT NULL DEFAULT '{}';
+    ALTER TABLE tasks ADD COLUMN asking_since_ms INTEGER;
+    ALTER TABLE tasks ADD COLUMN schedule TEXT NOT NULL DEFAULT '{}';
+    ALTER TABLE tasks ADD COLUMN nudged INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX tasks_asking ON tasks (asking_since_ms, id)
+        WHERE asking_since_ms IS NOT NULL AND ending IS NULL;",
 ];
 
 /// Creates the file at `path` readable by its owner alone, unless it

@@ -8,7 +8,7 @@ use rusqlite::types::FromSql;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, TransactionBehavior};
 
 use super::super::row;
-use super::super::{Answer, Fence, Lease, RecordId, StoreError, StoreResult, TaskRecord};
+use super::super::{Answers, Fence, Lease, Questions, RecordId, StoreError, StoreResult, TaskRecord};
 
 /// How long a statement waits for another connection's write transaction
 /// (`SqliteStore::BUSY_TIMEOUT`).
@@ -17,7 +17,8 @@ pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// The columns of a record, in the order [`decode`] reads them.
 pub(super) const COLUMNS: &str = "id, task_id, server, protocol_version, tool, key, scope, \
     created_ms, updated_ms, status, status_message, poll_interval_ms, due_ms, failed_reads, \
-    lease_owner, lease_until_ms, fence, answers, cancel_requested, ending, delivered";
+    lease_owner, lease_until_ms, fence, answers, cancel_requested, ending, delivered, \
+    questions, schedule";
 
 /// The error of a failed statement.
 pub(super) fn sql(e: rusqlite::Error) -> StoreError {
@@ -98,6 +99,8 @@ pub(super) fn decode(row: &Row<'_>) -> StoreResult<TaskRecord> {
         cancel_requested: column(row, 18, id)?,
         ending: row::ending(id, column::<Option<String>>(row, 19, id)?.as_deref())?,
         delivered: column(row, 20, id)?,
+        questions: row::questions(id, &column::<String>(row, 21, id)?)?,
+        schedule: row::schedule(id, &column::<String>(row, 22, id)?)?,
     })
 }
 
@@ -139,25 +142,70 @@ pub(super) fn write_held(
 /// last under the fence `?2`.
 pub(super) const HELD: &str = "id = ?1 AND fence = ?2 AND lease_owner IS NOT NULL";
 
-/// The answers of record `id` held under `fence`, read inside the caller's
-/// transaction.
-pub(super) fn held_answers(
-    conn: &Connection,
-    id: RecordId,
-    fence: Fence,
-) -> StoreResult<std::collections::BTreeMap<String, Answer>> {
-    let found: Option<(String, i64, bool)> = conn
-        .prepare_cached("SELECT answers, fence, lease_owner IS NOT NULL FROM tasks WHERE id = ?1")
+/// A record's questions and answers, read inside the caller's transaction.
+pub(super) struct Book {
+    pub(super) questions: Questions,
+    pub(super) answers: Answers,
+    /// Whether the task ended.
+    pub(super) ended: bool,
+}
+
+/// The questions and answers of record `id`; with `fence`, only while it
+/// is held under it.
+pub(super) fn read_book(conn: &Connection, id: RecordId, fence: Option<Fence>) -> StoreResult<Book> {
+    type Found = (String, String, i64, bool, bool);
+    let found: Option<Found> = conn
+        .prepare_cached(
+            "SELECT questions, answers, fence, lease_owner IS NOT NULL, ending IS NOT NULL \
+             FROM tasks WHERE id = ?1",
+        )
         .and_then(|mut s| {
-            s.query_row([id.0], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                .optional()
+            s.query_row([id.0], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })
+            .optional()
         })
         .map_err(sql)?;
     match found {
         None => Err(StoreError::not_found(id)),
-        Some((_, f, held)) if f != fence.0 || !held => Err(StoreError::stale(id)),
-        Some((json, ..)) => row::answers(id, &json),
+        Some((_, _, f, held, _)) if fence.is_some_and(|fence| f != fence.0 || !held) => {
+            Err(StoreError::stale(id))
+        }
+        Some((questions, answers, _, _, ended)) => Ok(Book {
+            questions: row::questions(id, &questions)?,
+            answers: row::answers(id, &answers)?,
+            ended,
+        }),
     }
+}
+
+/// Writes a record's questions and answers back, with the oldest waiting
+/// question, and `nudge`: make it due at `now` for the next claim.
+pub(super) fn write_book(
+    conn: &Connection,
+    id: RecordId,
+    book: &Book,
+    now: i64,
+    nudge: bool,
+) -> StoreResult<()> {
+    let since = super::super::questions::asking_since(&book.questions, &book.answers).map(row::millis);
+    conn.prepare_cached(
+        "UPDATE tasks SET questions = ?2, answers = ?3, asking_since_ms = ?4, updated_ms = ?5, \
+         due_ms = CASE WHEN ?6 THEN min(due_ms, ?5) ELSE due_ms END, \
+         nudged = CASE WHEN ?6 THEN 1 ELSE nudged END WHERE id = ?1",
+    )
+    .and_then(|mut s| {
+        s.execute(rusqlite::params![
+            id.0,
+            super::super::questions::questions_json(&book.questions),
+            row::answers_json(&book.answers),
+            since,
+            now,
+            nudge
+        ])
+    })
+    .map_err(sql)?;
+    Ok(())
 }
 
 /// Runs `f` in a write transaction, committed when it succeeds.
@@ -192,7 +240,7 @@ pub(super) const CLAIMABLE: &str = "SELECT id FROM (
 /// limit or record) to `?3` until `?4`, under the next fence.
 pub(super) fn lease_sql(which: &str) -> String {
     format!(
-        "UPDATE tasks SET lease_owner = ?3, lease_until_ms = ?4, \
+        "UPDATE tasks SET lease_owner = ?3, lease_until_ms = ?4, nudged = 0, \
          fence = (SELECT last + 1 FROM fences) \
          WHERE id IN ({which}) RETURNING {COLUMNS}"
     )

@@ -51,6 +51,7 @@ fn task(n: u64, due: SystemTime) -> NewTask {
         poll_interval_ms: Some(1_000),
         due,
         ending: None,
+        schedule: crate::store::Schedule::default(),
     }
 }
 
@@ -110,6 +111,12 @@ async fn records_survive_closing_and_reopening_the_file() {
     let first = store.claim(claim("w1", 1, t(0))).await.unwrap().remove(0);
     let fence = first.unwrap().fence().unwrap();
     let yes: InputResponse = ElicitResult::accept(serde_json::json!({"ok": true})).into();
+    let asked: crate::protocol::InputRequests = [(
+        "confirm".to_owned(),
+        crate::protocol::InputRequest::form("Sure?", serde_json::json!({"type": "object"})),
+    )]
+    .into();
+    store.ask(id, fence, &asked, t(0)).await.unwrap();
     store
         .record_answer(id, fence, "confirm", &yes)
         .await
@@ -121,6 +128,7 @@ async fn records_survive_closing_and_reopening_the_file() {
         failed_reads: 1,
         due: t(60),
         taken: vec!["confirm".into()],
+        offered: vec!["confirm".into()],
     };
     store.save(id, fence, progress.clone()).await.unwrap();
     let before = store.get(id).await.unwrap().unwrap();
@@ -130,6 +138,7 @@ async fn records_survive_closing_and_reopening_the_file() {
     let after = store.get(id).await.unwrap().expect("the record survives");
     assert_eq!(after, before);
     assert!(after.answers["confirm"].taken);
+    assert!(after.questions["confirm"].offered);
     // Fences keep growing across the restart.
     let again = store.claim(claim("w2", 1, t(60))).await.unwrap().remove(0);
     let again = again.unwrap().fence().unwrap();
@@ -277,4 +286,64 @@ async fn a_full_disk_refuses_the_write_and_keeps_the_rest() {
     // Room again: the store goes on.
     raw(&store, "PRAGMA max_page_count = 1000000");
     store.insert(big).await.unwrap();
+}
+
+/// A file written by version 0.1 of this crate (schema 1: four records,
+/// one with an answer, one with a cancel asked for, one delivered) opens
+/// with every record as it was, and the new columns empty.
+#[tokio::test]
+async fn a_file_of_schema_1_is_migrated_keeping_every_record() {
+    let dir = Scratch::new("v1");
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v1.sqlite");
+    std::fs::copy(fixture, dir.db()).unwrap();
+    let store = SqliteStore::open(dir.db()).await.unwrap();
+    let version: i64 = store
+        .conn
+        .lock()
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, schema::known_version());
+    let all: Vec<TaskRecord> = store
+        .list(&Filter::all())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let ids: Vec<&str> = all.iter().map(|r| r.reference.task_id().expose()).collect();
+    assert_eq!(ids, ["task-v1-1", "task-v1-2", "task-v1-3", "task-v1-4"]);
+    for r in &all {
+        assert_eq!(r.tool, "export");
+        assert_eq!(r.scope, "acme");
+        assert_eq!(r.reference.server(), Some("srv"));
+        assert_eq!(r.poll_interval_ms, Some(500));
+        assert!(r.questions.is_empty());
+        assert!(r.schedule.is_default());
+    }
+    let yes: InputResponse = ElicitResult::accept(serde_json::json!({"ok": true})).into();
+    assert_eq!(all[1].answers["confirm"].response, yes);
+    assert_eq!(all[1].status, TaskStatus::InputRequired);
+    assert!(all[2].cancel_requested);
+    assert!(all[3].delivered && all[3].ending.as_ref().unwrap().is_completed());
+    // The old records work with the new code: claimed, asked, answered.
+    let got = store
+        .claim(Claim {
+            record: Some(all[0].id),
+            ..claim("w", 1, SystemTime::now())
+        })
+        .await
+        .unwrap()
+        .remove(0)
+        .unwrap();
+    let asked: crate::protocol::InputRequests = [(
+        "q".to_owned(),
+        crate::protocol::InputRequest::form("Sure?", serde_json::json!({"type": "object"})),
+    )]
+    .into();
+    store.ask(got.id, got.fence().unwrap(), &asked, t(1)).await.unwrap();
+    store
+        .answer(got.id, "q", &ElicitResult::decline().into(), t(2))
+        .await
+        .unwrap();
 }

@@ -1,7 +1,9 @@
 //! The tracker: a worker that drives stored tasks one step at a time.
 //!
 //! `types.rs` holds what the application hands it and gets back
-//! (connector, labels, deliveries); `step.rs` one step of one task.
+//! (connector, labels, deliveries, questions); `step.rs` one step of one
+//! task; `hold.rs` the heartbeat that keeps a record's lease while the
+//! worker awaits anything on its behalf.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -12,19 +14,35 @@ use serde::Serialize;
 use tokio::sync::{Mutex, Notify, Semaphore};
 use tokio::task::JoinSet;
 
-use super::{Claim, Fence, NewTask, RecordId, StoreError, StoreResult, TaskRecord, TaskStore};
+use super::{
+    Claim, Fence, NewTask, RecordId, Schedule, StoreError, StoreResult, TaskRecord, TaskStore,
+};
 use crate::Client;
+use crate::protocol::InputResponse;
 use crate::task::schedule::Rules;
 use crate::task::task_builder::IsComplete;
 use crate::task::{TaskBuilder, TaskState};
 
+mod hold;
 mod step;
 mod types;
 
-pub use types::{Connector, Delivery, Label, Pass, Started, TrackError};
+use types::QuestionHook;
+pub use types::{Asking, Connector, Delivery, Label, Pass, Started, TrackError};
 
 /// The longest pause of a tracker whose store is unavailable.
 const MAX_STORE_PAUSE: Duration = Duration::from_secs(5);
+
+/// What one job of a worker came to.
+enum Worked {
+    /// The task was read and is still running.
+    Stepped,
+    /// An ending was delivered and acknowledged.
+    Delivered,
+    /// An ending was delivered and not acknowledged: it comes again once
+    /// the lease runs out.
+    Declined,
+}
 
 /// Builds a [`Tracker`]: see [`Tracker::builder`].
 #[derive(Debug)]
@@ -39,6 +57,8 @@ pub struct TrackerBuilder<S, C> {
     idle: Duration,
     rules: Rules,
     request_timeout: Option<Duration>,
+    answer_within: Duration,
+    on_question: Option<QuestionHook>,
 }
 
 impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
@@ -81,19 +101,51 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
         self
     }
 
-    /// The interval between reads when the server suggests none (default 1 s).
+    /// The longest a client's input handler (or the
+    /// [`on_question`](TrackerBuilder::on_question) hook) may take for one
+    /// question (default 10 s). A handler that has not answered by then
+    /// leaves the question open in the record, for anyone to answer with
+    /// [`Tracker::answer`]; the worker goes on meanwhile. The record's lease
+    /// is renewed while a handler runs, so no other worker asks again.
+    pub fn answer_within(mut self, bound: Duration) -> Self {
+        self.answer_within = bound;
+        self
+    }
+
+    /// Tells the application of each new question, once: `hook` gets it
+    /// (to send the chat message or the email that brings a person), and
+    /// returning `true` acknowledges it, so that it is never offered again.
+    /// `false`, a hook slower than [`answer_within`](TrackerBuilder::answer_within)
+    /// or a crash before the acknowledgement is written offers it again on
+    /// a later read: at least once. The hook runs while the worker holds
+    /// the record, before any input handler is asked.
+    pub fn on_question<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(Asking) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = bool> + Send + 'static,
+    {
+        self.on_question = Some(QuestionHook(Arc::new(move |asking| Box::pin(hook(asking)))));
+        self
+    }
+
+    /// The interval between reads when the server suggests none (default
+    /// 1 s), for tasks whose builder set no
+    /// [`poll_interval`](crate::TaskBuilder::poll_interval): a task's own
+    /// settings, kept in its record, come first.
     pub fn poll_interval(mut self, d: Duration) -> Self {
         self.rules.default = d;
         self
     }
 
-    /// The floor on any spacing of reads (default 50 ms).
+    /// The floor on any spacing of reads (default 50 ms), for tasks whose
+    /// builder set none.
     pub fn min_poll_interval(mut self, d: Duration) -> Self {
         self.rules.floor = d;
         self
     }
 
-    /// The ceiling on any interval, the server's included (default 30 s).
+    /// The ceiling on any interval, the server's included (default 30 s),
+    /// for tasks whose builder set none.
     pub fn max_poll_interval(mut self, d: Duration) -> Self {
         self.rules.ceiling = d;
         self
@@ -119,6 +171,9 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
                 idle: self.idle,
                 rules: self.rules,
                 request_timeout: self.request_timeout,
+                answer_within: self.answer_within,
+                on_question: self.on_question,
+                gave_up: Default::default(),
                 clients: Mutex::new(HashMap::new()),
                 wake: Notify::new(),
             }),
@@ -200,6 +255,11 @@ struct Inner<S, C> {
     idle: Duration,
     rules: Rules,
     request_timeout: Option<Duration>,
+    answer_within: Duration,
+    on_question: Option<QuestionHook>,
+    /// Questions whose handler ran past `answer_within` here: not asked of
+    /// this worker's handlers again (a person is asked once).
+    gave_up: std::sync::Mutex<std::collections::HashSet<(RecordId, String)>>,
     clients: Mutex<HashMap<Option<String>, Client>>,
     /// Wakes a sleeping `run` when this process records a task.
     wake: Notify,
@@ -235,6 +295,8 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 ceiling: Duration::from_secs(30),
             },
             request_timeout: None,
+            answer_within: Duration::from_secs(10),
+            on_question: None,
         }
     }
 
@@ -287,15 +349,28 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     ///
     /// [`TrackError::Store`] with the live handle when the insert failed.
     pub async fn track(&self, state: TaskState, label: Label) -> Result<Started, TrackError> {
-        let (reference, snapshot) = match &state {
+        let ((reference, snapshot), (chosen, expires_at)) = match &state {
             TaskState::Finished(_) => {
                 let TaskState::Finished(t) = state else {
                     unreachable!()
                 };
                 return Ok(Started::Immediate(t));
             }
-            TaskState::Pending(t) => (t.reference(), t.snapshot().clone()),
-            TaskState::InputRequired(t) => (t.reference(), t.snapshot().clone()),
+            TaskState::Pending(t) => ((t.reference(), t.snapshot().clone()), t.schedule()),
+            TaskState::InputRequired(t) => ((t.reference(), t.snapshot().clone()), t.schedule()),
+        };
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let now = SystemTime::now();
+        let schedule = Schedule {
+            interval_ms: chosen.interval.map(ms),
+            floor_ms: chosen.floor.map(ms),
+            ceiling_ms: chosen.ceiling.map(ms),
+            // The handle counts its lifetime on the monotonic clock; the
+            // record keeps the same moment on the wall clock.
+            deadline_ms: expires_at.and_then(|at| {
+                let left = at.saturating_duration_since(tokio::time::Instant::now());
+                now.checked_add(left).map(super::row::millis)
+            }),
         };
         let task = NewTask {
             reference,
@@ -305,8 +380,9 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             status: snapshot.status,
             status_message: snapshot.status_message,
             poll_interval_ms: snapshot.poll_interval_ms,
-            due: SystemTime::now(),
+            due: now,
             ending: None,
+            schedule,
         };
         match self.inner.store.insert(task).await {
             Ok(id) => {
@@ -339,6 +415,33 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             .await?;
         self.inner.wake.notify_one();
         Ok(asked)
+    }
+
+    /// Answers question `key` of a tracked task, from any process that
+    /// shares the store (a web server, a chat bot, a command line): the
+    /// answer is checked against the question and stored, the first answer
+    /// for a key wins, and the worker that next claims the record (at once,
+    /// if one is idle) sends it with `tasks/update`, exactly once.
+    ///
+    /// # Errors
+    ///
+    /// As [`TaskStore::answer`]: [`StoreError::is_refused`] with its
+    /// [`refusal`](StoreError::refusal) when the answer was refused
+    /// (nothing is stored), [`StoreError::is_not_found`] when there is no
+    /// such record.
+    pub async fn answer(
+        &self,
+        id: RecordId,
+        key: &str,
+        response: impl Into<InputResponse>,
+    ) -> StoreResult<()> {
+        let response = response.into();
+        self.inner
+            .store
+            .answer(id, key, &response, SystemTime::now())
+            .await?;
+        self.inner.wake.notify_one();
+        Ok(())
     }
 
     /// Takes a tracked task back as a handle: the record is claimed (it
@@ -399,11 +502,22 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         }
     }
 
-    /// Runs the worker until the store fails for good: pass after pass,
-    /// sleeping on one timer until the next record is due (or
-    /// [`idle`](TrackerBuilder::idle), or until this process tracks a new
-    /// task). `on_ending` gets each ended task; returning `true`
-    /// acknowledges it.
+    /// Runs the worker until the store fails for good. `on_ending` gets
+    /// each ended task; returning `true` acknowledges it.
+    ///
+    /// The worker keeps up to [`concurrency`](TrackerBuilder::concurrency)
+    /// records in hand at once, each one a job of its own: a read and what
+    /// follows it (answers, a cancel, the write back), or the delivery of
+    /// an ending. Whenever a slot is free it claims what is due, so a job
+    /// that waits (a slow read, an input handler, a slow `on_ending`) holds
+    /// only its own record and its slot; the others go on. While a job
+    /// awaits anything on a record's behalf, the worker renews the record's
+    /// lease (every third of it), so no other worker claims it meanwhile;
+    /// a job whose lease cannot be kept (another worker took the record,
+    /// or the store was unreachable until the lease ran out) is cut short.
+    /// Between claims it sleeps on one timer, until the store's next due
+    /// moment, at most [`idle`](TrackerBuilder::idle), or until this
+    /// process tracks, answers or cancels a task.
     ///
     /// A store that is unavailable (the database went away, a full disk)
     /// pauses the worker, with a warning, and it resumes once the store
@@ -413,75 +527,185 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     ///
     /// # Errors
     ///
-    /// A store error other than [`StoreError::is_unavailable`] (a schema
-    /// newer than the code, say).
+    /// A store error other than [`StoreError::is_unavailable`] when
+    /// claiming (a schema newer than the code, say). A job's failure is
+    /// logged and the record left to its lease.
     pub async fn run<F, Fut>(&self, on_ending: F) -> StoreResult<()>
     where
         F: Fn(Delivery) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = bool> + Send + 'static,
     {
         let on_ending = Arc::new(on_ending);
+        let mut jobs: JoinSet<StoreResult<Worked>> = JoinSet::new();
         let mut pause = Duration::from_millis(100);
         loop {
-            match self.pass_shared(&on_ending).await {
-                Ok(p) if p.claimed >= self.inner.batch => {
-                    pause = Duration::from_millis(100);
-                    continue;
+            while let Some(done) = jobs.try_join_next() {
+                self.reaped(done);
+            }
+            let free = self.inner.concurrency.available_permits();
+            if free > 0 {
+                let limit = free.min(self.inner.batch);
+                match self.claim(limit).await {
+                    Ok(records) => {
+                        pause = Duration::from_millis(100);
+                        let full = records.len() >= limit;
+                        for record in records {
+                            let Some(record) = self.usable(record) else {
+                                continue;
+                            };
+                            let permit = self
+                                .inner
+                                .concurrency
+                                .clone()
+                                .acquire_owned()
+                                .await
+                                .expect("the tracker never closes its semaphore");
+                            let this = self.clone();
+                            let on_ending = on_ending.clone();
+                            jobs.spawn(async move {
+                                let _permit = permit;
+                                this.work(record, |d| on_ending(d)).await
+                            });
+                        }
+                        if full {
+                            // More may be due: claim again once a slot frees.
+                            if self.inner.concurrency.available_permits() > 0 {
+                                continue;
+                            }
+                        }
+                    }
+                    Err(e) if e.is_unavailable() => {
+                        tracing::warn!(
+                            worker = %self.inner.worker,
+                            "the task store is unavailable; pausing {}: {e}",
+                            crate::human::duration(pause)
+                        );
+                        tokio::time::sleep(pause).await;
+                        pause = (pause * 2).min(MAX_STORE_PAUSE);
+                        continue;
+                    }
+                    Err(e) => return Err(e),
                 }
-                Ok(_) => {
-                    pause = Duration::from_millis(100);
-                    self.sleep().await;
-                }
-                Err(e) if e.is_unavailable() => {
-                    tracing::warn!(
-                        worker = %self.inner.worker,
-                        "the task store is unavailable; pausing {}: {e}",
-                        crate::human::duration(pause)
-                    );
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(MAX_STORE_PAUSE);
-                }
-                Err(e) => return Err(e),
+            }
+            // Sleep until a job ends, the next record is due, or a wake.
+            let wait = if self.inner.concurrency.available_permits() > 0 {
+                self.wait().await
+            } else {
+                self.inner.idle
+            };
+            tokio::select! {
+                Some(done) = jobs.join_next(), if !jobs.is_empty() => self.reaped(done),
+                () = tokio::time::sleep(wait) => {}
+                () = self.inner.wake.notified() => {}
             }
         }
     }
 
-    /// Sleeps until the store's next due moment, at most `idle`.
-    async fn sleep(&self) {
+    /// Logs what a job of `run` came to.
+    fn reaped(&self, done: Result<StoreResult<Worked>, tokio::task::JoinError>) {
+        match done {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) if e.is_stale() || e.is_not_found() => {
+                tracing::debug!(worker = %self.inner.worker, "let a record go: {e}");
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(worker = %self.inner.worker, "a tracked task's step failed: {e}");
+            }
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => {}
+        }
+    }
+
+    /// A claimed record, or `None` (logged) when it could not be read.
+    fn usable(&self, record: StoreResult<TaskRecord>) -> Option<TaskRecord> {
+        match record {
+            Ok(record) => Some(record),
+            Err(e) => {
+                tracing::warn!(worker = %self.inner.worker, "skipping a task record: {e}");
+                None
+            }
+        }
+    }
+
+    /// How long to sleep: until the store's next due moment, at most `idle`.
+    async fn wait(&self) -> Duration {
         let idle = self.inner.idle;
-        let wait = match self.inner.store.next_due().await {
+        match self.inner.store.next_due().await {
             Ok(Some(at)) => at
                 .duration_since(SystemTime::now())
                 .unwrap_or(Duration::ZERO)
-                .min(idle),
+                .clamp(Duration::from_millis(1), idle),
             Ok(None) | Err(_) => idle,
+        }
+    }
+
+    /// One job: a step of an open task and, if it ended, its delivery; or
+    /// the delivery of an ending claimed for it.
+    async fn work<F, Fut>(&self, record: TaskRecord, on_ending: F) -> StoreResult<Worked>
+    where
+        F: FnOnce(Delivery) -> Fut,
+        Fut: Future<Output = bool>,
+    {
+        let record = if record.ending.is_some() {
+            record
+        } else {
+            match self.step(record).await? {
+                Some(ended) => ended,
+                None => return Ok(Worked::Stepped),
+            }
         };
-        if wait.is_zero() {
-            tokio::task::yield_now().await;
-            return;
+        self.deliver(record, on_ending).await
+    }
+
+    /// Hands an ending to the application, under the record's lease (kept
+    /// alive while `on_ending` runs), and acknowledges it when asked to.
+    async fn deliver<F, Fut>(&self, record: TaskRecord, on_ending: F) -> StoreResult<Worked>
+    where
+        F: FnOnce(Delivery) -> Fut,
+        Fut: Future<Output = bool>,
+    {
+        let id = record.id;
+        // A worker slowed past its lease (a pause, a loaded machine) may
+        // find its records taken by others: it delivers none of them.
+        let Some(mut record) = self.hold(record).await? else {
+            return Err(StoreError::stale(id));
+        };
+        let fence = record.fence().expect("a claimed record has a lease");
+        let until = record
+            .lease
+            .as_ref()
+            .map_or(SystemTime::UNIX_EPOCH, |l| l.until);
+        let Some(ending) = record.ending.take() else {
+            return Ok(Worked::Stepped);
+        };
+        let delivery = Delivery { record, ending };
+        let acknowledged = self.keeping(id, fence, until, on_ending(delivery)).await?;
+        if !acknowledged {
+            return Ok(Worked::Declined);
         }
-        tokio::select! {
-            () = tokio::time::sleep(wait) => {}
-            () = self.inner.wake.notified() => {}
-        }
+        self.inner.store.acknowledge(id, fence).await?;
+        Ok(Worked::Delivered)
     }
 
     /// One pass: claims the due records (at most the batch), steps each
     /// open task once and delivers each ending, at most `concurrency` at a
-    /// time. `run` is passes in a loop; a pass alone suits tests and
-    /// applications that bring their own schedule.
+    /// time, and returns once all of them are done. `run` does not wait
+    /// for a whole pass (a slow step never holds up the others); a pass
+    /// alone suits tests and applications that bring their own schedule.
+    /// Endings are delivered one at a time, in the order they came.
     ///
     /// # Errors
     ///
-    /// The claim failed. Failures of single records are counted in the
-    /// [`Pass`] and logged, never returned.
+    /// The claim failed, or a step failed with a store error other than a
+    /// stale lease. Failures of single reads are written into their
+    /// records, never returned.
     pub async fn pass<F, Fut>(&self, on_ending: F) -> StoreResult<Pass>
     where
         F: FnMut(Delivery) -> Fut,
         Fut: Future<Output = bool>,
     {
         let mut on_ending = on_ending;
-        let records = self.claim().await?;
+        let records = self.claim(self.inner.batch).await?;
         let mut pass = Pass {
             claimed: records.len(),
             ..Pass::default()
@@ -521,28 +745,11 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             }
         }
         for record in endings {
-            let fence = record.fence().expect("a claimed record has a lease");
-            // A worker slowed past its lease (a pause, a loaded machine)
-            // may find its records taken by others: it delivers none of
-            // them, and it holds the rest firmly before handing them over.
-            let record = match self.hold(record).await {
-                Ok(Some(record)) => record,
-                Ok(None) => {
-                    pass.stale += 1;
-                    continue;
-                }
+            match self.deliver(record, &mut on_ending).await {
+                Ok(Worked::Delivered) => pass.delivered += 1,
+                Ok(_) => {}
+                Err(e) if e.is_stale() || e.is_not_found() => pass.stale += 1,
                 Err(e) => return Err(e),
-            };
-            let Some(ending) = record.ending.clone() else {
-                continue;
-            };
-            let id = record.id;
-            if on_ending(Delivery { record, ending }).await {
-                match self.inner.store.acknowledge(id, fence).await {
-                    Ok(()) => pass.delivered += 1,
-                    Err(e) if e.is_stale() || e.is_not_found() => pass.stale += 1,
-                    Err(e) => return Err(e),
-                }
             }
         }
         Ok(pass)
@@ -575,23 +782,13 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         }
     }
 
-    /// `pass` with a callback shared by the steps of `run`.
-    async fn pass_shared<F, Fut>(&self, on_ending: &Arc<F>) -> StoreResult<Pass>
-    where
-        F: Fn(Delivery) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = bool> + Send + 'static,
-    {
-        let f = on_ending.clone();
-        self.pass(move |d| f(d)).await
-    }
-
-    async fn claim(&self) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
+    async fn claim(&self, limit: usize) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
         let inner = &self.inner;
         inner
             .store
             .claim(Claim {
                 worker: &inner.worker,
-                limit: inner.batch,
+                limit,
                 now: SystemTime::now(),
                 lease: inner.lease,
                 record: None,

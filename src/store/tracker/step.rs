@@ -1,18 +1,27 @@
-//! One step of one tracked task: a read through the client, then answers
-//! or a cancel, and what to write back.
+//! One step of one tracked task: a read through the client, then the
+//! questions (recorded, offered, answered), a cancel or the lifetime's end,
+//! and what to write back. The whole step runs under the record's
+//! heartbeat (`hold.rs`).
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
-use super::super::{Ending, Fence, Progress, StoreError, StoreResult, TaskRecord, TaskStore};
-use super::{Connector, Tracker};
-use crate::protocol::InputResponses;
-use crate::task::schedule::{After, seed_of};
-use crate::task::{Cancellable, InputMode, Task, TaskState};
+use super::super::{
+    Answers, Ending, Fence, Progress, Questions, StoreError, StoreResult, TaskRecord, TaskStore,
+};
+use super::{Asking, Connector, Tracker};
+use crate::protocol::{InputRequests, InputResponses, TaskStatus};
+use crate::task::schedule::{After, Chosen, Rules, retryable, seed_of};
+use crate::task::{Cancellable, InputMode, InputRequired, Task, TaskState};
 use crate::{Client, Error};
 
 /// Failed reads in a row, of a kind a retry does not mend (a protocol
 /// error, a JSON-RPC error other than "unknown task"), after which a task
 /// ends as [`Ending::Unreachable`] instead of being read again forever.
+///
+/// The in-process wait gives up at the first such failure, and hands the
+/// error and the handle to its caller, who may try again. A worker has no
+/// caller to hand it to, and ending a task is final, so it gives a server
+/// that answered badly once a few more reads before it does.
 const MAX_HARD_FAILURES: u32 = 5;
 
 /// What one step of a task comes to.
@@ -34,11 +43,31 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             return Err(StoreError::stale(id));
         };
         let fence = record.fence().expect("a claimed record has a lease");
+        let until = record
+            .lease
+            .as_ref()
+            .map_or(SystemTime::UNIX_EPOCH, |l| l.until);
+        self.keeping(id, fence, until, self.step_held(record, fence))
+            .await?
+    }
+
+    async fn step_held(
+        &self,
+        mut record: TaskRecord,
+        fence: Fence,
+    ) -> StoreResult<Option<TaskRecord>> {
         let step = match self.client_for(record.reference.server()).await {
             Ok(client) => self.step_with(&client, &record, fence).await?,
             Err(e) => self.failed(&record, None, &e),
         };
         let store = &self.inner.store;
+        let asking = matches!(&step, Step::Progress(p) if p.status == TaskStatus::InputRequired);
+        if !asking && record.questions.values().any(|q| !q.is_closed()) {
+            // The task moved on, ended or was cancelled: its questions close.
+            store
+                .ask(record.id, fence, &InputRequests::new(), SystemTime::now())
+                .await?;
+        }
         match step {
             Step::Progress(progress) => {
                 store.save(record.id, fence, progress).await?;
@@ -47,7 +76,6 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             Step::Ended(ending) => {
                 store.finish(record.id, fence, &ending).await?;
                 tracing::debug!(record = %record.id, ending = ending.name(), "a tracked task ended");
-                let mut record = record;
                 record.ending = Some(ending);
                 Ok(Some(record))
             }
@@ -69,8 +97,16 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             Ok(state) => state,
             Err(e) => return Ok(self.failed(record, Some(client), &e)),
         };
+        let expired = record
+            .schedule
+            .deadline()
+            .is_some_and(|at| SystemTime::now() >= at);
         let task = match state {
             TaskState::Finished(t) => return Ok(Step::Ended(t.into_outcome().into())),
+            TaskState::Pending(t) if expired => return Ok(self.expire(record, t.cancel().await)),
+            TaskState::InputRequired(t) if expired => {
+                return Ok(self.expire(record, t.cancel().await));
+            }
             TaskState::Pending(t) if record.cancel_requested => {
                 return Ok(self.cancel_step(client, record, t.cancel().await));
             }
@@ -78,50 +114,94 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 return Ok(self.cancel_step(client, record, t.cancel().await));
             }
             TaskState::Pending(t) => {
-                return Ok(self.let_go(client, record, t, After::Read));
+                return Ok(self.let_go(client, record, t, After::Read, Vec::new()));
             }
             TaskState::InputRequired(t) => t,
         };
+        self.questions(client, record, fence, task).await
+    }
 
-        // Questions: a recorded answer is sent again; a new one is asked of
-        // the handler once, and recorded before it goes out.
+    /// A task that asks: its questions recorded (before anything else), new
+    /// ones offered to the application, answered from the store or by a
+    /// handler within its bound, and every answer not yet taken sent in one
+    /// `tasks/update`.
+    async fn questions(
+        &self,
+        client: &Client,
+        record: &TaskRecord,
+        fence: Fence,
+        task: Task<InputRequired>,
+    ) -> StoreResult<Step> {
+        let inner = &self.inner;
+        let requests = task.requests();
+        let fresh;
+        let (questions, answers): (&Questions, &Answers) = if asks_anew(record, requests) {
+            fresh = inner
+                .store
+                .ask(record.id, fence, requests, SystemTime::now())
+                .await?;
+            (&fresh.0, &fresh.1)
+        } else {
+            (&record.questions, &record.answers)
+        };
+        let offered = self.offer(record, questions).await;
+
         let mut responses = InputResponses::new();
-        for (key, request) in task.requests() {
-            if let Some(answer) = record.answers.get(key) {
-                responses.insert(key.clone(), answer.response.clone());
+        for (key, request) in requests {
+            if let Some(answer) = answers.get(key) {
+                // Sent before and taken by the server: never again, even
+                // while the server still lists the key.
+                if !answer.taken {
+                    responses.insert(key.clone(), answer.response.clone());
+                }
                 continue;
             }
-            if !client.handlers().can_answer(request) {
-                // Nobody here can answer: look again later.
-                return Ok(self.let_go(client, record, task, After::Read));
+            if !client.handlers().can_answer(request) || self.gave_up_on(record, key) {
+                continue;
             }
-            // A person may take a while: hold the record meanwhile.
-            let inner = &self.inner;
-            inner
-                .store
-                .renew(record.id, fence, SystemTime::now() + inner.lease)
-                .await?;
-            match client.handlers().answer(key, request).await {
-                Ok(response) => {
-                    inner
+            let bound = inner.answer_within;
+            match tokio::time::timeout(bound, client.handlers().answer(key, request)).await {
+                Ok(Ok(response)) => {
+                    // The first answer stored wins: someone may have
+                    // answered from elsewhere while the handler ran.
+                    let standing = inner
                         .store
                         .record_answer(record.id, fence, key, &response)
-                        .await?;
-                    responses.insert(key.clone(), response);
+                        .await;
+                    match standing {
+                        Ok(response) => {
+                            responses.insert(key.clone(), response);
+                        }
+                        Err(e) if e.is_refused() => {
+                            tracing::debug!(record = %record.id, "an answer was refused: {e}");
+                        }
+                        Err(e) => return Err(e),
+                    }
                 }
-                Err(e) => {
-                    tracing::debug!(record = %record.id, "an input handler failed: {e}");
-                    return Ok(self.let_go(client, record, task, After::Read));
+                Ok(Err(e)) => tracing::debug!(record = %record.id, "an input handler failed: {e}"),
+                Err(_) => {
+                    tracing::debug!(
+                        record = %record.id,
+                        "an input handler took over {}; the question stays open",
+                        crate::human::duration(bound)
+                    );
+                    self.give_up_on(record, key);
                 }
             }
+        }
+        if responses.is_empty() {
+            // Nobody here can answer (yet): look again later.
+            return Ok(self.let_go(client, record, task, After::Read, offered));
         }
         let keys: Vec<String> = responses.keys().cloned().collect();
         match task.respond(responses).await {
             Ok(state) => {
                 let step = match state {
                     TaskState::Finished(t) => return Ok(Step::Ended(t.into_outcome().into())),
-                    TaskState::Pending(t) => self.let_go(client, record, t, After::Write),
-                    TaskState::InputRequired(t) => self.let_go(client, record, t, After::Write),
+                    TaskState::Pending(t) => self.let_go(client, record, t, After::Write, offered),
+                    TaskState::InputRequired(t) => {
+                        self.let_go(client, record, t, After::Write, offered)
+                    }
                 };
                 Ok(match step {
                     Step::Progress(progress) => Step::Progress(Progress {
@@ -139,6 +219,67 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         }
     }
 
+    fn gave_up_on(&self, record: &TaskRecord, key: &str) -> bool {
+        let gave_up = self.inner.gave_up.lock().unwrap_or_else(|e| e.into_inner());
+        gave_up.contains(&(record.id, key.to_owned()))
+    }
+
+    fn give_up_on(&self, record: &TaskRecord, key: &str) {
+        let mut gave_up = self.inner.gave_up.lock().unwrap_or_else(|e| e.into_inner());
+        // Bounded: past it, a handler may be asked once more.
+        if gave_up.len() >= 10_000 {
+            gave_up.clear();
+        }
+        gave_up.insert((record.id, key.to_owned()));
+    }
+
+    /// Offers the questions not offered yet to the application's hook, each
+    /// within the handlers' bound; the keys it acknowledged.
+    async fn offer(&self, record: &TaskRecord, questions: &Questions) -> Vec<String> {
+        let Some(hook) = &self.inner.on_question else {
+            return Vec::new();
+        };
+        let mut offered = Vec::new();
+        for (key, question) in questions
+            .iter()
+            .filter(|(_, q)| !q.offered && !q.is_closed())
+        {
+            let asking = Asking {
+                id: record.id,
+                tool: record.tool.clone(),
+                task_key: record.key.clone(),
+                scope: record.scope.clone(),
+                key: key.clone(),
+                question: question.clone(),
+            };
+            match tokio::time::timeout(self.inner.answer_within, (hook.0)(asking)).await {
+                Ok(true) => offered.push(key.clone()),
+                Ok(false) => {}
+                Err(_) => tracing::warn!(
+                    record = %record.id,
+                    "the on_question hook took over {}; the question is offered again later",
+                    crate::human::duration(self.inner.answer_within)
+                ),
+            }
+        }
+        offered
+    }
+
+    /// The task's lifetime passed: it was cancelled (or the cancel failed,
+    /// which changes nothing: the lifetime is the client's own bound).
+    fn expire<T: Cancellable>(
+        &self,
+        record: &TaskRecord,
+        sent: Result<(), crate::TaskError<Task<T>>>,
+    ) -> Step {
+        if let Err(e) = sent {
+            let (error, task) = e.into_parts();
+            drop(task.detach());
+            tracing::debug!(record = %record.id, "the cancel at the task's lifetime failed: {error}");
+        }
+        Step::Ended(Ending::Expired)
+    }
+
     /// After a cancel was sent (or failed to be).
     fn cancel_step<T: Cancellable>(
         &self,
@@ -149,7 +290,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         match sent {
             Ok(()) => Step::Progress(Progress {
                 failed_reads: 0,
-                due: self.due(client, record, After::Write),
+                due: self.due(Some(client), record, record.poll_interval_ms, After::Write),
                 ..self.unchanged(record)
             }),
             Err(e) => {
@@ -160,18 +301,28 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         }
     }
 
-    /// Lets go of a live handle after a step (nothing sent) and schedules
-    /// the next read by what it showed.
+    /// Lets go of a live handle after a step and schedules the next read
+    /// by what it showed.
     fn let_go<T: Cancellable>(
         &self,
         client: &Client,
         record: &TaskRecord,
         task: Task<T>,
         after: After,
+        offered: Vec<String>,
     ) -> Step {
-        let snapshot = task.snapshot().clone();
+        let snapshot = task.snapshot();
+        let progress = Progress {
+            status: snapshot.status,
+            status_message: snapshot.status_message.clone(),
+            poll_interval_ms: snapshot.poll_interval_ms,
+            failed_reads: 0,
+            due: self.due(Some(client), record, snapshot.poll_interval_ms, after),
+            taken: Vec::new(),
+            offered,
+        };
         drop(task.detach());
-        Step::Progress(self.progress(client, record, &snapshot, after))
+        Step::Progress(progress)
     }
 
     pub(super) fn unchanged(&self, record: &TaskRecord) -> Progress {
@@ -182,39 +333,44 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             failed_reads: record.failed_reads,
             due: record.due,
             taken: Vec::new(),
+            offered: Vec::new(),
         }
     }
 
-    /// The progress of a task seen as `snapshot`, next due per the schedule.
-    fn progress(
-        &self,
-        client: &Client,
-        record: &TaskRecord,
-        snapshot: &crate::task::Snapshot,
-        after: After,
-    ) -> Progress {
-        let mut seen = record.clone();
-        seen.poll_interval_ms = snapshot.poll_interval_ms;
-        Progress {
-            status: snapshot.status,
-            status_message: snapshot.status_message.clone(),
-            poll_interval_ms: snapshot.poll_interval_ms,
-            failed_reads: 0,
-            due: self.due(client, &seen, after),
-            taken: Vec::new(),
+    /// The spacing of `record`'s reads: its builder's settings, and the
+    /// tracker's where its builder set none.
+    fn rules(&self, record: &TaskRecord) -> Rules {
+        let ms = |v: Option<u64>| v.map(Duration::from_millis);
+        let s = &record.schedule;
+        Chosen {
+            interval: ms(s.interval_ms),
+            floor: ms(s.floor_ms),
+            ceiling: ms(s.ceiling_ms),
         }
+        .over(self.inner.rules)
     }
 
     /// When `record` is next due after `after`, by the shared schedule,
-    /// and never before a pause the client's server asked for.
-    fn due(&self, client: &Client, record: &TaskRecord, after: After) -> SystemTime {
+    /// never before a pause the client's server asked for, and never after
+    /// the task's lifetime.
+    fn due(
+        &self,
+        client: Option<&Client>,
+        record: &TaskRecord,
+        suggested_ms: Option<u64>,
+        after: After,
+    ) -> SystemTime {
         let seed = seed_of(record.reference.task_id().expose());
-        let delay = self.inner.rules.delay(record.poll_interval_ms, after, seed);
+        let delay = self.rules(record).delay(suggested_ms, after, seed);
         let held = client
-            .not_before()
+            .and_then(Client::not_before)
             .map(|at| at.saturating_duration_since(tokio::time::Instant::now()))
             .unwrap_or_default();
-        SystemTime::now() + delay.max(held)
+        let at = SystemTime::now() + delay.max(held);
+        match record.schedule.deadline() {
+            Some(deadline) => at.min(deadline.max(SystemTime::now())),
+            None => at,
+        }
     }
 
     /// What a failed step comes to: the task ends as unreachable when the
@@ -235,8 +391,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             });
         }
         let attempt = record.failed_reads.saturating_add(1);
-        let mendable = e.is_timeout() || e.is_transport() || e.is_overloaded();
-        if !mendable && attempt >= MAX_HARD_FAILURES {
+        if !retryable(e) && attempt >= MAX_HARD_FAILURES {
             return Step::Ended(Ending::Unreachable {
                 reason: format!("{attempt} reads in a row failed; the last: {e}"),
             });
@@ -247,17 +402,21 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             overloaded: e.is_overloaded(),
             retry_after: e.retry_after(),
         };
-        let due = match client {
-            Some(c) => self.due(c, record, after),
-            None => {
-                let seed = seed_of(record.reference.task_id().expose());
-                SystemTime::now() + self.inner.rules.delay(record.poll_interval_ms, after, seed)
-            }
-        };
         Step::Progress(Progress {
             failed_reads: attempt,
-            due,
+            due: self.due(client, record, record.poll_interval_ms, after),
             ..self.unchanged(record)
         })
     }
+}
+
+/// Whether a read's questions differ from the record's: a key it has not
+/// seen, or an open question no longer listed. Only then is the record's
+/// set of questions written.
+fn asks_anew(record: &TaskRecord, requests: &InputRequests) -> bool {
+    requests.keys().any(|k| !record.questions.contains_key(k))
+        || record
+            .questions
+            .iter()
+            .any(|(k, q)| !q.is_closed() && !requests.contains_key(k))
 }

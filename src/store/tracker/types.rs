@@ -1,8 +1,11 @@
 //! What an application hands a tracker and gets back from it: the
 //! connector, a task's label, what starting one gives, its errors, the
-//! deliveries of endings and what a pass did.
+//! deliveries of endings and of questions, and what a pass did.
 
-use super::super::{Ending, RecordId, StoreError, TaskRecord};
+use std::pin::Pin;
+use std::sync::Arc;
+
+use super::super::{Ending, Question, RecordId, StoreError, TaskRecord};
 use crate::task::{Finished, Task, TaskState};
 use crate::{Client, Error};
 
@@ -166,4 +169,64 @@ pub struct Pass {
     pub stale: usize,
     /// Records that could not be read (see [`StoreError::is_corrupt`]).
     pub corrupt: usize,
+}
+
+/// The application's hook for new questions
+/// ([`TrackerBuilder::on_question`](super::TrackerBuilder::on_question)).
+#[derive(Clone)]
+pub(super) struct QuestionHook(
+    pub(super) Arc<dyn Fn(Asking) -> Pin<Box<dyn Future<Output = bool> + Send>> + Send + Sync>,
+);
+
+impl std::fmt::Debug for QuestionHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("QuestionHook")
+    }
+}
+
+/// A new question of a tracked task, handed to the application by
+/// [`TrackerBuilder::on_question`](super::TrackerBuilder::on_question): the
+/// place to tell a person (a chat message, an email with a link to a page
+/// that calls [`Tracker::answer`](super::Tracker::answer)).
+#[derive(Debug, Clone)]
+pub struct Asking {
+    pub(super) id: RecordId,
+    pub(super) tool: String,
+    pub(super) task_key: Option<String>,
+    pub(super) scope: String,
+    pub(super) key: String,
+    pub(super) question: Question,
+}
+
+impl Asking {
+    /// The record's key: with [`key`](Asking::key), what
+    /// [`Tracker::answer`](super::Tracker::answer) takes.
+    pub fn id(&self) -> RecordId {
+        self.id
+    }
+
+    /// The question's key (the server's).
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The question.
+    pub fn question(&self) -> &Question {
+        &self.question
+    }
+
+    /// The tool that was called.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The caller's own key for the task, if it was given one.
+    pub fn task_key(&self) -> Option<&str> {
+        self.task_key.as_deref()
+    }
+
+    /// Whose task it is.
+    pub fn scope(&self) -> &str {
+        &self.scope
+    }
 }

@@ -1,0 +1,54 @@
+//! The heartbeat: whatever a worker awaits on a record's behalf (a read, an
+//! input handler, the application's outcome callback) runs while the
+//! record's lease is renewed, so that no other worker claims the record
+//! meanwhile, and is cut short once the lease cannot be kept.
+
+use std::time::{Duration, SystemTime};
+
+use super::super::{Fence, RecordId, StoreError, StoreResult, TaskStore};
+use super::{Connector, Tracker};
+
+impl<S: TaskStore, C: Connector> Tracker<S, C> {
+    /// Runs `work` for record `id`, held under `fence` until `until`,
+    /// renewing the lease every third of its length.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::is_stale`] when the lease was lost meanwhile: another
+    /// worker claimed the record (a renewal was refused), or the store
+    /// could not be reached to renew it before it ran out. `work` is then
+    /// dropped where it stands: nothing it would have written is written.
+    pub(super) async fn keeping<T>(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        mut until: SystemTime,
+        work: impl Future<Output = T>,
+    ) -> StoreResult<T> {
+        let lease = self.inner.lease;
+        let beat = (lease / 3).max(Duration::from_millis(5));
+        let mut work = std::pin::pin!(work);
+        loop {
+            // Never sleep past the lease: a renewal that keeps failing
+            // must cut the work before another worker may claim the record.
+            let left = until
+                .duration_since(SystemTime::now())
+                .unwrap_or(Duration::ZERO);
+            if left.is_zero() {
+                return Err(StoreError::stale(id));
+            }
+            tokio::select! {
+                out = &mut work => return Ok(out),
+                () = tokio::time::sleep(beat.min(left)) => {}
+            }
+            let next = SystemTime::now() + lease;
+            match self.inner.store.renew(id, fence, next).await {
+                Ok(()) => until = next,
+                Err(e) if e.is_stale() || e.is_not_found() => return Err(e),
+                Err(e) => {
+                    tracing::debug!(record = %id, "could not renew a lease: {e}");
+                }
+            }
+        }
+    }
+}
