@@ -8,9 +8,11 @@
 //!
 //! - A [`TaskStore`] keeps one [`TaskRecord`] per task: how to find it
 //!   again (a [`TaskRef`]), what it was last seen doing, when to read it
-//!   next, who holds it (a [`Lease`] with a fencing token), the answers
-//!   given to its questions, whether a cancel was asked for, and how it
-//!   ended, with whether the application has taken that outcome.
+//!   next and how (its builder's poll settings and lifetime, a
+//!   [`Schedule`]), who holds it (a [`Lease`] with a fencing token), the
+//!   questions it asks and the answers given to them, whether a cancel
+//!   was asked for, and how it ended, with whether the application has
+//!   taken that outcome.
 //! - Three stores: [`MemoryStore`] (tests and examples), `SqliteStore`
 //!   (feature `sqlite`: one file, the embedded default) and `PostgresStore`
 //!   (feature `postgres`: many workers on many machines share one
@@ -21,6 +23,49 @@
 //!   back under its lease, and hands each outcome to the application until
 //!   the application acknowledges it.
 //!
+//! # Questions that wait for a person
+//!
+//! A task in `input_required` asks questions (a form to fill in, a URL to
+//! visit, a sampling request) meant for a person, who may answer hours
+//! later, from another process: a web page, a chat bot, the command line.
+//! The worker that reads such a task writes each question into its record
+//! ([`TaskStore::ask`]) before anything else happens, tells the
+//! application once ([`TrackerBuilder::on_question`]), lets the client's
+//! input handlers answer what they can within a bound
+//! ([`TrackerBuilder::answer_within`]), and goes on with other tasks.
+//! Anyone who can reach the store lists what waits
+//! ([`Filter::asking`]) and answers ([`TaskStore::answer`], or
+//! [`Tracker::answer`]): the answer is checked against the question, the
+//! first one stored wins, and the record is due at once, so the next
+//! worker to claim it sends the answer with `tasks/update`, once.
+//!
+//! ```no_run
+//! # async fn f(store: mcp_tasks::store::SqliteStore) -> Result<(), mcp_tasks::store::StoreError> {
+//! use std::time::SystemTime;
+//! use mcp_tasks::protocol::ElicitResult;
+//! use mcp_tasks::store::{Filter, TaskStore};
+//!
+//! // In the web server, with the same database as the workers:
+//! for record in store.list(&Filter::all().asking()).await? {
+//!     let record = record?;
+//!     for (key, question) in record.open_questions() {
+//!         println!("{} asks {key}: {}", record.tool, question.message().unwrap_or(""));
+//!     }
+//! }
+//! // A person approved: stored, checked, sent by the next worker.
+//! # let (id, key) = (mcp_tasks::store::RecordId(1), "approve");
+//! let answer = ElicitResult::accept(serde_json::json!({"ok": true}));
+//! store.answer(id, key, &answer.into(), SystemTime::now()).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Questions are kept for the Tasks extension of 2026-07-28, which lists
+//! them in `tasks/get` under keys the server never reuses and takes their
+//! answers in `tasks/update` whenever they come. A 2025-11-25 task asks its
+//! question as a server request inside `tasks/result`, which cannot wait
+//! for hours: it is answered by the client's handlers while the request is
+//! open, and is not kept in the record.
+//!
 //! # What survives a crash, and when
 //!
 //! | moment | what a crash leaves |
@@ -28,7 +73,13 @@
 //! | before the server answered `tools/call` | nothing: the call may or may not have started a task ([`Error::is_outcome_unknown`](crate::Error::is_outcome_unknown)) |
 //! | between the server's answer and the insert | a task the store never saw: the window is the time one insert takes, since [`Tracker::call_tool`] inserts before it returns and before anything else is awaited |
 //! | after the insert | everything: another worker (or this one, restarted) claims the record once its lease runs out |
-//! | an answer recorded, `tasks/update` not sent (or not acknowledged) | the recorded answer, sent again for a key the server still asks for; the input handler is never asked twice |
+//! | a question seen, not yet written | nothing: the next read shows it again and writes it |
+//! | a question written, not yet offered to the application | the question; the next read offers it ([`TrackerBuilder::on_question`]) |
+//! | a question offered, the acknowledgement not written | the question, offered again: at least once |
+//! | an answer given from elsewhere ([`TaskStore::answer`]) | the answer, stored and checked; the record is due at once, and the next worker to claim it sends it |
+//! | a handler's answer recorded, `tasks/update` not sent (or not acknowledged) | the recorded answer, sent again for a key the server still asks for; the input handler is never asked twice |
+//! | an answer sent and acknowledged, `taken` not written | the answer, sent once more if the server still lists its key (servers apply answers eventually, and a second copy of the same answer changes nothing) |
+//! | an answer taken | nothing more: a taken answer is never sent again, even while the server still lists its key |
 //! | an outcome written, not acknowledged | the outcome, delivered again (at least once) |
 //! | an outcome acknowledged | nothing more: a delivered outcome is never delivered again |
 //!

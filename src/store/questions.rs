@@ -358,6 +358,7 @@ pub(crate) fn asking_since(questions: &Questions, answers: &Answers) -> Option<S
         .min()
 }
 
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 pub(crate) fn questions_json(questions: &Questions) -> String {
     serde_json::to_string(questions).expect("questions serialize")
 }

@@ -174,9 +174,10 @@ pub struct Pass {
 /// The application's hook for new questions
 /// ([`TrackerBuilder::on_question`](super::TrackerBuilder::on_question)).
 #[derive(Clone)]
-pub(super) struct QuestionHook(
-    pub(super) Arc<dyn Fn(Asking) -> Pin<Box<dyn Future<Output = bool> + Send>> + Send + Sync>,
-);
+pub(super) struct QuestionHook(pub(super) Arc<dyn Fn(Asking) -> Offered + Send + Sync>);
+
+/// What the hook's future comes to: `true` acknowledges the question.
+pub(super) type Offered = Pin<Box<dyn Future<Output = bool> + Send>>;
 
 impl std::fmt::Debug for QuestionHook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
