@@ -1,6 +1,7 @@
 //! `PostgresStore` against a real Postgres: the store contract, workers
-//! racing for the same records, a lost connection, corrupt rows and a
-//! schema from the future.
+//! racing for the same records, answers racing each other and a worker's
+//! save, a database written by version 1 of the schema, a lost
+//! connection, corrupt rows and a schema from the future.
 //!
 //! One throwaway cluster serves the whole binary (see
 //! `support/postgres.rs`), each test in a database of its own. The binary
@@ -20,9 +21,12 @@ use std::pin::Pin;
 use std::time::{Duration, Instant, SystemTime};
 
 use mcp_tasks::TaskRef;
-use mcp_tasks::protocol::{TaskId, TaskStatus};
+use mcp_tasks::protocol::{
+    ElicitResult, InputRequest, InputRequests, InputResponse, TaskId, TaskStatus,
+};
 use mcp_tasks::store::{
-    Claim, Filter, NewTask, PostgresStore, Progress, RecordId, StoreResult, TaskRecord, TaskStore,
+    Claim, Fence, Filter, NewTask, PostgresStore, Progress, RecordId, RecordState, Refusal,
+    Schedule, StoreResult, TaskRecord, TaskStore,
 };
 use postgres::Pg;
 
@@ -43,6 +47,7 @@ fn task(n: u32, due: SystemTime) -> NewTask {
         poll_interval_ms: Some(1_000),
         due,
         ending: None,
+        schedule: Schedule::default(),
     }
 }
 
@@ -121,11 +126,271 @@ async fn workers_starting_together_migrate_once(pg: Pg) {
         done.unwrap().expect("every worker connects");
     }
     let raw = postgres::connect(&url).await;
-    let versions = raw
-        .query("SELECT version FROM mcp_tasks_schema", &[])
+    let versions: Vec<i64> = raw
+        .query("SELECT version FROM mcp_tasks_schema ORDER BY version", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(versions, [1, 2], "each migration, applied once");
+}
+
+fn form() -> InputRequest {
+    InputRequest::form(
+        "Approve?",
+        serde_json::json!({
+            "type": "object",
+            "properties": {"ok": {"type": "boolean"}},
+            "required": ["ok"],
+        }),
+    )
+}
+
+fn asked(keys: &[&str]) -> InputRequests {
+    keys.iter().map(|k| ((*k).to_owned(), form())).collect()
+}
+
+fn yes() -> InputResponse {
+    ElicitResult::accept(serde_json::json!({"ok": true})).into()
+}
+
+fn no() -> InputResponse {
+    ElicitResult::accept(serde_json::json!({"ok": false})).into()
+}
+
+/// A record held by worker `w` (claimed alone), asking `keys`; its fence.
+async fn asking(store: &PostgresStore, n: u32, keys: &[&str]) -> (RecordId, Fence) {
+    let id = store.insert(task(n, t(0))).await.unwrap();
+    let got = store
+        .claim(Claim {
+            record: Some(id),
+            ..claim("w", 1, t(0))
+        })
         .await
         .unwrap();
-    assert_eq!(versions.len(), 1, "one migration, applied once");
+    let fence = got[0].as_ref().unwrap().fence().unwrap();
+    store.ask(id, fence, &asked(keys), t(1)).await.unwrap();
+    (id, fence)
+}
+
+/// Two answers to one question at once, on one connection (pipelined) and
+/// on two: exactly one is stored, the other refused as answered.
+async fn concurrent_answers_store_exactly_one(pg: Pg) {
+    let (a, url) = store(&pg).await;
+    let b = PostgresStore::connect(&url).await.expect("a second store");
+    for round in 0..20u32 {
+        let (id, fence) = asking(&a, round, &["q"]).await;
+        // Given up until later, as a worker's step does.
+        let progress = Progress {
+            status: TaskStatus::InputRequired,
+            status_message: None,
+            poll_interval_ms: None,
+            failed_reads: 0,
+            due: t(5_000),
+            taken: Vec::new(),
+            offered: Vec::new(),
+        };
+        a.save(id, fence, progress).await.unwrap();
+        let other = if round % 2 == 0 { &a } else { &b };
+        let (yes, no) = (yes(), no());
+        let (first, second) = tokio::join!(
+            a.answer(id, "q", &yes, t(10)),
+            other.answer(id, "q", &no, t(10)),
+        );
+        let (lost, winner) = match (first, second) {
+            (Ok(()), Err(e)) => (e, yes),
+            (Err(e), Ok(())) => (e, no),
+            (first, second) => panic!("round {round}: {first:?} and {second:?}"),
+        };
+        assert!(lost.is_refused(), "{lost}");
+        assert!(
+            matches!(lost.refusal(), Some(Refusal::Answered { key }) if key == "q"),
+            "{lost}"
+        );
+        let r = a.get(id).await.unwrap().unwrap();
+        assert_eq!(r.answers.len(), 1);
+        assert_eq!(r.answers["q"].response, winner, "the stored answer won");
+        assert_eq!(r.due, t(10), "due at once");
+    }
+}
+
+/// A worker's save that marks an answer taken and a question offered,
+/// racing an answer to another question from elsewhere: both changes
+/// stand, and the record is due at once.
+async fn an_answer_racing_a_save_is_never_lost(pg: Pg) {
+    let (worker, url) = store(&pg).await;
+    let elsewhere = PostgresStore::connect(&url).await.expect("a second store");
+    for round in 0..20u32 {
+        let (id, fence) = asking(&worker, 100 + round, &["a", "b"]).await;
+        let standing = worker.record_answer(id, fence, "a", &yes()).await.unwrap();
+        assert_eq!(standing, yes());
+        let answerer = if round % 2 == 0 { &worker } else { &elsewhere };
+        let far = SystemTime::now() + Duration::from_secs(3_600);
+        let progress = Progress {
+            status: TaskStatus::InputRequired,
+            status_message: None,
+            poll_interval_ms: None,
+            failed_reads: 0,
+            due: far,
+            taken: vec!["a".into()],
+            offered: vec!["b".into()],
+        };
+        let answer = no();
+        let (saved, answered) = tokio::join!(
+            worker.save(id, fence, progress),
+            answerer.answer(id, "b", &answer, SystemTime::now()),
+        );
+        saved.unwrap();
+        answered.unwrap();
+        let r = worker.get(id).await.unwrap().unwrap();
+        assert!(
+            r.answers["a"].taken,
+            "round {round}: the save's change stands"
+        );
+        assert!(r.questions["b"].offered, "round {round}: the offer stands");
+        assert_eq!(
+            r.answers.get("b").map(|a| &a.response),
+            Some(&no()),
+            "round {round}: the answer from elsewhere was not lost"
+        );
+        assert!(!r.answers["b"].taken);
+        assert!(
+            r.due <= SystemTime::now(),
+            "round {round}: due at once, whichever came first"
+        );
+        // The worker's own handler, late: the answer from elsewhere stands.
+        let late = worker.record_answer(id, fence, "b", &yes()).await.unwrap();
+        assert_eq!(late, no());
+    }
+}
+
+/// A database written by version 1 of the schema (a `pg_dump` of one, in
+/// `tests/store_fixtures/v1.sql`): connecting migrates it to version 2
+/// and keeps every record as it was, with no questions and the default
+/// schedule.
+async fn a_version_1_database_is_migrated(pg: Pg) {
+    let url = pg.database().await;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/store_fixtures/v1.sql");
+    let dump = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    // Its own connection: the dump empties that session's search_path.
+    postgres::connect(&url)
+        .await
+        .batch_execute(&dump)
+        .await
+        .expect("the version 1 dump loads");
+
+    let store = PostgresStore::connect(&url)
+        .await
+        .expect("connect migrates");
+    let raw = postgres::connect(&url).await;
+    let versions: Vec<i64> = raw
+        .query("SELECT version FROM mcp_tasks_schema ORDER BY version", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(versions, [1, 2]);
+    let index = raw
+        .query_opt(
+            "SELECT 1 FROM pg_indexes WHERE indexname = 'mcp_tasks_tasks_asking'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert!(index.is_some(), "the index of records that ask");
+
+    let records: Vec<TaskRecord> = store
+        .list(&Filter::all())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.expect("a readable record"))
+        .collect();
+    let task_ids: Vec<&str> = records
+        .iter()
+        .map(|r| r.reference.task_id().expose())
+        .collect();
+    assert_eq!(
+        task_ids,
+        ["task-v1-1", "task-v1-2", "task-v1-3", "task-v1-4"]
+    );
+    for (n, r) in records.iter().enumerate() {
+        assert_eq!(r.id, RecordId(n as i64 + 1));
+        assert_eq!(r.key.as_deref(), Some(format!("order-{}", n + 1).as_str()));
+        assert_eq!(r.scope, "acme");
+        assert_eq!(r.reference.server(), Some("srv"));
+        assert_eq!(r.reference.protocol_version(), Some("2026-07-28"));
+        assert_eq!(
+            r.status_message.as_deref(),
+            Some(format!("message {}", n + 1).as_str())
+        );
+        assert_eq!(r.poll_interval_ms, Some(500));
+        assert!(r.questions.is_empty(), "{:?}", r.questions);
+        assert_eq!(r.schedule, Schedule::default());
+        assert!(r.schedule.is_default());
+        assert_eq!(r.asking_since(), None);
+    }
+    let [first, second, third, fourth] = &records[..] else {
+        unreachable!()
+    };
+    assert_eq!(first.status, TaskStatus::Working);
+    assert!(first.answers.is_empty() && first.lease.is_none());
+    assert!(!first.cancel_requested && first.ending.is_none());
+
+    assert_eq!(second.status, TaskStatus::InputRequired);
+    assert_eq!(second.answers.len(), 1);
+    let confirm = &second.answers["confirm"];
+    assert_eq!(confirm.response, yes());
+    assert!(!confirm.taken);
+    let lease = second.lease.as_ref().expect("its lease");
+    assert_eq!(lease.owner, "v1");
+    assert_eq!(lease.fence.0, 1);
+
+    assert!(third.cancel_requested && third.ending.is_none());
+
+    assert_eq!(fourth.status, TaskStatus::Completed);
+    assert!(fourth.ending.as_ref().is_some_and(|e| e.is_completed()));
+    assert!(fourth.delivered);
+    let delivered = store
+        .list(&Filter::all().state(RecordState::Delivered))
+        .await
+        .unwrap();
+    assert_eq!(delivered.len(), 1);
+    assert!(
+        store
+            .list(&Filter::all().asking())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // The migrated store works on: new records follow the old ones, claims
+    // hand out fences past the old ones, and questions are recorded.
+    let new = store.insert(task(5, t(0))).await.unwrap();
+    assert_eq!(new, RecordId(5));
+    let got = store.claim(claim("w", 10, t(0))).await.unwrap();
+    let got: Vec<TaskRecord> = got.into_iter().map(|r| r.unwrap()).collect();
+    assert_eq!(
+        got.iter().map(|r| r.id).collect::<Vec<_>>(),
+        [RecordId(1), RecordId(2), RecordId(3), RecordId(5)],
+        "every open record, the delivered one left alone"
+    );
+    assert!(got.iter().all(|r| r.fence().unwrap().0 > 2));
+    let second = &got[1];
+    let fence = second.fence().unwrap();
+    let (questions, answers) = store
+        .ask(second.id, fence, &asked(&["confirm", "next"]), t(1))
+        .await
+        .unwrap();
+    assert_eq!(questions.len(), 2);
+    assert_eq!(answers["confirm"].response, yes(), "the old answer kept");
+    let open = store.get(second.id).await.unwrap().unwrap();
+    assert_eq!(open.asking_since(), Some(t(1)), "\"next\" waits");
+    let listed = store.list(&Filter::all().asking()).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].as_ref().unwrap().id, second.id);
 }
 
 async fn a_lost_connection_is_unavailable_then_comes_back(pg: Pg) {
@@ -231,6 +496,7 @@ async fn corrupt_rows_come_back_in_their_place(pg: Pg) {
         failed_reads: 0,
         due: t(200),
         taken: Vec::new(),
+        offered: Vec::new(),
     };
     store
         .save(fine.id, fine.fence().unwrap(), progress)
@@ -384,6 +650,7 @@ async fn measure(pg: Pg) {
                 failed_reads: 0,
                 due: t(100_000),
                 taken: Vec::new(),
+                offered: Vec::new(),
             };
             let started = Instant::now();
             store
@@ -413,11 +680,20 @@ fn main() {
         rt.block_on(measure(pg));
         return;
     }
-    let cases: [(&str, Case); 8] = [
+    let cases: [(&str, Case); 11] = [
         ("a_tracker_pauses_while_the_database_is_away", |pg| {
             Box::pin(a_tracker_pauses_while_the_database_is_away(pg))
         }),
         ("the_contract_holds", |pg| Box::pin(the_contract_holds(pg))),
+        ("concurrent_answers_store_exactly_one", |pg| {
+            Box::pin(concurrent_answers_store_exactly_one(pg))
+        }),
+        ("an_answer_racing_a_save_is_never_lost", |pg| {
+            Box::pin(an_answer_racing_a_save_is_never_lost(pg))
+        }),
+        ("a_version_1_database_is_migrated", |pg| {
+            Box::pin(a_version_1_database_is_migrated(pg))
+        }),
         ("concurrent_claims_never_share_a_record", |pg| {
             Box::pin(concurrent_claims_never_share_a_record(pg))
         }),

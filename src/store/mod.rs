@@ -111,9 +111,9 @@ use crate::task::{Outcome, TaskRef};
 
 mod error;
 mod memory;
-mod questions;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod questions;
 mod row;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -121,12 +121,12 @@ mod tracker;
 
 pub use error::StoreError;
 pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresStore;
 pub use questions::{
     Answers, MAX_ANSWER_BYTES, MAX_KEPT_QUESTIONS, MAX_OPEN_QUESTIONS, MAX_QUESTION_BYTES,
     Question, QuestionKind, Questions, Refusal,
 };
-#[cfg(feature = "postgres")]
-pub use postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use tracker::{

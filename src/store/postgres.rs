@@ -1,7 +1,6 @@
 //! `PostgresStore`: a task store on Postgres, for many workers on many
 //! machines sharing one database.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -11,22 +10,24 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::FromSql;
 use tokio_postgres::{Client, Config, NoTls, Row, Statement};
 
+use super::questions;
 use super::row::{self, millis};
 use super::{
-    Answer, Claim, Ending, Fence, Filter, Lease, NewTask, Progress, RecordId, RecordState,
-    StoreError, StoreResult, TaskRecord, TaskStore,
+    Answers, Claim, Ending, Fence, Filter, Lease, NewTask, Progress, Questions, RecordId,
+    RecordState, Refusal, StoreError, StoreResult, TaskRecord, TaskStore,
 };
-use crate::protocol::InputResponse;
+use crate::protocol::{InputRequests, InputResponse};
 
 /// The schema version this code writes and reads.
-const VERSION: i64 = 1;
+const VERSION: i64 = 2;
 
 /// The key of the advisory lock that migrations hold, so that workers
 /// starting together apply them once ("mcp-task" in ASCII).
 const MIGRATION_LOCK: i64 = 0x6d63_702d_7461_736b;
 
 /// The migrations, in order: a version and the statements that reach it.
-const MIGRATIONS: &[(i64, &str)] = &[(1, SCHEMA_V1)];
+/// Append only: a published migration never changes.
+const MIGRATIONS: &[(i64, &str)] = &[(1, SCHEMA_V1), (2, SCHEMA_V2)];
 
 /// Version 1: the tasks table, the fencing sequence and the claim indexes.
 const SCHEMA_V1: &str = "
@@ -60,13 +61,32 @@ CREATE INDEX mcp_tasks_tasks_undelivered ON mcp_tasks_tasks (due, id)
 CREATE INDEX mcp_tasks_tasks_scope ON mcp_tasks_tasks (scope, id);
 ";
 
+/// Version 2: the questions a task asks, when its oldest waiting question
+/// was first seen (for listings of records that ask, by their own partial
+/// index), the builder's schedule, whether an answer or a cancel came from
+/// elsewhere since the last claim (`nudged`), and the revision that guards
+/// every write of the questions and answers.
+const SCHEMA_V2: &str = "
+ALTER TABLE mcp_tasks_tasks ADD COLUMN questions TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE mcp_tasks_tasks ADD COLUMN asking_since BIGINT;
+ALTER TABLE mcp_tasks_tasks ADD COLUMN schedule TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE mcp_tasks_tasks ADD COLUMN nudged BOOLEAN NOT NULL DEFAULT FALSE;
+ALTER TABLE mcp_tasks_tasks ADD COLUMN revision BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX mcp_tasks_tasks_asking ON mcp_tasks_tasks (asking_since, id)
+    WHERE asking_since IS NOT NULL AND ending IS NULL;
+";
+
+/// How many times a write of a record's questions and answers reads the
+/// record again after another write came between its read and its write.
+const REWRITE_TRIES: usize = 16;
+
 /// A record's columns, in the order [`decode`] reads them by name.
 macro_rules! columns {
     () => {
         "t.id, t.task_id, t.server, t.protocol_version, t.tool, t.key, t.scope, \
          t.created, t.updated, t.status, t.status_message, t.poll_interval_ms, t.due, \
          t.failed_reads, t.lease_owner, t.lease_until, t.fence, t.answers, \
-         t.cancel_requested, t.ending, t.delivered"
+         t.cancel_requested, t.ending, t.delivered, t.questions, t.schedule"
     };
 }
 
@@ -106,11 +126,16 @@ macro_rules! columns {
 /// | `poll_interval_ms` | `BIGINT` | |
 /// | `failed_reads` | `INTEGER` | |
 /// | `lease_owner`, `fence` | `TEXT`, `BIGINT` | the fence from the sequence `mcp_tasks_fence` |
-/// | `answers`, `ending` | `TEXT` | JSON, kept as text (`JSONB` refuses `\u0000`, which a tool result may hold) |
+/// | `questions`, `answers`, `schedule`, `ending` | `TEXT` | JSON, kept as text (`JSONB` refuses `\u0000`, which a tool result may hold) |
+/// | `asking_since` | `BIGINT` | when the oldest question that waits for an answer was first seen, or `NULL` |
 /// | `cancel_requested`, `delivered` | `BOOLEAN` | |
+/// | `nudged` | `BOOLEAN` | an answer or a cancel came from elsewhere since the last claim |
+/// | `revision` | `BIGINT` | grows on every write of `questions` and `answers` |
 ///
 /// Two partial indexes serve the claim: open tasks by due time, and ended
-/// tasks whose outcome awaits delivery.
+/// tasks whose outcome awaits delivery. A third serves the listing of open
+/// tasks that ask ([`Filter::asking`](super::Filter::asking)), by
+/// `asking_since`.
 ///
 /// # Statements
 ///
@@ -123,9 +148,26 @@ macro_rules! columns {
 /// WHERE id = $1 AND fence = $2`; only when it changes no row does a
 /// second statement tell a stale fence from a missing record. A tracked
 /// read therefore costs two statements: its share of one batched claim,
-/// and one save. Recording an answer, and the save that marks answers
-/// taken, read the answers first (one statement more). Statements are
-/// prepared once per connection.
+/// and one save. Statements are prepared once per connection.
+///
+/// # Questions and answers
+///
+/// Clones share one connection, so the store opens no transaction: a
+/// record's questions and answers change by optimistic concurrency
+/// instead. A change reads them (with the record's `revision`, fence and
+/// whether it ended) in one `SELECT`, applies the rules in Rust, and
+/// writes them back in one `UPDATE … SET revision = revision + 1 … WHERE
+/// id = $1 AND revision = $2` (and `AND fence = $f` for the lease's
+/// holder). When another write came in between, the `UPDATE` changes no
+/// row and the change starts again from a fresh read (at most 16 times),
+/// so an answer given from elsewhere is never overwritten. Without
+/// contention, a question seen ([`ask`](TaskStore::ask) finding a new
+/// key, or closing one) costs one read and one write, and a read that
+/// finds nothing new the read alone; an answer
+/// ([`answer`](TaskStore::answer) or
+/// [`record_answer`](TaskStore::record_answer)) costs one read and one
+/// write; a save that marks answers taken or questions offered costs that
+/// read and write before its own statement.
 ///
 /// # Connection
 ///
@@ -170,8 +212,8 @@ struct Statements {
     claim_due: Statement,
     claim_one: Statement,
     renew: Statement,
-    answers: Statement,
-    write_answers: Statement,
+    read_book: Statement,
+    write_book: Statement,
     save: Statement,
     finish: Statement,
     acknowledge: Statement,
@@ -188,8 +230,10 @@ impl Statements {
             insert: client
                 .prepare(
                     "INSERT INTO mcp_tasks_tasks (task_id, server, protocol_version, tool, key, \
-                     scope, created, updated, status, status_message, poll_interval_ms, due, ending) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11, $12) RETURNING id",
+                     scope, created, updated, status, status_message, poll_interval_ms, due, ending, \
+                     schedule) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11, $12, $13) \
+                     RETURNING id",
                 )
                 .await?,
             get: client
@@ -216,7 +260,7 @@ impl Statements {
                      picked AS (SELECT id FROM (SELECT id, due FROM open UNION ALL \
                      SELECT id, due FROM ended) AS due_now ORDER BY due, id LIMIT $4), \
                      claimed AS (UPDATE mcp_tasks_tasks AS t SET lease_owner = $2, \
-                     lease_until = $3, fence = nextval('mcp_tasks_fence') \
+                     lease_until = $3, fence = nextval('mcp_tasks_fence'), nudged = FALSE \
                      FROM picked WHERE t.id = picked.id RETURNING ",
                     columns!(),
                     ") SELECT * FROM claimed ORDER BY due, id"
@@ -228,7 +272,7 @@ impl Statements {
                      WHERE id = $4 AND (lease_until IS NULL OR lease_until <= $1) \
                      AND (ending IS NULL OR NOT delivered) FOR UPDATE SKIP LOCKED) \
                      UPDATE mcp_tasks_tasks AS t SET lease_owner = $2, lease_until = $3, \
-                     fence = nextval('mcp_tasks_fence') \
+                     fence = nextval('mcp_tasks_fence'), nudged = FALSE \
                      FROM picked WHERE t.id = picked.id RETURNING ",
                     columns!()
                 ))
@@ -236,20 +280,34 @@ impl Statements {
             renew: client
                 .prepare("UPDATE mcp_tasks_tasks SET lease_until = $3 WHERE id = $1 AND fence = $2")
                 .await?,
-            answers: client
-                .prepare("SELECT answers FROM mcp_tasks_tasks WHERE id = $1 AND fence = $2")
-                .await?,
-            write_answers: client
+            read_book: client
                 .prepare(
-                    "UPDATE mcp_tasks_tasks SET answers = $3, updated = $4 \
-                     WHERE id = $1 AND fence = $2",
+                    "SELECT questions, answers, revision, fence, lease_owner IS NOT NULL AS held, \
+                     ending IS NOT NULL AS ended FROM mcp_tasks_tasks WHERE id = $1",
                 )
                 .await?,
+            // The only statement that writes questions and answers: it
+            // changes the row only if no other write came since the read
+            // of revision $2 (and, for the lease's holder $8, only while
+            // the lease is still its own). $7: make the record due at $6,
+            // for an answer from elsewhere.
+            write_book: client
+                .prepare(
+                    "UPDATE mcp_tasks_tasks SET questions = $3, answers = $4, \
+                     asking_since = $5, revision = revision + 1, updated = $6, \
+                     due = CASE WHEN $7 THEN LEAST(due, $6) ELSE due END, \
+                     nudged = nudged OR $7 \
+                     WHERE id = $1 AND revision = $2 AND ($8::int8 IS NULL OR fence = $8)",
+                )
+                .await?,
+            // An answer or a cancel from elsewhere since the claim: due
+            // now, not at the step's due time.
             save: client
                 .prepare(
                     "UPDATE mcp_tasks_tasks SET status = $3, status_message = $4, \
-                     poll_interval_ms = $5, failed_reads = $6, due = $7, \
-                     answers = COALESCE($8, answers), updated = $9, lease_until = 0 \
+                     poll_interval_ms = $5, failed_reads = $6, \
+                     due = CASE WHEN nudged THEN LEAST($7::int8, $8::int8) ELSE $7 END, \
+                     updated = $8, lease_until = 0 \
                      WHERE id = $1 AND fence = $2",
                 )
                 .await?,
@@ -268,7 +326,7 @@ impl Statements {
             request_cancel: client
                 .prepare(
                     "UPDATE mcp_tasks_tasks SET cancel_requested = TRUE, due = LEAST(due, $2), \
-                     updated = $2 WHERE id = $1 AND ending IS NULL",
+                     nudged = TRUE, updated = $2 WHERE id = $1 AND ending IS NULL",
                 )
                 .await?,
             remove: client
@@ -286,7 +344,8 @@ impl Statements {
                      WHEN 0 THEN t.ending IS NULL \
                      WHEN 1 THEN t.ending IS NOT NULL AND NOT t.delivered \
                      ELSE t.ending IS NOT NULL AND t.delivered END) \
-                     ORDER BY t.id LIMIT $3"
+                     AND (NOT $4::bool OR (t.asking_since IS NOT NULL AND t.ending IS NULL)) \
+                     ORDER BY CASE WHEN $4 THEN t.asking_since END, t.id LIMIT $3"
                 ))
                 .await?,
             next_due: client
@@ -387,27 +446,121 @@ impl PostgresStore {
         }
     }
 
-    /// The answers of `id` held under `fence`.
-    async fn answers(
+    /// The questions and answers of `id` and the revision they were read
+    /// at; with `fence`, only while the record is held under it.
+    async fn read_book(
         &self,
         conn: &Arc<Conn>,
         id: RecordId,
-        fence: Fence,
-    ) -> StoreResult<BTreeMap<String, Answer>> {
-        match conn
-            .client
-            .query_opt(&conn.st.answers, &[&id.0, &fence.0])
-            .await
-        {
-            Ok(Some(r)) => row::answers(id, &column::<String>(&r, id, "answers")?),
-            Ok(None) => Err(self.refused(conn, id).await),
-            Err(e) => Err(self.fail(conn, e).await),
+        fence: Option<Fence>,
+    ) -> StoreResult<(Book, i64)> {
+        let r = match conn.client.query_opt(&conn.st.read_book, &[&id.0]).await {
+            Ok(Some(r)) => r,
+            Ok(None) => return Err(StoreError::not_found(id)),
+            Err(e) => return Err(self.fail(conn, e).await),
+        };
+        if let Some(fence) = fence {
+            let current = column::<Option<i64>>(&r, id, "fence")?;
+            if current != Some(fence.0) || !column::<bool>(&r, id, "held")? {
+                return Err(StoreError::stale(id));
+            }
         }
+        let book = Book {
+            questions: row::questions(id, column(&r, id, "questions")?)?,
+            answers: row::answers(id, column(&r, id, "answers")?)?,
+            ended: column(&r, id, "ended")?,
+        };
+        Ok((book, column(&r, id, "revision")?))
+    }
+
+    /// Changes the questions and answers of `id` by `change`, under
+    /// optimistic concurrency: read them, change them, and write them back
+    /// only if nothing else wrote them since the read (nor, with `fence`,
+    /// claimed the record again); otherwise read again and start over.
+    /// This is the only way the store writes questions and answers.
+    ///
+    /// `change` sees a fresh read on every try. With `nudge`, the write
+    /// also makes the record due at `now` and marks it nudged (an answer
+    /// from elsewhere). Returns what `change` returned, with the book as it
+    /// stands after the write (or as read, when nothing was written).
+    async fn rewrite<T>(
+        &self,
+        conn: &Arc<Conn>,
+        id: RecordId,
+        fence: Option<Fence>,
+        now: SystemTime,
+        nudge: bool,
+        mut change: impl FnMut(&mut Book) -> StoreResult<Change<T>> + Send,
+    ) -> StoreResult<(T, Book)> {
+        let held = fence.map(|f| f.0);
+        for _ in 0..REWRITE_TRIES {
+            let (mut book, revision) = self.read_book(conn, id, fence).await?;
+            let out = match change(&mut book)? {
+                Change::Keep(out) => return Ok((out, book)),
+                Change::Write(out) => out,
+            };
+            let since = questions::asking_since(&book.questions, &book.answers).map(millis);
+            let written = conn
+                .client
+                .execute(
+                    &conn.st.write_book,
+                    &[
+                        &id.0,
+                        &revision,
+                        &questions::questions_json(&book.questions),
+                        &row::answers_json(&book.answers),
+                        &since,
+                        &millis(now),
+                        &nudge,
+                        &held,
+                    ],
+                )
+                .await;
+            match written {
+                // Another write came since the read, or the record was
+                // claimed again or removed: the next read says which.
+                Ok(0) => continue,
+                Ok(_) => return Ok((out, book)),
+                Err(e) => return Err(self.fail(conn, e).await),
+            }
+        }
+        Err(StoreError::other(format!(
+            "record {id}: its questions and answers stayed contended (other writes came \
+             between read and write {REWRITE_TRIES} times)"
+        )))
     }
 
     /// Rows decoded one by one, each in its place.
     fn records(rows: &[Row]) -> Vec<StoreResult<TaskRecord>> {
         rows.iter().map(decode).collect()
+    }
+}
+
+/// A record's questions and answers, as [`PostgresStore::rewrite`] reads
+/// them.
+struct Book {
+    questions: Questions,
+    answers: Answers,
+    /// Whether the task ended.
+    ended: bool,
+}
+
+/// What a change of a [`Book`] asks of [`PostgresStore::rewrite`].
+enum Change<T> {
+    /// The book changed: write it back, then return `T`.
+    Write(T),
+    /// Nothing changed: return `T` without writing.
+    Keep(T),
+}
+
+impl<T> Change<T> {
+    /// A write when `changed`, else nothing.
+    fn when(changed: bool, out: T) -> Change<T> {
+        if changed {
+            Change::Write(out)
+        } else {
+            Change::Keep(out)
+        }
     }
 }
 
@@ -572,7 +725,9 @@ fn decode(row: &Row) -> StoreResult<TaskRecord> {
         due: row::time(column(row, id, "due")?),
         failed_reads: row::count(id, "failed_reads", i64::from(failed_reads))?,
         lease,
+        questions: row::questions(id, column(row, id, "questions")?)?,
         answers: row::answers(id, column(row, id, "answers")?)?,
+        schedule: row::schedule(id, column(row, id, "schedule")?)?,
         cancel_requested: column(row, id, "cancel_requested")?,
         ending: row::ending(id, column(row, id, "ending")?)?,
         delivered: column(row, id, "delivered")?,
@@ -606,6 +761,7 @@ impl TaskStore for PostgresStore {
                     &row::interval_column(task.poll_interval_ms),
                     &millis(task.due),
                     &ending,
+                    &row::schedule_json(&task.schedule),
                 ],
             )
             .await;
@@ -665,48 +821,87 @@ impl TaskStore for PostgresStore {
         .await
     }
 
+    async fn ask(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        asked: &InputRequests,
+        now: SystemTime,
+    ) -> StoreResult<(Questions, Answers)> {
+        let conn = self.conn().await?;
+        let ((), book) = self
+            .rewrite(&conn, id, Some(fence), now, false, |book| {
+                let changed = questions::ask(&mut book.questions, asked, now);
+                Ok(Change::when(changed, ()))
+            })
+            .await?;
+        Ok((book.questions, book.answers))
+    }
+
+    async fn answer(
+        &self,
+        id: RecordId,
+        key: &str,
+        response: &InputResponse,
+        now: SystemTime,
+    ) -> StoreResult<()> {
+        let conn = self.conn().await?;
+        self.rewrite(&conn, id, None, now, true, |book| {
+            questions::answer(
+                &book.questions,
+                &mut book.answers,
+                book.ended,
+                key,
+                response,
+            )
+            .map_err(|why| StoreError::refused(id, why))?;
+            Ok(Change::Write(()))
+        })
+        .await?;
+        Ok(())
+    }
+
     async fn record_answer(
         &self,
         id: RecordId,
         fence: Fence,
         key: &str,
         response: &InputResponse,
-    ) -> StoreResult<()> {
+    ) -> StoreResult<InputResponse> {
         let conn = self.conn().await?;
-        // Read, change, write back under the fence: only the lease's holder
-        // writes answers, and a write under a stale fence changes nothing.
-        let mut answers = self.answers(&conn, id, fence).await?;
-        answers.insert(
-            key.to_owned(),
-            Answer {
-                response: response.clone(),
-                taken: false,
-            },
-        );
-        let json = row::answers_json(&answers);
-        let now = millis(SystemTime::now());
-        self.fenced(
-            &conn,
-            id,
-            &conn.st.write_answers,
-            &[&id.0, &fence.0, &json, &now],
-        )
-        .await
+        let now = SystemTime::now();
+        let (standing, _) = self
+            .rewrite(&conn, id, Some(fence), now, false, |book| {
+                match questions::answer(
+                    &book.questions,
+                    &mut book.answers,
+                    book.ended,
+                    key,
+                    response,
+                ) {
+                    Ok(()) => Ok(Change::Write(response.clone())),
+                    // Someone answered first: their answer stands.
+                    Err(Refusal::Answered { .. }) => {
+                        Ok(Change::Keep(book.answers[key].response.clone()))
+                    }
+                    Err(why) => Err(StoreError::refused(id, why)),
+                }
+            })
+            .await?;
+        Ok(standing)
     }
 
     async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
         let conn = self.conn().await?;
-        let answers = if progress.taken.is_empty() {
-            None
-        } else {
-            let mut answers = self.answers(&conn, id, fence).await?;
-            for key in &progress.taken {
-                if let Some(a) = answers.get_mut(key) {
-                    a.taken = true;
-                }
-            }
-            Some(row::answers_json(&answers))
-        };
+        let now = SystemTime::now();
+        if !progress.taken.is_empty() || !progress.offered.is_empty() {
+            self.rewrite(&conn, id, Some(fence), now, false, |book| {
+                let taken = questions::take(&mut book.answers, &progress.taken);
+                let offered = questions::offer(&mut book.questions, &progress.offered);
+                Ok(Change::when(taken || offered, ()))
+            })
+            .await?;
+        }
         let failed_reads = i32::try_from(progress.failed_reads).unwrap_or(i32::MAX);
         self.fenced(
             &conn,
@@ -720,8 +915,7 @@ impl TaskStore for PostgresStore {
                 &row::interval_column(progress.poll_interval_ms),
                 &failed_reads,
                 &millis(progress.due),
-                &answers,
-                &millis(SystemTime::now()),
+                &millis(now),
             ],
         )
         .await
@@ -770,7 +964,10 @@ impl TaskStore for PostgresStore {
         let limit = filter.limit.map(big);
         match conn
             .client
-            .query(&conn.st.list, &[&filter.scope, &state, &limit])
+            .query(
+                &conn.st.list,
+                &[&filter.scope, &state, &limit, &filter.asking],
+            )
             .await
         {
             Ok(rows) => Ok(Self::records(&rows)),

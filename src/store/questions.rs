@@ -442,7 +442,8 @@ mod tests {
     fn a_reused_key_keeps_its_first_question() {
         let mut q = Questions::new();
         ask(&mut q, &asked(&["a"]), at(1));
-        let other: InputRequests = [("a".to_owned(), InputRequest::url("Visit", "https://x"))].into();
+        let other: InputRequests =
+            [("a".to_owned(), InputRequest::url("Visit", "https://x"))].into();
         ask(&mut q, &other, at(2));
         assert_eq!(q["a"].kind(), QuestionKind::Form);
     }
@@ -482,7 +483,13 @@ mod tests {
         let yes: InputResponse = ElicitResult::accept(json!({"ok": true})).into();
         answer(&q, &mut answers, false, "a", &yes).unwrap();
         assert_eq!(asking_since(&q, &answers), Some(at(1)), "b still asks");
-        let again = answer(&q, &mut answers, false, "a", &ElicitResult::decline().into());
+        let again = answer(
+            &q,
+            &mut answers,
+            false,
+            "a",
+            &ElicitResult::decline().into(),
+        );
         assert_eq!(again, Err(Refusal::Answered { key: "a".into() }));
         assert_eq!(answers["a"].response, yes);
         let missing = answer(&q, &mut answers, false, "zz", &yes);
@@ -500,7 +507,13 @@ mod tests {
         let mut q = Questions::new();
         ask(&mut q, &asked(&["a"]), at(1));
         let mut answers = Answers::new();
-        let bad = answer(&q, &mut answers, false, "a", &ElicitResult::accept(json!({})).into());
+        let bad = answer(
+            &q,
+            &mut answers,
+            false,
+            "a",
+            &ElicitResult::accept(json!({})).into(),
+        );
         let Err(Refusal::Invalid { reason, .. }) = bad else {
             panic!("{bad:?}")
         };
@@ -509,6 +522,33 @@ mod tests {
         let big = answer(&q, &mut answers, false, "a", &huge.into());
         assert!(matches!(big, Err(Refusal::TooLarge { .. })), "{big:?}");
         assert!(answers.is_empty());
+    }
+
+    #[test]
+    fn a_question_whose_schema_is_not_an_object_is_kept_and_refuses_content() {
+        let odd: InputRequests = [(
+            "odd".to_owned(),
+            InputRequest::form("Pick one", json!("not a schema")),
+        )]
+        .into();
+        let mut q = Questions::new();
+        assert!(ask(&mut q, &odd, at(1)));
+        let mut answers = Answers::new();
+        let accept = ElicitResult::accept(json!({"x": 1})).into();
+        let refused = answer(&q, &mut answers, false, "odd", &accept);
+        let Err(Refusal::Invalid { reason, .. }) = refused else {
+            panic!("{refused:?}")
+        };
+        assert!(reason.reason().contains("schema"), "{reason}");
+        // A decline needs no schema.
+        answer(
+            &q,
+            &mut answers,
+            false,
+            "odd",
+            &ElicitResult::decline().into(),
+        )
+        .unwrap();
     }
 
     #[test]

@@ -7,8 +7,8 @@ use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, params};
 
-use super::row;
 use super::questions;
+use super::row;
 use super::{
     Answers, Claim, Ending, Fence, Filter, NewTask, Progress, Questions, RecordId, RecordState,
     Refusal, StoreError, StoreResult, TaskRecord, TaskStore,
@@ -20,8 +20,8 @@ mod sql;
 
 use schema::{create_private, prepare};
 use sql::{
-    CLAIMABLE, CLAIMABLE_ONE, COLUMNS, HELD, decode, immediate, lease_sql, pool_stopped,
-    read_book, sql, write_book, write_held,
+    CLAIMABLE, CLAIMABLE_ONE, COLUMNS, HELD, decode, immediate, lease_sql, pool_stopped, read_book,
+    sql, write_book, write_held,
 };
 
 /// A task store in one SQLite file: the embedded default.
@@ -308,8 +308,14 @@ impl TaskStore for SqliteStore {
         self.run(move |conn| {
             immediate(conn, |tx| {
                 let mut book = read_book(tx, id, None)?;
-                questions::answer(&book.questions, &mut book.answers, book.ended, &key, &response)
-                    .map_err(|why| StoreError::refused(id, why))?;
+                questions::answer(
+                    &book.questions,
+                    &mut book.answers,
+                    book.ended,
+                    &key,
+                    &response,
+                )
+                .map_err(|why| StoreError::refused(id, why))?;
                 write_book(tx, id, &book, row::millis(now), true)
             })
         })

@@ -8,7 +8,9 @@ use rusqlite::types::FromSql;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, TransactionBehavior};
 
 use super::super::row;
-use super::super::{Answers, Fence, Lease, Questions, RecordId, StoreError, StoreResult, TaskRecord};
+use super::super::{
+    Answers, Fence, Lease, Questions, RecordId, StoreError, StoreResult, TaskRecord,
+};
 
 /// How long a statement waits for another connection's write transaction
 /// (`SqliteStore::BUSY_TIMEOUT`).
@@ -152,7 +154,11 @@ pub(super) struct Book {
 
 /// The questions and answers of record `id`; with `fence`, only while it
 /// is held under it.
-pub(super) fn read_book(conn: &Connection, id: RecordId, fence: Option<Fence>) -> StoreResult<Book> {
+pub(super) fn read_book(
+    conn: &Connection,
+    id: RecordId,
+    fence: Option<Fence>,
+) -> StoreResult<Book> {
     type Found = (String, String, i64, bool, bool);
     let found: Option<Found> = conn
         .prepare_cached(
@@ -188,7 +194,8 @@ pub(super) fn write_book(
     now: i64,
     nudge: bool,
 ) -> StoreResult<()> {
-    let since = super::super::questions::asking_since(&book.questions, &book.answers).map(row::millis);
+    let since =
+        super::super::questions::asking_since(&book.questions, &book.answers).map(row::millis);
     conn.prepare_cached(
         "UPDATE tasks SET questions = ?2, answers = ?3, asking_since_ms = ?4, updated_ms = ?5, \
          due_ms = CASE WHEN ?6 THEN min(due_ms, ?5) ELSE due_ms END, \

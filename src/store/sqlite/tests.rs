@@ -294,7 +294,10 @@ async fn a_full_disk_refuses_the_write_and_keeps_the_rest() {
 #[tokio::test]
 async fn a_file_of_schema_1_is_migrated_keeping_every_record() {
     let dir = Scratch::new("v1");
-    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v1.sqlite");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/store_fixtures/v1.sqlite"
+    );
     std::fs::copy(fixture, dir.db()).unwrap();
     let store = SqliteStore::open(dir.db()).await.unwrap();
     let version: i64 = store
@@ -341,7 +344,10 @@ async fn a_file_of_schema_1_is_migrated_keeping_every_record() {
         crate::protocol::InputRequest::form("Sure?", serde_json::json!({"type": "object"})),
     )]
     .into();
-    store.ask(got.id, got.fence().unwrap(), &asked, t(1)).await.unwrap();
+    store
+        .ask(got.id, got.fence().unwrap(), &asked, t(1))
+        .await
+        .unwrap();
     store
         .answer(got.id, "q", &ElicitResult::decline().into(), t(2))
         .await

@@ -448,6 +448,9 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// must not be held by a live lease), the task read once through the
     /// connector's client, and the record removed. From then on the
     /// handle is the only hold on the task, as if it were never tracked.
+    /// Answers stored for its questions and not yet sent (given with
+    /// [`Tracker::answer`], say) are sent first; a task that still asks
+    /// comes back as `Task<InputRequired>` with the questions left open.
     ///
     /// # Errors
     ///
@@ -485,6 +488,32 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 return Err(e.into());
             }
         };
+        // Answers stored but not sent yet go out first: once the record is
+        // removed, nothing else would send them.
+        let state = match state {
+            TaskState::InputRequired(t) => {
+                let stored: crate::protocol::InputResponses = record
+                    .answers
+                    .iter()
+                    .filter(|(k, a)| !a.taken && t.requests().contains_key(*k))
+                    .map(|(k, a)| (k.clone(), a.response.clone()))
+                    .collect();
+                if stored.is_empty() {
+                    TaskState::InputRequired(t)
+                } else {
+                    match t.respond(stored).await {
+                        Ok(state) => state,
+                        Err(e) => {
+                            let (error, task) = e.into_parts();
+                            drop(task.detach());
+                            self.give_up(&record, fence).await;
+                            return Err(error.into());
+                        }
+                    }
+                }
+            }
+            state => state,
+        };
         match inner.store.remove(id, fence).await {
             Ok(()) => Ok(state),
             Err(error) => Err(TrackError::Store {
@@ -515,6 +544,10 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// lease (every third of it), so no other worker claims it meanwhile;
     /// a job whose lease cannot be kept (another worker took the record,
     /// or the store was unreachable until the lease ran out) is cut short.
+    /// A read is bounded by the request timeout, an input handler and the
+    /// [`on_question`](TrackerBuilder::on_question) hook by
+    /// [`answer_within`](TrackerBuilder::answer_within); `on_ending` is not
+    /// bounded: it holds its record (and its slot) for as long as it runs.
     /// Between claims it sleeps on one timer, until the store's next due
     /// moment, at most [`idle`](TrackerBuilder::idle), or until this
     /// process tracks, answers or cancels a task.
