@@ -31,6 +31,7 @@ mod catalog;
 mod config;
 mod failure;
 mod login;
+mod questions;
 mod records;
 mod reference;
 mod report;
@@ -157,6 +158,24 @@ token of MCP_BEARER_TOKEN, if set). A task that asks a question is left for \
         #[arg(long)]
         json: bool,
     },
+    /// List the questions the tasks of the task list wait on, oldest first.
+    #[command(after_help = "\
+A question is recorded when a command reads a task that asks it (`call --detach`, `status`, \
+`wait`). Answer one with `mcp-tasks answer NAME [KEY] FIELD=VALUE…`, from any shell, at any \
+time while the task still asks it.")]
+    Questions {
+        /// Print one JSON object per line (name, tool, key, kind, message,
+        /// schema, url, asked).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Answer a question of a task of the task list, then send the answer.
+    #[command(after_help = "\
+The answer is checked against the question (required fields, types, choices, formats and \
+bounds of a form) and kept in the task list before it is sent: the first answer to a question \
+wins, a second one is refused (exit status 2). An answer that could not be sent (the server \
+away) stays kept: `mcp-tasks wait NAME` sends it before it asks anything.")]
+    Answer(questions::AnswerArgs),
     /// Read a task's status once, by its short name or its reference.
     Status(RefArgs),
     /// Follow a task to its result, by its short name or its reference.
@@ -291,7 +310,9 @@ fn main() -> ExitCode {
         Command::Tools { json, .. }
         | Command::List { json }
         | Command::Watch { json }
+        | Command::Questions { json }
         | Command::Servers { json, .. } => *json,
+        Command::Answer(a) => a.json(),
         Command::Login { .. } | Command::Logout { .. } => false,
         Command::Call(c) => c.output.json,
         Command::Status(r) | Command::Wait(r) | Command::Cancel(r) => r.output.json,
@@ -379,6 +400,8 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             Ok(exit::OK)
         }
         Command::Call(args) => call(args).await,
+        Command::Questions { json } => questions::list(json).await,
+        Command::Answer(args) => questions::answer(args).await,
         Command::Status(args) => on_task(args, Action::Status).await,
         Command::Wait(args) => on_task(args, Action::Wait).await,
         Command::Cancel(args) => on_task(args, Action::Cancel).await,
@@ -444,8 +467,8 @@ fn refuse_detach(why: &str) -> Failure {
 async fn keep(args: &CallArgs, detached: &watch::Detached) -> Option<RecordId> {
     let endpoint = args.server.endpoint()?;
     let kept = async {
-        Records::open()
-            .await?
+        let records = Records::open().await?;
+        let name = records
             .record(
                 &detached.reference,
                 &args.tool,
@@ -453,10 +476,27 @@ async fn keep(args: &CallArgs, detached: &watch::Detached) -> Option<RecordId> {
                 detached.status,
                 detached.status_message.clone(),
             )
-            .await
+            .await?;
+        anyhow::Ok((records, name))
     };
     match kept.await {
-        Ok(name) => Some(name),
+        Ok((records, name)) => {
+            // A task that asks at once: its questions go in the record too.
+            if detached.asked.is_some() {
+                let seen = records::Seen {
+                    status: Some((detached.status, detached.status_message.clone())),
+                    asked: detached.asked.clone(),
+                    ..Default::default()
+                };
+                if let Err(e) = records.write_back(name, &seen).await {
+                    eprintln!(
+                        "mcp-tasks: the task's questions were not recorded: {}",
+                        chain(&e)
+                    );
+                }
+            }
+            Some(name)
+        }
         Err(e) => {
             eprintln!(
                 "mcp-tasks: the task is not in the task list ({}); keep its reference",
@@ -473,6 +513,8 @@ enum Action {
     Status,
     Wait,
     Cancel,
+    /// Send the answers kept in the task list (`mcp-tasks answer`).
+    Deliver,
 }
 
 /// `status`, `wait` and `cancel`: the task by its short name (its server
@@ -480,11 +522,13 @@ enum Action {
 /// reference; what the command saw is written back to the task list.
 async fn on_task(mut args: RefArgs, action: Action) -> anyhow::Result<u8> {
     args.server.resolve(None)?;
+    let mut stored = mcp_tasks::protocol::InputResponses::new();
     let (task, server, kept) = match records::parse_name(&args.reference) {
         Some(name) => {
             let records = Records::open().await?;
             let found = records.find(name).await?;
             let server = args.server.or_recorded(found.endpoint.as_ref())?;
+            stored = records::stored_answers(&found.record);
             (found.record.reference, server, Some((records, name)))
         }
         None => {
@@ -498,10 +542,12 @@ async fn on_task(mut args: RefArgs, action: Action) -> anyhow::Result<u8> {
     if let Some((_, name)) = &kept {
         watch.name_as(*name);
     }
+    watch.send_first(stored);
     let outcome = match action {
         Action::Status => watch.status(&client, &task).await,
         Action::Wait => watch.wait(&client, &task).await,
         Action::Cancel => watch.cancel_by_reference(&client, &task).await,
+        Action::Deliver => watch.deliver(&client, &task).await,
     };
     if let Some((records, name)) = kept
         && let Err(e) = records.write_back(name, watch.seen()).await

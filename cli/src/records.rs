@@ -19,9 +19,10 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, bail};
 use mcp_tasks::TaskRef;
-use mcp_tasks::protocol::TaskStatus;
+use mcp_tasks::protocol::{InputRequests, InputResponse, InputResponses, TaskStatus};
 use mcp_tasks::store::{
-    Claim, Ending, Filter, NewTask, Progress, RecordId, SqliteStore, TaskRecord, TaskStore,
+    Claim, Ending, Filter, NewTask, Progress, RecordId, SqliteStore, StoreError, TaskRecord,
+    TaskStore,
 };
 use serde::{Deserialize, Serialize};
 
@@ -134,6 +135,13 @@ pub struct Seen {
     pub status: Option<(TaskStatus, Option<String>)>,
     /// How the task ended, when it did.
     pub ending: Option<Ending>,
+    /// The questions the task asked when last read, when it asked any:
+    /// kept in the record, so that `questions` lists them and `answer`
+    /// answers them from any shell.
+    pub asked: Option<InputRequests>,
+    /// The keys of stored answers the server took (`tasks/update` went
+    /// through): never sent again.
+    pub taken: Vec<String>,
 }
 
 /// A task as `list` shows it.
@@ -254,11 +262,44 @@ impl Records {
         Ok(out)
     }
 
+    /// Every open question of the task list, oldest first: the task and
+    /// the question's key.
+    pub async fn asking(&self) -> anyhow::Result<Vec<TaskRecord>> {
+        let records = self
+            .store
+            .list(&Filter::all().scope(SCOPE).asking())
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot read the task list: {}", crate::one_line(&e)))?;
+        let mut out = Vec::with_capacity(records.len());
+        for record in records {
+            match record {
+                Ok(record) => out.push(record),
+                Err(e) => eprintln!("mcp-tasks: {}", crate::one_line(&e)),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Stores `response` as the answer to question `key` of task `id`,
+    /// checked against the question first (the store's rules: the first
+    /// answer wins, a closed question takes none).
+    pub async fn answer(
+        &self,
+        id: RecordId,
+        key: &str,
+        response: &InputResponse,
+    ) -> Result<(), StoreError> {
+        self.store
+            .answer(id, key, response, SystemTime::now())
+            .await
+    }
+
     /// Writes what a command saw of task `id` back to its record: its last
-    /// status, or how it ended. A record another command holds right now,
-    /// or one that already ended, is left as it is.
+    /// status and questions, the answers the server took, or how it ended.
+    /// A record another command holds right now, or one that already
+    /// ended, is left as it is.
     pub async fn write_back(&self, id: RecordId, seen: &Seen) -> anyhow::Result<()> {
-        if seen.status.is_none() && seen.ending.is_none() {
+        if seen.status.is_none() && seen.ending.is_none() && seen.taken.is_empty() {
             return Ok(());
         }
         let now = SystemTime::now();
@@ -279,12 +320,26 @@ impl Records {
         let Some(fence) = record.fence() else {
             return Ok(());
         };
+        let (status, status_message) = seen.status.clone().unwrap_or((record.status, None));
+        // Questions are written before anything else; a task that moved
+        // on, ended or was cancelled closes the ones it asked.
+        let asking = seen.ending.is_none() && status == TaskStatus::InputRequired;
+        match &seen.asked {
+            Some(asked) if asking => {
+                self.store.ask(id, fence, asked, now).await?;
+            }
+            _ if !asking && record.open_questions().next().is_some() => {
+                self.store
+                    .ask(id, fence, &InputRequests::new(), now)
+                    .await?;
+            }
+            _ => {}
+        }
         if let Some(ending) = &seen.ending {
             self.store.finish(id, fence, ending).await?;
             self.store.acknowledge(id, fence).await?;
             return Ok(());
         }
-        let (status, status_message) = seen.status.clone().unwrap_or((record.status, None));
         self.store
             .save(
                 id,
@@ -295,13 +350,30 @@ impl Records {
                     poll_interval_ms: record.poll_interval_ms,
                     failed_reads: 0,
                     due: now,
-                    taken: Vec::new(),
+                    taken: seen.taken.clone(),
                     offered: Vec::new(),
                 },
             )
             .await?;
         Ok(())
     }
+}
+
+/// The answers stored for `record`'s open questions and not taken by the
+/// server yet: what a command sends before it asks anything itself.
+pub fn stored_answers(record: &TaskRecord) -> InputResponses {
+    record
+        .answers
+        .iter()
+        .filter(|(key, answer)| {
+            !answer.taken
+                && record
+                    .questions
+                    .get(key.as_str())
+                    .is_some_and(|q| !q.is_closed())
+        })
+        .map(|(key, answer)| (key.clone(), answer.response.clone()))
+        .collect()
 }
 
 fn listed(record: TaskRecord) -> Listed {

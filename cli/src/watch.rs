@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use mcp_tasks::protocol::TaskStatus;
 use mcp_tasks::protocol::{
-    CallToolResult, ContentBlock, ElicitRequest, InputRequest, InputResponse, InputResponses,
+    CallToolResult, ContentBlock, ElicitRequest, InputRequest, InputRequests, InputResponse,
+    InputResponses,
 };
 use mcp_tasks::store::{Ending, RecordId};
 use mcp_tasks::{Client, Error, Outcome, TaskRef, TaskState};
@@ -38,6 +39,9 @@ pub struct Watch {
     seen: Seen,
     /// The task `call --detach` left running, until it is announced.
     detached: Option<Detached>,
+    /// Answers kept in the task list (`mcp-tasks answer`) and not taken by
+    /// the server yet: sent before anything is asked at the prompt.
+    stored: InputResponses,
 }
 
 /// Whether `call` leaves the task running instead of following it.
@@ -60,6 +64,8 @@ pub struct Detached {
     pub status: TaskStatus,
     /// Its status message when it was left.
     pub status_message: Option<String>,
+    /// The questions it asked when it was left, if it asked.
+    pub asked: Option<InputRequests>,
 }
 
 impl Watch {
@@ -86,6 +92,7 @@ impl Watch {
             name: None,
             seen: Seen::default(),
             detached: None,
+            stored: InputResponses::new(),
         };
         let client = tokio::select! {
             client = server.connect(watch.asker.handlers(), &watch.report) => client,
@@ -111,6 +118,12 @@ impl Watch {
     /// Names the task by its short local name in hints.
     pub fn name_as(&mut self, name: RecordId) {
         self.name = Some(name);
+    }
+
+    /// Sends `answers` (kept in the task list) for the keys the task asks,
+    /// before anything is asked at the prompt.
+    pub fn send_first(&mut self, answers: InputResponses) {
+        self.stored = answers;
     }
 
     /// What the command saw of the task: its last status, how it ended.
@@ -203,6 +216,7 @@ impl Watch {
                     self.detached = Some(Detached {
                         status: task.snapshot().status,
                         status_message: task.status_message().map(str::to_owned),
+                        asked: None,
                         reference: task.detach(),
                     });
                 }
@@ -211,6 +225,7 @@ impl Watch {
                     self.detached = Some(Detached {
                         status: task.snapshot().status,
                         status_message: task.status_message().map(str::to_owned),
+                        asked: Some(task.requests().clone()),
                         reference: task.detach(),
                     });
                 }
@@ -265,6 +280,78 @@ impl Watch {
     /// `mcp-tasks status REF`.
     pub async fn status(&mut self, client: &Client, task: &TaskRef) -> anyhow::Result<u8> {
         let state = self.resume(client, task).await?;
+        self.show(state)
+    }
+
+    /// `mcp-tasks answer NAME`: the answers kept in the task list sent to
+    /// the task (those it still asks for), then its status as `status`
+    /// shows it.
+    pub async fn deliver(&mut self, client: &Client, task: &TaskRef) -> anyhow::Result<u8> {
+        let state = self.resume(client, task).await?;
+        let state = match state {
+            TaskState::InputRequired(task) => {
+                self.seen.asked = Some(task.requests().clone());
+                let answers = self.take_stored(task.requests());
+                if answers.is_empty() {
+                    self.report.clear();
+                    self.report
+                        .note("the task no longer asks this question: nothing was sent");
+                    TaskState::InputRequired(task)
+                } else {
+                    self.send(task, answers).await?
+                }
+            }
+            other => {
+                self.report.clear();
+                self.report
+                    .note("the task no longer asks anything: nothing was sent");
+                other
+            }
+        };
+        self.show(state)
+    }
+
+    /// Takes the stored answers for the keys `requests` lists.
+    fn take_stored(&mut self, requests: &InputRequests) -> InputResponses {
+        let keys: Vec<String> = self
+            .stored
+            .keys()
+            .filter(|k| requests.contains_key(k.as_str()))
+            .cloned()
+            .collect();
+        keys.into_iter()
+            .filter_map(|k| self.stored.remove(&k).map(|a| (k, a)))
+            .collect()
+    }
+
+    /// Sends `answers` with `tasks/update`; the keys the server took are
+    /// noted for the task list.
+    async fn send(
+        &mut self,
+        task: mcp_tasks::Task<mcp_tasks::InputRequired>,
+        answers: InputResponses,
+    ) -> anyhow::Result<TaskState> {
+        let keys: Vec<String> = answers.keys().cloned().collect();
+        match task.respond(answers).await {
+            Ok(state) => {
+                self.seen.taken.extend(keys);
+                Ok(state)
+            }
+            Err(e) => {
+                self.report.clear();
+                let (e, task) = e.into_parts();
+                let hint = self.resume_hint(&task.reference());
+                Err(Failure::of(
+                    &e,
+                    format!("cannot send the answers: {}; {hint}", one_line(&e)),
+                )
+                .into())
+            }
+        }
+    }
+
+    /// Shows one state of the task, as `status` prints it.
+    fn show(&mut self, state: TaskState) -> anyhow::Result<u8> {
         self.report.clear();
         let status = state.status();
         let message = state.status_message().map(str::to_owned);
@@ -282,6 +369,7 @@ impl Watch {
             },
         }
         if let TaskState::InputRequired(task) = &state {
+            self.seen.asked = Some(task.requests().clone());
             for request in task.requests().values() {
                 self.report
                     .note(&format!("  it asks: {}", describe_request(request)));
@@ -372,6 +460,13 @@ impl Watch {
                 }
                 TaskState::InputRequired(task) => {
                     self.saw(task.snapshot().status, task.status_message());
+                    self.seen.asked = Some(task.requests().clone());
+                    // Answers given with `mcp-tasks answer` go first.
+                    let stored = self.take_stored(task.requests());
+                    if !stored.is_empty() {
+                        state = self.send(task, stored).await?;
+                        continue;
+                    }
                     let answers = self.answer(task.requests());
                     let answers = match answers {
                         Ok(answers) => answers,
@@ -396,19 +491,7 @@ impl Watch {
                             });
                         }
                     };
-                    match task.respond(answers).await {
-                        Ok(state) => state,
-                        Err(e) => {
-                            self.report.clear();
-                            let (e, task) = e.into_parts();
-                            let hint = self.resume_hint(&task.reference());
-                            return Err(Failure::of(
-                                &e,
-                                format!("cannot send the answers: {}; {hint}", one_line(&e)),
-                            )
-                            .into());
-                        }
-                    }
+                    self.send(task, answers).await?
                 }
                 TaskState::Pending(task) => {
                     let mut updates = task.updates();
@@ -449,10 +532,7 @@ impl Watch {
     }
 
     /// The answers to a task's questions, asked (or declined) now.
-    fn answer(
-        &self,
-        requests: &mcp_tasks::protocol::InputRequests,
-    ) -> Result<InputResponses, Unanswerable> {
+    fn answer(&self, requests: &InputRequests) -> Result<InputResponses, Unanswerable> {
         let mut answers = InputResponses::new();
         let mut cannot = Vec::new();
         for (key, request) in requests {

@@ -316,3 +316,130 @@ fn watch_follows_every_open_task_to_its_end() {
     );
     assert_eq!(listed(&data)[0]["status"], "input_required");
 }
+
+/// `mcp-tasks status NAME` until the task asks, bounded.
+fn until_asking(data: &Path, name: &str) {
+    for _ in 0..100 {
+        let status = run(data, &["status", name]);
+        assert_eq!(status.status.code(), Some(0), "{status:?}");
+        if text(&status.stdout).starts_with("input_required") {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("task {name} never asked");
+}
+
+/// `mcp-tasks questions --json`, one object per line.
+fn questions(data: &Path) -> Vec<Value> {
+    let out = run(data, &["questions", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect()
+}
+
+#[test]
+fn a_question_is_listed_and_answered_from_another_shell_once() {
+    let demo = HttpDemo::start();
+    let dir = TempDir::new("answer");
+    let data = dir.data();
+    let url = demo.url();
+    let detached = run(&data, &["call", "deploy", "--detach", "--url", &url]);
+    assert_eq!(detached.status.code(), Some(0), "{detached:?}");
+    assert!(questions(&data).is_empty(), "nothing asked yet");
+
+    until_asking(&data, "1");
+    let asked = questions(&data);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["name"], 1);
+    assert_eq!(asked[0]["tool"], "deploy");
+    assert_eq!(asked[0]["key"], "target");
+    assert_eq!(asked[0]["kind"], "form");
+    assert_eq!(asked[0]["message"], "Deploy to which environment?");
+    assert_eq!(
+        asked[0]["schema"]["properties"]["environment"]["enum"],
+        serde_json::json!(["staging", "production"])
+    );
+    let plain = run(&data, &["questions"]);
+    assert!(
+        text(&plain.stdout).contains("Deploy to which environment?"),
+        "{plain:?}"
+    );
+
+    // Answers that do not fit are refused, naming the field; nothing is kept.
+    for (words, field) in [
+        (&["environment=qa", "replicas=2"][..], "environment"),
+        (&["environment=staging", "replicas=0"][..], "replicas"),
+        (&["replicas=2"][..], "environment"),
+    ] {
+        let mut args = vec!["answer", "1"];
+        args.extend_from_slice(words);
+        let refused = run(&data, &args);
+        assert_eq!(refused.status.code(), Some(2), "{words:?}: {refused:?}");
+        let why = text(&refused.stderr);
+        assert!(why.contains(field), "{words:?}: {why}");
+    }
+    assert_eq!(questions(&data).len(), 1, "a refused answer leaves it open");
+
+    // The server cannot be reached: the answer is kept all the same.
+    let away = run(
+        &data,
+        &[
+            "answer",
+            "1",
+            "target",
+            "environment=staging",
+            "replicas=3",
+            "--url",
+            "http://127.0.0.1:9/mcp",
+        ],
+    );
+    assert_ne!(away.status.code(), Some(0), "{away:?}");
+    assert!(text(&away.stderr).contains("mcp-tasks wait 1"), "{away:?}");
+    // The first answer wins.
+    let second = run(
+        &data,
+        &["answer", "1", "environment=production", "replicas=1"],
+    );
+    assert_eq!(second.status.code(), Some(2), "{second:?}");
+    assert!(
+        text(&second.stderr).contains("already answered"),
+        "{second:?}"
+    );
+
+    // `wait` sends the kept answer before it would ask (no terminal here:
+    // it would decline), and the task rolls out to staging.
+    let waited = run(&data, &["wait", "1"]);
+    assert_eq!(waited.status.code(), Some(0), "{waited:?}");
+    let out = text(&waited.stdout);
+    assert!(
+        out.contains("staging") && !out.contains("production"),
+        "{out}"
+    );
+    assert!(questions(&data).is_empty(), "{:?}", questions(&data));
+}
+
+#[test]
+fn an_answer_is_sent_at_once_and_never_twice() {
+    let demo = HttpDemo::start();
+    let dir = TempDir::new("answer-now");
+    let data = dir.data();
+    let detached = run(&data, &["call", "ask", "--detach", "--url", &demo.url()]);
+    assert_eq!(detached.status.code(), Some(0), "{detached:?}");
+    until_asking(&data, "1");
+
+    let answered = run(&data, &["answer", "#1", "answer=forty-two", "--json"]);
+    assert_eq!(answered.status.code(), Some(0), "{answered:?}");
+    let line: Value = serde_json::from_str(text(&answered.stdout).trim()).unwrap();
+    assert_eq!(line["type"], "status", "{line}");
+    assert!(questions(&data).is_empty());
+    let again = run(&data, &["answer", "1", "answer=other"]);
+    assert_eq!(again.status.code(), Some(2), "{again:?}");
+
+    let waited = run(&data, &["wait", "1"]);
+    assert_eq!(waited.status.code(), Some(0), "{waited:?}");
+    let out = text(&waited.stdout);
+    assert!(out.contains("forty-two") && !out.contains("other"), "{out}");
+}

@@ -14,10 +14,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use mcp_tasks::input::InputHandlers;
-use mcp_tasks::protocol::{ElicitResult, InputResponse};
+use mcp_tasks::protocol::{ElicitResult, InputRequests, InputResponse};
 use mcp_tasks::store::{
-    Claim, Ending, Fence, Filter, Label, NewTask, PostgresStore, Progress, RecordId, RecordState,
-    SqliteStore, StoreResult, TaskRecord, TaskStore, Tracker,
+    Answers, Claim, Ending, Fence, Filter, Label, NewTask, PostgresStore, Progress, Questions,
+    RecordId, RecordState, SqliteStore, StoreResult, TaskRecord, TaskStore, Tracker,
 };
 use mcp_tasks::{Client, Http};
 use serde_json::{Value, json};
@@ -310,11 +310,31 @@ impl<S: TaskStore> TaskStore for Probe<S> {
         fence: Fence,
         key: &str,
         response: &InputResponse,
+    ) -> StoreResult<InputResponse> {
+        count(&self.calls.other);
+        let standing = self.inner.record_answer(id, fence, key, response).await?;
+        self.hang_if("record_answer").await;
+        Ok(standing)
+    }
+    async fn ask(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        asked: &InputRequests,
+        now: SystemTime,
+    ) -> StoreResult<(Questions, Answers)> {
+        count(&self.calls.other);
+        self.inner.ask(id, fence, asked, now).await
+    }
+    async fn answer(
+        &self,
+        id: RecordId,
+        key: &str,
+        response: &InputResponse,
+        now: SystemTime,
     ) -> StoreResult<()> {
         count(&self.calls.other);
-        self.inner.record_answer(id, fence, key, response).await?;
-        self.hang_if("record_answer").await;
-        Ok(())
+        self.inner.answer(id, key, response, now).await
     }
     async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
         count(&self.calls.save);
