@@ -8,16 +8,18 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
-use mcp_tasks::store::{Filter, RecordState, SqliteStore, TaskStore};
+use mcp_tasks::protocol::ElicitResult;
+use mcp_tasks::store::{Filter, PostgresStore, RecordState, SqliteStore, TaskStore};
+use serde_json::json;
 
 #[path = "../../tests/support/postgres.rs"]
 mod postgres;
 #[path = "support/worker.rs"]
 mod worker;
 
-use worker::{Demo, Fallible, LIMIT, Options, Scratch, runtime, spawn, wait_for_line};
+use worker::{Demo, Fallible, LIMIT, Lines, Options, Scratch, runtime, spawn, wait_for_line};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -30,7 +32,7 @@ fn main() {
         return;
     }
     type Scenario = (&'static str, fn() -> Fallible);
-    let scenarios: [Scenario; 6] = [
+    let scenarios: [Scenario; 9] = [
         (
             "three workers on one Postgres, one killed: every task once",
             many_workers,
@@ -51,6 +53,18 @@ fn main() {
         (
             "a server that forgot its tasks: each ends unreachable once",
             gone,
+        ),
+        (
+            "an answer from another process, the worker killed before sending it: sent once",
+            outside_before_update,
+        ),
+        (
+            "an answer from another process, the worker killed just after sending it: sent once",
+            outside_after_update,
+        ),
+        (
+            "three workers on one Postgres, one killed, a person answering elsewhere: each once",
+            outside_many_workers,
         ),
     ];
     let mut failed = 0;
@@ -126,6 +140,7 @@ fn options(dir: &Path, demo: &Demo, name: &str) -> Options {
         tool: "job".into(),
         job_ms: 300,
         lease_ms: 5_000,
+        handler: true,
         ..Options::default()
     }
 }
@@ -389,6 +404,157 @@ fn many_workers() -> Fallible {
         "      w2 killed after {at_kill} of {N}; {reads} reads in {secs:.1} s ({:.0} reads/s)",
         reads as f64 / secs
     );
+    drop(rt);
+    drop(cluster);
+    Ok(())
+}
+
+/// Questions answered from this process (not a worker), one per record
+/// as each shows up, until `n` were answered; the answers given.
+async fn answer_from_here<S: TaskStore>(store: &S, n: usize) -> Fallible<usize> {
+    let start = Instant::now();
+    let mut given = 0;
+    while given < n {
+        if start.elapsed() > LIMIT {
+            return Err(format!("only {given} of {n} questions showed up"));
+        }
+        let asking = store
+            .list(&Filter::all().asking())
+            .await
+            .map_err(|e| e.to_string())?;
+        for record in asking.into_iter().flatten() {
+            let keys: Vec<String> = record.open_questions().map(|(k, _)| k.to_owned()).collect();
+            for key in keys {
+                if given == n {
+                    return Ok(given);
+                }
+                let answer = ElicitResult::accept(json!({"answer": "from a person"}));
+                match store
+                    .answer(record.id, &key, &answer.into(), SystemTime::now())
+                    .await
+                {
+                    Ok(()) => given += 1,
+                    // Closed meanwhile, or answered twice: never stored.
+                    Err(e) if e.is_refused() => return Err(format!("refused: {e}")),
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Ok(given)
+}
+
+/// Three `ask` tasks whose questions are answered from this process; the
+/// worker holding them is killed at `point`, and another one finishes:
+/// each task completes, and the server takes one answer per question.
+fn answered_outside(name: &str, point: &str) -> Fallible {
+    const N: usize = 3;
+    let dir = Scratch::new(name);
+    let demo = Demo::start("127.0.0.1:0", &[])?;
+    let mut o = options(&dir.0, &demo, "first");
+    o.start = N;
+    o.expect = 0;
+    o.tool = "ask".into();
+    o.handler = false;
+    o.hang_after = Some(point.into());
+    o.lease_ms = 1_000;
+    let mut first = spawn(&o)?;
+    let lines = Lines::of(&mut first)?;
+    lines.until("started")?;
+    let rt = runtime();
+    let store = rt
+        .block_on(SqliteStore::open(&o.store))
+        .map_err(|e| e.to_string())?;
+    rt.block_on(answer_from_here(&store, N))?;
+    lines.until(&format!("hanging after {point}"))?;
+    first.kill().map_err(|e| e.to_string())?;
+    first.wait().map_err(|e| e.to_string())?;
+    let o2 = Options {
+        name: "second".into(),
+        start: 0,
+        expect: N,
+        hang_after: None,
+        lease_ms: 5_000,
+        ..o
+    };
+    finish(spawn(&o2)?)?;
+    all_handled(&o2.outcomes, "ask", N, "completed")?;
+    let c = demo.counters()?;
+    if c["totals"]["answers"] != N {
+        return Err(format!(
+            "the server took {} answers for {N} questions",
+            c["totals"]["answers"]
+        ));
+    }
+    Ok(())
+}
+
+fn outside_before_update() -> Fallible {
+    answered_outside("outside-before", "claim-answered")
+}
+
+fn outside_after_update() -> Fallible {
+    answered_outside("outside-after", "save-taken")
+}
+
+fn outside_many_workers() -> Fallible {
+    const N: usize = 30;
+    let Some((cluster, pg)) = postgres::start() else {
+        println!(
+            "      skipped: no Postgres here (MCP_TASKS_REQUIRE_POSTGRES=1 makes this a failure)"
+        );
+        return Ok(());
+    };
+    let rt = runtime();
+    let url = rt.block_on(pg.database());
+    let dir = Scratch::new("outside-many");
+    let demo = Demo::start("127.0.0.1:0", &["--read-delay", "5"])?;
+    let base = Options {
+        store: format!("pg:{url}").into(),
+        expect: N,
+        tool: "ask".into(),
+        handler: false,
+        lease_ms: 1_000,
+        ..options(&dir.0, &demo, "w1")
+    };
+    let mut w1 = spawn(&Options {
+        start: N,
+        ..Options::parse(&base.args()[1..])
+    })?;
+    let mut others = Vec::new();
+    for name in ["w2", "w3"] {
+        others.push(spawn(&Options {
+            name: name.into(),
+            ..Options::parse(&base.args()[1..])
+        })?);
+    }
+    wait_for_line(&mut w1, "started")?;
+    let store = rt
+        .block_on(PostgresStore::connect(&url))
+        .map_err(|e| e.to_string())?;
+    // A third answered, then a worker killed mid-run, then the rest.
+    rt.block_on(answer_from_here(&store, N / 3))?;
+    let mut killed = others.remove(0);
+    let _ = killed.kill(); // SIGKILL
+    killed.wait().map_err(|e| e.to_string())?;
+    rt.block_on(answer_from_here(&store, N - N / 3))?;
+    finish(w1)?;
+    finish(others.remove(0))?;
+    all_handled(&base.outcomes, "ask", N, "completed")?;
+    let c = demo.counters()?;
+    if c["totals"]["answers"] != N {
+        return Err(format!(
+            "the server took {} answers for {N} questions",
+            c["totals"]["answers"]
+        ));
+    }
+    if c["totals"]["overlapping_reads"] != 0 {
+        return Err(format!(
+            "two workers read one task at once: {}",
+            c["totals"]
+        ));
+    }
     drop(rt);
     drop(cluster);
     Ok(())

@@ -46,12 +46,16 @@ pub struct Options {
     /// Milliseconds each `job` works.
     pub job_ms: u64,
     pub lease_ms: u64,
-    /// Hang (for the test to kill) right after this store write:
-    /// `record_answer`, or `save-taken` (after `tasks/update`, before it
-    /// is saved).
+    /// Hang (for the test to kill) right after this store call:
+    /// `record_answer`, `claim-answered` (a claim that holds an answer not
+    /// sent yet), or `save-taken` (after `tasks/update`, before it is
+    /// saved).
     pub hang_after: Option<String>,
     /// Append a line to this file each time the input handler is asked.
     pub asked: Option<PathBuf>,
+    /// Whether the worker answers questions itself (an input handler);
+    /// without, they wait for an answer from another process.
+    pub handler: bool,
     /// End once this many outcomes were delivered; with 0, run until
     /// killed.
     pub expect: usize,
@@ -64,6 +68,7 @@ impl Options {
             tool: "job".into(),
             job_ms: 300,
             lease_ms: 5_000,
+            handler: true,
             ..Options::default()
         };
         for pair in args.chunks(2) {
@@ -82,6 +87,7 @@ impl Options {
                 "--hang-after" => o.hang_after = Some(value.clone()),
                 "--asked" => o.asked = Some(value.into()),
                 "--expect" => o.expect = value.parse().unwrap(),
+                "--handler" => o.handler = value.parse().unwrap(),
                 _ => panic!("unknown option {flag}"),
             }
         }
@@ -110,6 +116,8 @@ impl Options {
             self.lease_ms.to_string(),
             "--expect".into(),
             self.expect.to_string(),
+            "--handler".into(),
+            self.handler.to_string(),
         ];
         if let Some(h) = &self.hang_after {
             a.extend(["--hang-after".into(), h.clone()]);
@@ -142,15 +150,19 @@ pub async fn worker(o: Options) -> Fallible {
 /// outcomes were delivered (or forever, with 0).
 pub async fn work<S: TaskStore>(o: Options, store: S) -> Fallible {
     let asked = o.asked.clone();
-    let handlers = InputHandlers::new().elicitation_form(move |_| {
-        let asked = asked.clone();
-        async move {
-            if let Some(f) = asked {
-                append(&f, "asked")?;
+    let handlers = if o.handler {
+        InputHandlers::new().elicitation_form(move |_| {
+            let asked = asked.clone();
+            async move {
+                if let Some(f) = asked {
+                    append(&f, "asked")?;
+                }
+                Ok(ElicitResult::accept(json!({"answer": "forty-two"})))
             }
-            Ok(ElicitResult::accept(json!({"answer": "forty-two"})))
-        }
-    });
+        })
+    } else {
+        InputHandlers::new()
+    };
     let client = Client::builder()
         .server_id("demo")
         .input_handlers(handlers)
@@ -298,7 +310,16 @@ impl<S: TaskStore> TaskStore for Probe<S> {
     }
     async fn claim(&self, claim: Claim<'_>) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
         count(&self.calls.claim);
-        self.inner.claim(claim).await
+        let claimed = self.inner.claim(claim).await?;
+        // Holding an answer given elsewhere, before it is sent.
+        let answered = claimed
+            .iter()
+            .flatten()
+            .any(|r| r.answers.values().any(|a| !a.taken));
+        if answered {
+            self.hang_if("claim-answered").await;
+        }
+        Ok(claimed)
     }
     async fn renew(&self, id: RecordId, fence: Fence, until: SystemTime) -> StoreResult<()> {
         count(&self.calls.other);
@@ -483,6 +504,40 @@ pub fn wait_for_line(child: &mut Child, line: &str) -> Fallible {
     });
     rx.recv_timeout(LIMIT)
         .map_err(|_| format!("the worker never printed {line:?}"))
+}
+
+/// The lines a worker prints, read on a thread of their own, for a test
+/// that waits for more than one.
+pub struct Lines(std::sync::mpsc::Receiver<String>);
+
+impl Lines {
+    /// Reads `child`'s stdout from now on.
+    pub fn of(child: &mut Child) -> Fallible<Lines> {
+        let out = child.stdout.take().ok_or("no stdout")?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(out).lines() {
+                let Ok(l) = l else { break };
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Lines(rx))
+    }
+
+    /// Waits for `line`, skipping the lines before it, within `LIMIT`.
+    pub fn until(&self, line: &str) -> Fallible {
+        let deadline = std::time::Instant::now() + LIMIT;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.0.recv_timeout(left) {
+                Ok(l) if l == line => return Ok(()),
+                Ok(_) => {}
+                Err(_) => return Err(format!("the worker never printed {line:?}")),
+            }
+        }
+    }
 }
 
 /// A current-thread runtime, as a worker runs on.
