@@ -1344,3 +1344,49 @@ async fn a_question_the_server_withdraws_is_not_answered() {
     assert!(err.error().is_builder(), "{}", err.error());
     assert!(server.answers().is_empty(), "{:?}", server.answers());
 }
+
+/// On 2025-11-25 a question lives only while the client holds the
+/// `tasks/result` request that carries it. A tracked task's question that
+/// no handler answers is refused when the worker's step lets go of the
+/// task, so its record closes it: an answer given later from elsewhere is
+/// refused at once, never kept to be lost.
+#[tokio::test]
+async fn a_tracked_question_of_2025_11_25_closes_when_its_request_ends() {
+    use mcp_tasks::store::{MemoryStore, Refusal, TaskStore, Tracker};
+    let server = LegacyServer::new(vec![export()], Knobs::default());
+    let client = legacy_client(&server, InputHandlers::new()).await;
+    let tracker = Tracker::builder(MemoryStore::new(), client.clone())
+        .worker("w")
+        .min_poll_interval(ms(20))
+        .build();
+    let id = tracker
+        .call_tool(client.task(), "export", json!({"table": "orders"}))
+        .await
+        .unwrap()
+        .record()
+        .expect("a task");
+    let mut asked = None;
+    for _ in 0..300 {
+        tracker.pass(|_| async { true }).await.unwrap();
+        let record = tracker.store().get(id).await.unwrap().unwrap();
+        if let Some((key, question)) = record.questions.into_iter().next() {
+            asked = Some((key, question));
+            break;
+        }
+        tokio::time::sleep(ms(20)).await;
+    }
+    let (key, question) = asked.expect("the question is recorded");
+    assert_eq!(question.message(), Some("Export 42 rows?"));
+    assert!(
+        question.is_closed(),
+        "its request ended with the step: {question:?}"
+    );
+    let late = tracker
+        .answer(id, &key, ElicitResult::accept(json!({"ok": true})))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(late.refusal(), Some(Refusal::Closed { .. })),
+        "{late}"
+    );
+}

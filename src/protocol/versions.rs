@@ -94,6 +94,15 @@ pub(crate) fn has(version: &str, fact: impl Fn(&Revision) -> bool) -> bool {
     find(version).is_some_and(fact)
 }
 
+/// Whether a task of `version` keeps its questions between reads: a
+/// 2026-07-28 task lists each one in `tasks/get` until it is answered; a
+/// 2025-11-25 task asks each as a request that lives only while the client
+/// holds `tasks/result` open. A version this client does not speak is
+/// taken for the newest era.
+pub(crate) fn keeps_questions(version: &str) -> bool {
+    find(version).is_none_or(|r| r.era == Era::Modern)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -59,12 +59,21 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Questions are kept for the Tasks extension of 2026-07-28, which lists
-//! them in `tasks/get` under keys the server never reuses and takes their
-//! answers in `tasks/update` whenever they come. A 2025-11-25 task asks its
-//! question as a server request inside `tasks/result`, which cannot wait
-//! for hours: it is answered by the client's handlers while the request is
-//! open, and is not kept in the record.
+//! Questions wait for answers on the Tasks extension of 2026-07-28, which
+//! lists them in `tasks/get` under keys the server never reuses and takes
+//! their answers in `tasks/update` whenever they come. A 2025-11-25 task
+//! asks its question as a server request inside `tasks/result`, which
+//! lives only while a worker's step holds the task: the worker's input
+//! handlers answer it then (within
+//! [`answer_within`](TrackerBuilder::answer_within)). Such a question is
+//! written to the record like any other, so that listings show what the
+//! task asked, but it closes when the step ends, answered or not: a request
+//! still unanswered is refused then (what a refused question means is the
+//! server's to say; a task often fails), the
+//! [`on_question`](TrackerBuilder::on_question) hook is not told of it, and
+//! an answer given from elsewhere is refused as closed
+//! ([`Refusal::Closed`]) rather than kept and never sent. Give a worker
+//! that tracks initialize-era tasks the handlers that answer them.
 //!
 //! # What survives a crash, and when
 //!

@@ -62,8 +62,12 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         };
         let store = &self.inner.store;
         let asking = matches!(&step, Step::Progress(p) if p.status == TaskStatus::InputRequired);
-        if !asking && record.questions.values().any(|q| !q.is_closed()) {
-            // The task moved on, ended or was cancelled: its questions close.
+        // The task moved on, ended or was cancelled: its questions close.
+        // On 2025-11-25 they close with the step too: the requests that
+        // carried them were refused when the step let go of the task, and
+        // an answer kept for one could never be sent.
+        let moved_on = !asking && record.questions.values().any(|q| !q.is_closed());
+        if moved_on || (asking && !keeps_questions(&record)) {
             store
                 .ask(record.id, fence, &InputRequests::new(), SystemTime::now())
                 .await?;
@@ -144,7 +148,12 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         } else {
             (&record.questions, &record.answers)
         };
-        let offered = self.offer(record, questions).await;
+        // Nobody could answer a 2025-11-25 question after this step.
+        let offered = if keeps_questions(record) {
+            self.offer(record, questions).await
+        } else {
+            Vec::new()
+        };
 
         let mut responses = InputResponses::new();
         for (key, request) in requests {
@@ -408,6 +417,16 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             ..self.unchanged(record)
         })
     }
+}
+
+/// Whether `record`'s task keeps its questions open between reads, for
+/// anyone to answer later (2026-07-28), or asks each one only while a
+/// step holds the request that carries it (2025-11-25).
+fn keeps_questions(record: &TaskRecord) -> bool {
+    record
+        .reference
+        .protocol_version()
+        .is_none_or(crate::protocol::versions::keeps_questions)
 }
 
 /// Whether a read's questions differ from the record's: a key it has not
