@@ -69,7 +69,8 @@
 //! written to the record like any other, so that listings show what the
 //! task asked, but it closes when the step ends, answered or not: a request
 //! still unanswered is refused then (what a refused question means is the
-//! server's to say; a task often fails), the
+//! server's to say: server-everything goes on with a default answer, other
+//! servers fail the task), the
 //! [`on_question`](TrackerBuilder::on_question) hook is not told of it, and
 //! an answer given from elsewhere is refused as closed
 //! ([`Refusal::Closed`]) rather than kept and never sent. Give a worker

@@ -431,9 +431,107 @@ async fn its_requests_are_answered_by_the_handlers(client: Client, roots: bool) 
     );
 }
 
+/// A research task tracked by a worker, its clarification asked on
+/// `tasks/result` (this era's only way). With `handlers`, the worker
+/// answers it within its step and the report carries the clarification.
+/// Without (a person who never answers in time: the client declares
+/// elicitation, so the server asks), nobody can answer while the request
+/// is open: the question is recorded, closes when the step lets go of the
+/// task (the request is refused), an answer given afterwards is refused as
+/// closed, and the task ends with the server's own outcome, printed.
+async fn a_tracked_clarification(client: Client, handlers: bool) {
+    use mcp_tasks::store::{Ending, MemoryStore, Refusal, TaskStore, Tracker};
+    let tracker = Tracker::builder(MemoryStore::new(), client.clone())
+        .worker("w")
+        .min_poll_interval(Duration::from_millis(50))
+        .answer_within(Duration::from_millis(300))
+        .build();
+    let id = tracker
+        .call_tool(
+            client.task(),
+            "simulate-research-query",
+            json!({"topic": "rust", "ambiguous": true}),
+        )
+        .await
+        .unwrap()
+        .record()
+        .expect("a task");
+    let mut ending: Option<Ending> = None;
+    while ending.is_none() {
+        tracker
+            .pass(|d| {
+                ending = Some(d.ending().clone());
+                async { true }
+            })
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let ending = ending.unwrap();
+    let record = tracker.store().get(id).await.unwrap().unwrap();
+    let (key, question) = record
+        .questions
+        .iter()
+        .next()
+        .expect("the clarification is recorded");
+    assert!(question.is_closed(), "{question:?}");
+    if handlers {
+        let report = ending.outcome().unwrap().into_result().unwrap();
+        assert!(report.joined_text().contains("Clarification"), "{report:?}");
+    } else {
+        // What this server does with a refused question: it goes on with a
+        // default interpretation and completes.
+        let report = ending.outcome().unwrap().into_result().unwrap();
+        assert!(
+            report
+                .joined_text()
+                .contains("default - elicitation unavailable"),
+            "{report:?}"
+        );
+    }
+    let late = tracker
+        .answer(
+            id,
+            key,
+            ElicitResult::accept(json!({"interpretation": "x"})),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            late.refusal(),
+            Some(Refusal::Closed { .. } | Refusal::Answered { .. })
+        ),
+        "{late}"
+    );
+}
+
 mod stdio {
     use super::*;
     use crate::support::bounded;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_tracked_clarification_is_answered_by_the_workers_handler() {
+        bounded(async { super::a_tracked_clarification(client(server()).await, true).await }).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_tracked_clarification_nobody_answers_closes_with_the_step() {
+        bounded(async {
+            // A person who never answers within the worker's bound.
+            let never = InputHandlers::new().elicitation_form(|_| async {
+                std::future::pending::<()>().await;
+                Ok(ElicitResult::decline())
+            });
+            let slow = Client::builder()
+                .input_handlers(never)
+                .connect(server())
+                .await
+                .expect("connect to server-everything");
+            super::a_tracked_clarification(slow, false).await
+        })
+        .await;
+    }
 
     pub(super) fn server() -> Stdio {
         installed();
