@@ -227,7 +227,7 @@ impl TaskStore for MemoryStore {
         } else {
             progress.due
         };
-        questions::take(&mut r.answers, &progress.taken);
+        questions::take(&mut r.questions, &mut r.answers, &progress.taken, now);
         questions::offer(&mut r.questions, &progress.offered);
         r.updated = SystemTime::now();
         if let Some(l) = r.lease.as_mut() {

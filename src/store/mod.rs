@@ -89,7 +89,7 @@
 //! | an answer given from elsewhere ([`TaskStore::answer`]) | the answer, stored and checked; the record is due at once, and the next worker to claim it sends it |
 //! | a handler's answer recorded, `tasks/update` not sent (or not acknowledged) | the recorded answer, sent again for a key the server still asks for; the input handler is never asked twice |
 //! | an answer sent and acknowledged, `taken` not written | the answer, sent once more if the server still lists its key (servers apply answers eventually, and a second copy of the same answer changes nothing) |
-//! | an answer taken | nothing more: a taken answer is never sent again, even while the server still lists its key |
+//! | an answer taken | nothing more: its question is closed in the same write, and a taken answer is never sent again, even while the server still lists its key |
 //! | an outcome written, not acknowledged | the outcome, delivered again (at least once) |
 //! | an outcome acknowledged | nothing more: a delivered outcome is never delivered again |
 //!

@@ -896,7 +896,8 @@ impl TaskStore for PostgresStore {
         let now = SystemTime::now();
         if !progress.taken.is_empty() || !progress.offered.is_empty() {
             self.rewrite(&conn, id, Some(fence), now, false, |book| {
-                let taken = questions::take(&mut book.answers, &progress.taken);
+                let taken =
+                    questions::take(&mut book.questions, &mut book.answers, &progress.taken, now);
                 let offered = questions::offer(&mut book.questions, &progress.offered);
                 Ok(Change::when(taken || offered, ()))
             })

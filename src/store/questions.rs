@@ -320,14 +320,28 @@ pub(crate) fn answer(
     Ok(())
 }
 
-/// Marks the answers to `keys` taken by the server.
-pub(crate) fn take(answers: &mut Answers, keys: &[String]) -> bool {
+/// Marks the answers to `keys` taken by the server, and closes their
+/// questions at `now`: the server took the answer, so it asks no more. A
+/// key it still lists for a while after is then neither sent nor written
+/// again, and closing costs no statement of its own.
+pub(crate) fn take(
+    questions: &mut Questions,
+    answers: &mut Answers,
+    keys: &[String],
+    now: SystemTime,
+) -> bool {
     let mut changed = false;
     for key in keys {
         if let Some(a) = answers.get_mut(key)
             && !a.taken
         {
             a.taken = true;
+            changed = true;
+        }
+        if let Some(q) = questions.get_mut(key)
+            && q.closed.is_none()
+        {
+            q.closed = Some(now);
             changed = true;
         }
     }
@@ -549,6 +563,23 @@ mod tests {
             &ElicitResult::decline().into(),
         )
         .unwrap();
+    }
+
+    #[test]
+    fn a_taken_answer_closes_its_question_once() {
+        let mut q = Questions::new();
+        ask(&mut q, &asked(&["a", "b"]), at(1));
+        let mut answers = Answers::new();
+        let yes: InputResponse = ElicitResult::accept(json!({"ok": true})).into();
+        answer(&q, &mut answers, false, "a", &yes).unwrap();
+        assert!(take(&mut q, &mut answers, &["a".to_owned()], at(2)));
+        assert_eq!(q["a"].closed, Some(at(2)));
+        assert!(answers["a"].taken);
+        assert!(!q["b"].is_closed(), "b still asks");
+        // The server lists the key a while longer: nothing to write.
+        assert!(!ask(&mut q, &asked(&["a", "b"]), at(3)));
+        assert!(!take(&mut q, &mut answers, &["a".to_owned()], at(4)));
+        assert_eq!(q["a"].closed, Some(at(2)));
     }
 
     #[test]

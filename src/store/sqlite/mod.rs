@@ -385,7 +385,12 @@ impl TaskStore for SqliteStore {
             }
             immediate(conn, |tx| {
                 let mut book = read_book(tx, id, Some(fence))?;
-                let taken = questions::take(&mut book.answers, &progress.taken);
+                let taken = questions::take(
+                    &mut book.questions,
+                    &mut book.answers,
+                    &progress.taken,
+                    SystemTime::now(),
+                );
                 let offered = questions::offer(&mut book.questions, &progress.offered);
                 if taken || offered {
                     write_book(tx, id, &book, now, false)?;
