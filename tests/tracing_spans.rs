@@ -608,3 +608,105 @@ async fn a_failed_request_records_its_error_kind() {
     assert!(c.spans[get].fields.contains_key("duration_us"));
     assert_no_task_id(&c, &unknown);
 }
+
+// ---- the tracker's logs ------------------------------------------------
+
+/// Every event at `INFO` or louder, as `LEVEL message`.
+#[derive(Clone, Default)]
+struct Loud(Arc<Mutex<Vec<String>>>);
+
+struct Message(String);
+
+impl tracing::field::Visit for Message {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0 = format!("{value:?}");
+        }
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Loud {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        let level = *event.metadata().level();
+        if level <= tracing::Level::INFO {
+            let mut message = Message(String::new());
+            event.record(&mut message);
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("{level} {}", message.0));
+        }
+    }
+}
+
+/// (In this binary, where every test installs a subscriber: a callsite
+/// first met on a thread with none may be cached as disabled.)
+///
+/// A worker reading a task many times says so at `DEBUG` only: `INFO`
+/// carries what an operator wants once per task (created, tracked, ended,
+/// delivered), however often each was read. (Each read used to log
+/// `task resumed` at `INFO`.)
+#[tokio::test]
+async fn reads_are_quiet_and_each_task_is_told_at_info_once() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let loud = Loud::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(loud.clone()));
+    let server = TestServer::new()
+        .tool(ScriptedTool::task(
+            "export",
+            TaskScript::new()
+                .poll_interval(ms(10))
+                .working(ms(20), "writing")
+                .complete(ms(20), text("exported")),
+        ))
+        .tool(ScriptedTool::task(
+            "long",
+            TaskScript::new()
+                .poll_interval(ms(10))
+                .working(std::time::Duration::from_secs(3600), "still going")
+                .complete(ms(1), text("never")),
+        ));
+    let client = client(&server).await;
+    let tracker =
+        mcp_tasks::store::Tracker::builder(mcp_tasks::store::MemoryStore::new(), client.clone())
+            .worker("w1")
+            .min_poll_interval(ms(5))
+            .build();
+    let long = tracker
+        .call_tool(client.task(), "long", json!({}))
+        .await
+        .unwrap()
+        .record()
+        .unwrap();
+    tracker
+        .call_tool(client.task(), "export", json!({}))
+        .await
+        .unwrap();
+    let mut delivered = 0;
+    for _ in 0..2_000 {
+        let pass = tracker.pass(|_| async { true }).await.unwrap();
+        delivered += pass.delivered;
+        if delivered == 1 && server.count("tasks/get") >= 40 {
+            break;
+        }
+        tokio::time::sleep(ms(5)).await;
+    }
+    assert_eq!(delivered, 1, "the export was delivered");
+    assert!(
+        server.count("tasks/get") >= 40,
+        "the long task was read often"
+    );
+    let record = mcp_tasks::store::TaskStore::get(tracker.store(), long)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.status, mcp_tasks::protocol::TaskStatus::Working);
+    let lines = loud.0.lock().unwrap().clone();
+    let told = |what: &str| lines.iter().filter(|l| l.contains(what)).count();
+    assert_eq!(told("task created"), 2, "the call itself: {lines:#?}");
+    assert_eq!(told("a task is tracked"), 2, "{lines:#?}");
+    assert_eq!(told("a tracked task ended"), 1, "{lines:#?}");
+    assert_eq!(told("ending was delivered"), 1, "{lines:#?}");
+    assert_eq!(lines.len(), 6, "nothing else at INFO or louder: {lines:#?}");
+}

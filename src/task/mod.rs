@@ -62,8 +62,10 @@
 //! | `input_rounds` | at the end: the answers to the task's input requests the server acknowledged (one per `tasks/update`) |
 //! | `error` | with `outcome = "error"`: the kind of error (as on a request) |
 //!
-//! Its events (`INFO`): `task created` (`status`), `task resumed`
-//! (`status`), `status changed` (`from`, `to`, and `requests` open when
+//! Its events (`INFO`, but for `task resumed`): `task created`
+//! (`status`), `task resumed` (`status`; `DEBUG`, since a
+//! [`Tracker`](crate::store::Tracker) resumes a task on every read),
+//! `status changed` (`from`, `to`, and `requests` open when
 //! `to` is `input_required`), `input answered` (`round`, `answers`),
 //! `cancel sent`, and `tools/call asked for input` (`round`, `requests`)
 //! for the input rounds of the call itself, before a task exists. A

@@ -157,11 +157,13 @@ impl Trace {
         }
     }
 
-    /// A resumed task's first read was applied.
+    /// A resumed task's first read was applied. `DEBUG`: a tracker
+    /// resumes a task on every read, and a read that changes nothing is
+    /// no news for an operator.
     pub(crate) fn resumed(&self, client: &Client, status: TaskStatus) {
         let version = client.protocol_version();
         self.span.record("protocol_version", &*version);
-        tracing::info!(parent: &self.span, status = status.as_str(), "task resumed");
+        tracing::debug!(parent: &self.span, status = status.as_str(), "task resumed");
     }
 
     /// One `tasks/get` is about to be sent.

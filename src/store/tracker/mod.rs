@@ -194,6 +194,16 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
 /// server's interval within the floor and the ceiling, a read soon after a
 /// write, backoff after a failed read, `Retry-After`): both ask one schedule.
 ///
+/// # Logs
+///
+/// `INFO` says what an operator wants once per task: `a task is tracked`,
+/// `a tracked task ended` (with its ending) and `a tracked task's ending
+/// was delivered`, each with the record's id (never the task id). `WARN`
+/// says what needs a person: the store unavailable (the worker pauses), a
+/// step that failed on a store error, a record that cannot be read, a
+/// [`on_question`](TrackerBuilder::on_question) hook slower than its
+/// bound. A read, and whatever it changed or not, logs at `DEBUG` at most.
+///
 /// ```
 /// use std::time::Duration;
 /// use mcp_tasks::Client;
@@ -372,6 +382,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 now.checked_add(left).map(super::row::millis)
             }),
         };
+        let tool = label.tool.clone();
         let task = NewTask {
             reference,
             tool: label.tool,
@@ -393,6 +404,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                     TaskState::Finished(_) => {}
                 }
                 self.inner.wake.notify_one();
+                tracing::info!(record = %id, tool = %tool, "a task is tracked");
                 Ok(Started::Tracked(id))
             }
             Err(error) => Err(TrackError::Store {
@@ -717,6 +729,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             return Ok(Worked::Declined);
         }
         self.inner.store.acknowledge(id, fence).await?;
+        tracing::info!(record = %id, "a tracked task's ending was delivered");
         Ok(Worked::Delivered)
     }
 

@@ -79,7 +79,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             }
             Step::Ended(ending) => {
                 store.finish(record.id, fence, &ending).await?;
-                tracing::debug!(record = %record.id, ending = ending.name(), "a tracked task ended");
+                tracing::info!(record = %record.id, ending = ending.name(), "a tracked task ended");
                 record.ending = Some(ending);
                 Ok(Some(record))
             }
