@@ -652,21 +652,7 @@ async fn reads_are_quiet_and_each_task_is_told_at_info_once() {
     let loud = Loud::default();
     let _guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(loud.clone()));
-    let server = TestServer::new()
-        .tool(ScriptedTool::task(
-            "export",
-            TaskScript::new()
-                .poll_interval(ms(10))
-                .working(ms(20), "writing")
-                .complete(ms(20), text("exported")),
-        ))
-        .tool(ScriptedTool::task(
-            "long",
-            TaskScript::new()
-                .poll_interval(ms(10))
-                .working(std::time::Duration::from_secs(3600), "still going")
-                .complete(ms(1), text("never")),
-        ));
+    let server = tracker_server();
     let client = client(&server).await;
     let tracker =
         mcp_tasks::store::Tracker::builder(mcp_tasks::store::MemoryStore::new(), client.clone())

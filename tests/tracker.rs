@@ -9,9 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use mcp_tasks::input::InputHandlers;
-use mcp_tasks::protocol::{
-    ElicitResult, InputRequests, InputResponse, RpcError, TaskId, TaskStatus,
-};
+use mcp_tasks::protocol::{ElicitResult, InputRequests, InputResponse, TaskId, TaskStatus};
 use mcp_tasks::store::{
     Answers, Claim, Ending, Fence, Filter, Label, MemoryStore, NewTask, Progress, Questions,
     RecordId, RecordState, StoreResult, TaskRecord, TaskStore, Tracker,
@@ -22,34 +20,7 @@ use serde_json::json;
 use support::*;
 
 fn server() -> TestServer {
-    TestServer::new()
-        .tool(ScriptedTool::task(
-            "export",
-            TaskScript::new()
-                .poll_interval(ms(10))
-                .working(ms(20), "writing")
-                .complete(ms(20), text("exported")),
-        ))
-        .tool(ScriptedTool::task(
-            "approve",
-            TaskScript::new()
-                .poll_interval(ms(10))
-                .input(ms(10), requests(&["confirm"]))
-                .complete_with_inputs(ms(10)),
-        ))
-        .tool(ScriptedTool::task(
-            "long",
-            TaskScript::new()
-                .poll_interval(ms(10))
-                .working(Duration::from_secs(3600), "still going")
-                .complete(ms(1), text("never")),
-        ))
-        .tool(ScriptedTool::task(
-            "broken",
-            TaskScript::new()
-                .poll_interval(ms(10))
-                .fail(ms(10), RpcError::new(-32000, "disk on fire")),
-        ))
+    tracker_server()
 }
 
 fn tracker<S: TaskStore>(store: S, client: &Client) -> Tracker<S, Client> {

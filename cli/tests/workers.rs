@@ -293,14 +293,7 @@ fn input_once(name: &str, point: &str) -> Fallible {
             asked.lines().count()
         ));
     }
-    let c = demo.counters()?;
-    if c["totals"]["answers"] != 1 {
-        return Err(format!(
-            "the server took {} answers",
-            c["totals"]["answers"]
-        ));
-    }
-    Ok(())
+    answers_taken(&demo, 1)
 }
 
 fn answer_recorded() -> Fallible {
@@ -351,10 +344,7 @@ fn gone() -> Fallible {
 
 fn many_workers() -> Fallible {
     const N: usize = 5_000;
-    let Some((cluster, pg)) = postgres::start() else {
-        println!(
-            "      skipped: no Postgres here (MCP_TASKS_REQUIRE_POSTGRES=1 makes this a failure)"
-        );
+    let Some((cluster, pg)) = postgres_or_skip() else {
         return Ok(());
     };
     let rt = runtime();
@@ -369,17 +359,7 @@ fn many_workers() -> Fallible {
         ..options(&dir.0, &demo, "w1")
     };
     let started = Instant::now();
-    let mut w1 = spawn(&Options {
-        start: N,
-        ..Options::parse(&base.args()[1..])
-    })?;
-    let mut others = Vec::new();
-    for name in ["w2", "w3"] {
-        others.push(spawn(&Options {
-            name: name.into(),
-            ..Options::parse(&base.args()[1..])
-        })?);
-    }
+    let (mut w1, mut others) = three_workers(&base, N)?;
     wait_for_line(&mut w1, "started")?;
     wait_until("a third of the outcomes", || {
         handled(&base.outcomes).len() >= N / 3
@@ -480,14 +460,7 @@ fn answered_outside(name: &str, point: &str) -> Fallible {
     };
     finish(spawn(&o2)?)?;
     all_handled(&o2.outcomes, "ask", N, "completed")?;
-    let c = demo.counters()?;
-    if c["totals"]["answers"] != N {
-        return Err(format!(
-            "the server took {} answers for {N} questions",
-            c["totals"]["answers"]
-        ));
-    }
-    Ok(())
+    answers_taken(&demo, N)
 }
 
 fn outside_before_update() -> Fallible {
@@ -500,10 +473,7 @@ fn outside_after_update() -> Fallible {
 
 fn outside_many_workers() -> Fallible {
     const N: usize = 30;
-    let Some((cluster, pg)) = postgres::start() else {
-        println!(
-            "      skipped: no Postgres here (MCP_TASKS_REQUIRE_POSTGRES=1 makes this a failure)"
-        );
+    let Some((cluster, pg)) = postgres_or_skip() else {
         return Ok(());
     };
     let rt = runtime();
@@ -518,17 +488,7 @@ fn outside_many_workers() -> Fallible {
         lease_ms: 1_000,
         ..options(&dir.0, &demo, "w1")
     };
-    let mut w1 = spawn(&Options {
-        start: N,
-        ..Options::parse(&base.args()[1..])
-    })?;
-    let mut others = Vec::new();
-    for name in ["w2", "w3"] {
-        others.push(spawn(&Options {
-            name: name.into(),
-            ..Options::parse(&base.args()[1..])
-        })?);
-    }
+    let (mut w1, mut others) = three_workers(&base, N)?;
     wait_for_line(&mut w1, "started")?;
     let store = rt
         .block_on(PostgresStore::connect(&url))
@@ -542,13 +502,8 @@ fn outside_many_workers() -> Fallible {
     finish(w1)?;
     finish(others.remove(0))?;
     all_handled(&base.outcomes, "ask", N, "completed")?;
+    answers_taken(&demo, N)?;
     let c = demo.counters()?;
-    if c["totals"]["answers"] != N {
-        return Err(format!(
-            "the server took {} answers for {N} questions",
-            c["totals"]["answers"]
-        ));
-    }
     if c["totals"]["overlapping_reads"] != 0 {
         return Err(format!(
             "two workers read one task at once: {}",
@@ -557,5 +512,46 @@ fn outside_many_workers() -> Fallible {
     }
     drop(rt);
     drop(cluster);
+    Ok(())
+}
+
+/// A throwaway Postgres cluster, or `None` (said on stdout) where there is
+/// none to start.
+fn postgres_or_skip() -> Option<(postgres::Cluster, postgres::Pg)> {
+    let started = postgres::start();
+    if started.is_none() {
+        println!(
+            "      skipped: no Postgres here (MCP_TASKS_REQUIRE_POSTGRES=1 makes this a failure)"
+        );
+    }
+    started
+}
+
+/// Workers `w1` (which starts `n` tasks), `w2` and `w3` with `base`'s
+/// options.
+fn three_workers(base: &Options, n: usize) -> Fallible<(Child, Vec<Child>)> {
+    let w1 = spawn(&Options {
+        start: n,
+        ..Options::parse(&base.args()[1..])
+    })?;
+    let mut others = Vec::new();
+    for name in ["w2", "w3"] {
+        others.push(spawn(&Options {
+            name: name.into(),
+            ..Options::parse(&base.args()[1..])
+        })?);
+    }
+    Ok((w1, others))
+}
+
+/// The demo server took exactly `n` answers in all.
+fn answers_taken(demo: &Demo, n: usize) -> Fallible {
+    let c = demo.counters()?;
+    if c["totals"]["answers"] != n {
+        return Err(format!(
+            "the server took {} answers for {n} questions",
+            c["totals"]["answers"]
+        ));
+    }
     Ok(())
 }

@@ -131,3 +131,37 @@ pub use chaos::{Chaos, Fate, Lossy, Rng};
 pub use legacy_server::{End, Knobs, LegacyServer, LegacyTool, Step};
 pub use peer::{next_json, raw_peer, reply};
 pub use time::{bounded, ms};
+
+/// The tools the tracker's tests drive: `export` (works, then completes),
+/// `approve` (asks `confirm`), `long` (an hour) and `broken` (fails).
+pub fn tracker_server() -> TestServer {
+    TestServer::new()
+        .tool(ScriptedTool::task(
+            "export",
+            TaskScript::new()
+                .poll_interval(ms(10))
+                .working(ms(20), "writing")
+                .complete(ms(20), text("exported")),
+        ))
+        .tool(ScriptedTool::task(
+            "approve",
+            TaskScript::new()
+                .poll_interval(ms(10))
+                .input(ms(10), requests(&["confirm"]))
+                .complete_with_inputs(ms(10)),
+        ))
+        .tool(ScriptedTool::task(
+            "long",
+            TaskScript::new()
+                .poll_interval(ms(10))
+                .working(Duration::from_secs(3600), "still going")
+                .complete(ms(1), text("never")),
+        ))
+        .tool(ScriptedTool::task(
+            "broken",
+            TaskScript::new().poll_interval(ms(10)).fail(
+                ms(10),
+                mcp_tasks::protocol::RpcError::new(-32000, "disk on fire"),
+            ),
+        ))
+}
