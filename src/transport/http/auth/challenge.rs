@@ -51,13 +51,38 @@ impl Challenge {
     }
 }
 
-/// Space-separated scopes, in order, without repeats.
+/// The most scopes the client asks for at once. A server's metadata may
+/// list any number (`scopes_supported`); past this bound the rest are left
+/// out, with a warning, rather than sent in an authorization URL no
+/// browser or server would take.
+pub(super) const MAX_SCOPES: usize = 256;
+
+/// Space-separated scopes, in order, without repeats, at most
+/// [`MAX_SCOPES`].
 pub(super) fn split_scopes(text: &str) -> Vec<String> {
-    let mut scopes: Vec<String> = Vec::new();
-    for s in text.split_ascii_whitespace() {
-        if !scopes.iter().any(|have| have == s) {
-            scopes.push(s.to_owned());
+    merge_scopes([text.split_ascii_whitespace()])
+}
+
+/// The scopes of `lists`, one list after the other, in order, without
+/// repeats, at most [`MAX_SCOPES`]: one pass over the input (a server's
+/// list of 70,000 scopes, within the metadata's size bound, costs no more
+/// than reading it).
+pub(super) fn merge_scopes<'a, L, I>(lists: L) -> Vec<String>
+where
+    L: IntoIterator<Item = I>,
+    I: IntoIterator<Item = &'a str>,
+{
+    let mut seen = std::collections::HashSet::new();
+    let mut scopes = Vec::new();
+    for scope in lists.into_iter().flatten() {
+        if scope.is_empty() || !seen.insert(scope) {
+            continue;
         }
+        if scopes.len() == MAX_SCOPES {
+            tracing::warn!("more than {MAX_SCOPES} scopes to ask for; the rest are left out");
+            break;
+        }
+        scopes.push(scope.to_owned());
     }
     scopes
 }
@@ -156,6 +181,26 @@ impl Lexer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scope_lists_are_merged_in_order_without_repeats_and_bounded() {
+        assert_eq!(split_scopes(" a  b a\tc b "), ["a", "b", "c"]);
+        assert_eq!(
+            merge_scopes([vec!["x", "a"], vec!["a", "", "y"], vec!["x"]]),
+            ["x", "a", "y"]
+        );
+        // A server's metadata may list 70,000 scopes within its size
+        // bound: read in one pass, and the first MAX_SCOPES kept.
+        let many: Vec<String> = (0..70_000).map(|i| format!("scope:{i}")).collect();
+        let text = many.join(" ");
+        let kept = split_scopes(&text);
+        assert_eq!(kept.len(), MAX_SCOPES);
+        assert_eq!(kept[..3], ["scope:0", "scope:1", "scope:2"]);
+        let held = vec!["scope:5", "held"];
+        let merged = merge_scopes([held, many.iter().map(String::as_str).collect()]);
+        assert_eq!(merged.len(), MAX_SCOPES);
+        assert_eq!(merged[..3], ["scope:5", "held", "scope:0"]);
+    }
 
     #[test]
     fn reads_the_bearer_parameters() {

@@ -16,7 +16,7 @@ use reqwest::header::{HeaderMap, HeaderValue, WWW_AUTHENTICATE};
 use url::Url;
 
 use super::OAuth;
-use super::challenge::{Challenge, split_scopes};
+use super::challenge::{Challenge, merge_scopes};
 use super::discovery::{self, Discovered};
 use super::error::{AuthError, Step, authorization};
 use super::flow::{self, Refresh};
@@ -362,12 +362,12 @@ impl Inner {
         let found = discovery::discover(&self.http, &self.endpoint, &challenge, version).await?;
         self.forget_other_server(&mut held, &found);
         let wanted = challenge.scopes();
-        let granted: Vec<String> = held
+        let granted: std::collections::HashSet<&str> = held
             .as_ref()
             .and_then(|c| c.tokens.as_ref())
-            .map(|t| t.scopes.clone())
+            .map(|t| t.scopes.iter().map(String::as_str).collect())
             .unwrap_or_default();
-        if !wanted.is_empty() && wanted.iter().all(|s| granted.contains(s)) {
+        if !wanted.is_empty() && wanted.iter().all(|s| granted.contains(s.as_str())) {
             return Err(authorization(format!(
                 "the server answers insufficient_scope for {:?}, which the token already \
                  has: asking again would not help",
@@ -406,24 +406,18 @@ impl Inner {
         scopes: Vec<String>,
         found: &Discovered,
     ) -> Vec<String> {
-        let mut all: Vec<String> = held
+        let asked_before: &[String] = held
             .as_ref()
             .and_then(|c| c.tokens.as_ref())
-            .map(|t| t.requested.clone())
-            .unwrap_or_default();
-        for s in scopes {
-            if !all.contains(&s) {
-                all.push(s);
-            }
-        }
+            .map_or(&[], |t| t.requested.as_slice());
         let offline = "offline_access";
-        if self.config.offline_access
-            && found.server.offers_scope(offline)
-            && !all.iter().any(|s| s == offline)
-        {
-            all.push(offline.to_owned());
-        }
-        split_scopes(&all.join(" "))
+        let offline: &[&str] = if self.config.offline_access && found.server.offers_scope(offline) {
+            &[offline]
+        } else {
+            &[]
+        };
+        // Each one split on white space: a server's list may hold "a b".
+        merge_scopes([words(asked_before), words(&scopes), offline.to_vec()])
     }
 
     /// The authorization code flow, from the client's identity to the
@@ -477,4 +471,11 @@ enum Refreshed {
     Refused(AuthError),
     /// It could not be done (or its tokens not saved).
     Failed(AuthError),
+}
+
+/// The words of a list of scopes, each entry split on white space.
+fn words(list: &[String]) -> Vec<&str> {
+    list.iter()
+        .flat_map(|s| s.split_ascii_whitespace())
+        .collect()
 }

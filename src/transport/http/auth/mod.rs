@@ -32,7 +32,9 @@
 //!    `error="insufficient_scope"` asks again for the union of the scopes
 //!    held and those challenged, at most
 //!    [`OAuthBuilder::max_step_ups`] times per request, and never for
-//!    scopes the token already has.
+//!    scopes the token already has. At most 256 scopes are asked for at
+//!    once (the first ones, in that order; a warning names the bound), and
+//!    every list is merged in one pass, however long the server's is.
 //! 5. **Tokens.** Every request (task polls, `subscriptions/listen`, the
 //!    initialize era's `GET` stream, `DELETE`) carries the current access
 //!    token. It is refreshed shortly before it expires and on a `401`; a
