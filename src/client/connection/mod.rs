@@ -140,6 +140,18 @@ impl Connection {
         self.shared.preamble.unread()
     }
 
+    /// [`unread_preamble`](Connection::unread_preamble), once the reader
+    /// has read all there is when the connection has closed (waiting at
+    /// most `within`): a program that printed a usage text and exited may
+    /// fail a send before its output was read, and its words belong in
+    /// the error.
+    pub(crate) async fn settled_preamble(&self, within: Duration) -> Option<String> {
+        if self.shared.is_closed.load(Ordering::Acquire) {
+            let _ = tokio::time::timeout(within, self.shared.preamble.ended()).await;
+        }
+        self.shared.preamble.unread()
+    }
+
     /// Why the connection closed, if it has.
     pub(crate) fn closed_reason(&self) -> Option<String> {
         self.shared.tables.lock().unwrap().closed.clone()
@@ -579,6 +591,7 @@ async fn read_loop<S: MessageStream>(mut stream: S, shared: Arc<Shared>) {
             Err(e) => break format!("reading from the server failed: {e}"),
         }
     };
+    shared.preamble.end();
     shared.close(reason);
 }
 

@@ -6,6 +6,8 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use tokio::sync::Notify;
+
 /// How many of the unreadable messages are quoted.
 const KEPT: usize = 3;
 
@@ -16,6 +18,10 @@ pub(crate) struct Preamble {
     heard: AtomicBool,
     /// How many came, and why the last [`KEPT`] were unreadable.
     skipped: Mutex<(usize, VecDeque<String>)>,
+    /// Whether the reader stopped: nothing more will come.
+    ended: AtomicBool,
+    /// Wakes [`Preamble::ended`].
+    ended_wake: Notify,
 }
 
 impl Preamble {
@@ -37,6 +43,26 @@ impl Preamble {
             skipped.1.pop_front();
         }
         skipped.1.push_back(why.to_owned());
+    }
+
+    /// The reader stopped (the server closed its output, or the read
+    /// failed): nothing more will come.
+    pub(super) fn end(&self) {
+        self.ended.store(true, Ordering::Release);
+        self.ended_wake.notify_waiters();
+    }
+
+    /// Resolves once the reader has stopped.
+    pub(super) async fn ended(&self) {
+        loop {
+            let woken = self.ended_wake.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            if self.ended.load(Ordering::Acquire) {
+                return;
+            }
+            woken.await;
+        }
     }
 
     /// What came, when nothing but unreadable input has: how much, and

@@ -58,17 +58,22 @@ pub(crate) async fn negotiate(
     request_timeout: Duration,
 ) -> Result<Session> {
     let held = conn.clone();
-    handshake(conn, envelope, hosted, pin, probe_timeout, request_timeout)
-        .await
-        .map_err(|e| explain(e, &held))
+    match handshake(conn, envelope, hosted, pin, probe_timeout, request_timeout).await {
+        Ok(session) => Ok(session),
+        Err(e) => Err(explain(e, &held).await),
+    }
 }
+
+/// How long a failed handshake waits for the rest of what a closed
+/// server printed, to quote it.
+const SETTLE: Duration = Duration::from_secs(2);
 
 /// `e`, with what the server printed instead of JSON-RPC, when that is
 /// all it sent (a wrong command, say): a transport error then, since the
 /// server does not speak the protocol at all. When the connection closed
 /// (the program exited), its reason leads.
-fn explain(e: Error, conn: &Connection) -> Error {
-    let Some(unread) = conn.unread_preamble() else {
+async fn explain(e: Error, conn: &Connection) -> Error {
+    let Some(unread) = conn.settled_preamble(SETTLE).await else {
         return e;
     };
     let what = match conn.closed_reason() {
