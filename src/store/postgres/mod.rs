@@ -1,0 +1,384 @@
+//! `PostgresStore`: a task store on Postgres, for many workers on many
+//! machines sharing one database.
+//!
+//! Here the store's handle and its connection; `schema.rs` the schema and
+//! its migrations, `statements.rs` the prepared SQL, `calls.rs` the
+//! [`TaskStore`] calls, `rows.rs` a row read back as a record, `errors.rs`
+//! what a database error means to the store.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use tokio::sync::Mutex;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::FromSql;
+use tokio_postgres::{Client, Config, NoTls, Row, Statement};
+
+use super::questions;
+use super::row::{self, millis};
+use super::{
+    Answers, Claim, Ending, Fence, Filter, Lease, NewTask, Progress, Questions, RecordId,
+    RecordState, Refusal, StoreError, StoreResult, TaskRecord, TaskStore,
+};
+use crate::protocol::{InputRequests, InputResponse};
+
+/// A record's columns, in the order [`decode`] reads them by name.
+macro_rules! columns {
+    () => {
+        "t.id, t.task_id, t.server, t.protocol_version, t.tool, t.key, t.scope, \
+         t.created, t.updated, t.status, t.status_message, t.poll_interval_ms, t.due, \
+         t.failed_reads, t.lease_owner, t.lease_until, t.fence, t.answers, \
+         t.cancel_requested, t.ending, t.delivered, t.questions, t.schedule"
+    };
+}
+
+mod calls;
+mod errors;
+mod rows;
+mod schema;
+mod statements;
+
+use errors::{classify, refused};
+use rows::{big, column, decode};
+use schema::migrate;
+use statements::Statements;
+
+/// How many times a write of a record's questions and answers reads the
+/// record again after another write came between its read and its write.
+const REWRITE_TRIES: usize = 16;
+
+/// A task store on Postgres: many worker processes on many machines share
+/// one database, and the database alone decides who holds a task.
+///
+/// ```no_run
+/// use mcp_tasks::store::{Filter, PostgresStore, TaskStore};
+///
+/// # async fn run() -> Result<(), mcp_tasks::store::StoreError> {
+/// let store = PostgresStore::connect("postgres://tasks@db.internal/app").await?;
+/// for record in store.list(&Filter::all().scope("tenant-7")).await? {
+///     let record = record?;
+///     println!("{} {:?}", record.id, record.status);
+/// }
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Schema
+///
+/// [`connect`](PostgresStore::connect) applies the schema's migrations
+/// inside one transaction that holds an advisory lock, so that workers
+/// starting together apply them once; the version is kept in
+/// `mcp_tasks_schema`. Every name starts with `mcp_tasks_`, so the store
+/// can share a database with the application; to keep it in a schema of
+/// its own, name that schema in the connection string
+/// (`options=-csearch_path=tasks`).
+///
+/// | column | type | |
+/// |---|---|---|
+/// | `id` | `BIGSERIAL` | the [`RecordId`](super::RecordId) |
+/// | `task_id`, `server`, `protocol_version` | `TEXT` | the task reference (the id is a secret) |
+/// | `tool`, `key`, `scope` | `TEXT` | |
+/// | `created`, `updated`, `due`, `lease_until` | `BIGINT` | milliseconds since the Unix epoch |
+/// | `status`, `status_message` | `TEXT` | the status by its wire name |
+/// | `poll_interval_ms` | `BIGINT` | |
+/// | `failed_reads` | `INTEGER` | |
+/// | `lease_owner`, `fence` | `TEXT`, `BIGINT` | the fence from the sequence `mcp_tasks_fence` |
+/// | `questions`, `answers`, `schedule`, `ending` | `TEXT` | JSON, kept as text (`JSONB` refuses `\u0000`, which a tool result may hold) |
+/// | `asking_since` | `BIGINT` | when the oldest question that waits for an answer was first seen, or `NULL` |
+/// | `cancel_requested`, `delivered` | `BOOLEAN` | |
+/// | `nudged` | `BOOLEAN` | an answer or a cancel came from elsewhere since the last claim |
+/// | `revision` | `BIGINT` | grows on every write of `questions` and `answers` |
+///
+/// Two partial indexes serve the claim: open tasks by due time, and ended
+/// tasks whose outcome awaits delivery. A third serves the listing of open
+/// tasks that ask ([`Filter::asking`](super::Filter::asking)), by
+/// `asking_since`.
+///
+/// # Statements
+///
+/// A claim is one statement (`WITH open AS (SELECT id … ORDER BY due
+/// LIMIT n FOR UPDATE SKIP LOCKED), ended AS (…), picked AS (… ORDER BY
+/// due LIMIT n) UPDATE … SET fence = nextval(…) FROM picked … RETURNING
+/// …`): one ordered walk of each partial index, so that a claim reads about
+/// `n` rows however many are due, and concurrent workers skip each other's
+/// rows instead of waiting on them, and every fenced write is one `UPDATE …
+/// WHERE id = $1 AND fence = $2`; only when it changes no row does a
+/// second statement tell a stale fence from a missing record. A tracked
+/// read therefore costs two statements: its share of one batched claim,
+/// and one save. Statements are prepared once per connection.
+///
+/// # Questions and answers
+///
+/// Clones share one connection, so the store opens no transaction: a
+/// record's questions and answers change by optimistic concurrency
+/// instead. A change reads them (with the record's `revision`, fence and
+/// whether it ended) in one `SELECT`, applies the rules in Rust, and
+/// writes them back in one `UPDATE … SET revision = revision + 1 … WHERE
+/// id = $1 AND revision = $2` (and `AND fence = $f` for the lease's
+/// holder). When another write came in between, the `UPDATE` changes no
+/// row and the change starts again from a fresh read (at most 16 times),
+/// so an answer given from elsewhere is never overwritten. Without
+/// contention, a question seen ([`ask`](TaskStore::ask) finding a new
+/// key, or closing one) costs one read and one write, and a read that
+/// finds nothing new the read alone; an answer
+/// ([`answer`](TaskStore::answer) or
+/// [`record_answer`](TaskStore::record_answer)) costs one read and one
+/// write; a save that marks answers taken or questions offered costs that
+/// read and write before its own statement.
+///
+/// # Connection
+///
+/// A store keeps one connection, shared by its clones; statements from
+/// concurrent calls are pipelined on it. When the connection is lost, the
+/// call that finds out fails with [`StoreError::is_unavailable`] and the
+/// next call connects again. There is no TLS: keep the database on
+/// loopback or a private network, or put TLS in front of it.
+///
+/// # Secrets
+///
+/// The table holds every task id in full, and a task id lets whoever
+/// knows it read, answer or cancel the task: grant access to the database
+/// as to a password store. The connection string may hold a password; the
+/// store never logs it, nor a task id.
+#[derive(Clone)]
+pub struct PostgresStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: Config,
+    conn: Mutex<Option<Arc<Conn>>>,
+}
+
+impl fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PostgresStore").finish_non_exhaustive()
+    }
+}
+
+/// One connection and its prepared statements.
+struct Conn {
+    client: Client,
+    st: Statements,
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` and brings its schema up to date.
+    ///
+    /// `url` is a libpq connection string, as a URL
+    /// (`postgres://user:password@host:5432/dbname`) or as `key=value`
+    /// pairs (`host=/run/postgresql dbname=app`). Unless it says otherwise,
+    /// connecting gives up after 10 seconds and the connection names
+    /// itself `mcp-tasks` (`application_name`).
+    ///
+    /// # Errors
+    ///
+    /// - [`StoreError::is_unavailable`]: the database cannot be reached.
+    /// - [`StoreError::is_schema_too_new`]: the database was set up by a
+    ///   newer version of this crate.
+    /// - otherwise: `url` is not a connection string, the login was
+    ///   refused, or a migration failed.
+    pub async fn connect(url: &str) -> StoreResult<PostgresStore> {
+        let mut config: Config = url
+            .parse()
+            .map_err(|e| StoreError::other("not a Postgres connection string").with_source(e))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("mcp-tasks");
+        }
+        let conn = open(&config).await?;
+        Ok(PostgresStore {
+            inner: Arc::new(Inner {
+                config,
+                conn: Mutex::new(Some(Arc::new(conn))),
+            }),
+        })
+    }
+
+    /// The live connection, connecting again when it was lost.
+    async fn conn(&self) -> StoreResult<Arc<Conn>> {
+        let mut slot = self.inner.conn.lock().await;
+        if let Some(conn) = slot.as_ref()
+            && !conn.client.is_closed()
+        {
+            return Ok(Arc::clone(conn));
+        }
+        *slot = None;
+        let conn = Arc::new(open(&self.inner.config).await?);
+        *slot = Some(Arc::clone(&conn));
+        Ok(conn)
+    }
+
+    /// The store's error for `e`, dropping `conn` when it is lost, so that
+    /// the next call connects again.
+    async fn fail(&self, conn: &Arc<Conn>, e: tokio_postgres::Error) -> StoreError {
+        let (error, lost) = classify(e);
+        if lost || conn.client.is_closed() {
+            let mut slot = self.inner.conn.lock().await;
+            if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
+                *slot = None;
+            }
+        }
+        error
+    }
+
+    /// After a fenced write changed no row: whether the record is gone
+    /// (not found) or held under another fence (stale).
+    async fn refused(&self, conn: &Arc<Conn>, id: RecordId) -> StoreError {
+        match conn.client.query_opt(&conn.st.exists, &[&id.0]).await {
+            Ok(Some(_)) => StoreError::stale(id),
+            Ok(None) => StoreError::not_found(id),
+            Err(e) => self.fail(conn, e).await,
+        }
+    }
+
+    /// Runs a fenced write of `id`: `Ok` when it changed the record.
+    async fn fenced(
+        &self,
+        conn: &Arc<Conn>,
+        id: RecordId,
+        statement: &Statement,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> StoreResult<()> {
+        match conn.client.execute(statement, params).await {
+            Ok(0) => Err(self.refused(conn, id).await),
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.fail(conn, e).await),
+        }
+    }
+
+    /// The questions and answers of `id` and the revision they were read
+    /// at; with `fence`, only while the record is held under it.
+    async fn read_book(
+        &self,
+        conn: &Arc<Conn>,
+        id: RecordId,
+        fence: Option<Fence>,
+    ) -> StoreResult<(Book, i64)> {
+        let r = match conn.client.query_opt(&conn.st.read_book, &[&id.0]).await {
+            Ok(Some(r)) => r,
+            Ok(None) => return Err(StoreError::not_found(id)),
+            Err(e) => return Err(self.fail(conn, e).await),
+        };
+        if let Some(fence) = fence {
+            let current = column::<Option<i64>>(&r, id, "fence")?;
+            if current != Some(fence.0) || !column::<bool>(&r, id, "held")? {
+                return Err(StoreError::stale(id));
+            }
+        }
+        let book = Book {
+            questions: row::questions(id, column(&r, id, "questions")?)?,
+            answers: row::answers(id, column(&r, id, "answers")?)?,
+            ended: column(&r, id, "ended")?,
+        };
+        Ok((book, column(&r, id, "revision")?))
+    }
+
+    /// Changes the questions and answers of `id` by `change`, under
+    /// optimistic concurrency: read them, change them, and write them back
+    /// only if nothing else wrote them since the read (nor, with `fence`,
+    /// claimed the record again); otherwise read again and start over.
+    /// This is the only way the store writes questions and answers.
+    ///
+    /// `change` sees a fresh read on every try. With `nudge`, the write
+    /// also makes the record due at `now` and marks it nudged (an answer
+    /// from elsewhere). Returns what `change` returned, with the book as it
+    /// stands after the write (or as read, when nothing was written).
+    async fn rewrite<T>(
+        &self,
+        conn: &Arc<Conn>,
+        id: RecordId,
+        fence: Option<Fence>,
+        now: SystemTime,
+        nudge: bool,
+        mut change: impl FnMut(&mut Book) -> StoreResult<Change<T>> + Send,
+    ) -> StoreResult<(T, Book)> {
+        let held = fence.map(|f| f.0);
+        for _ in 0..REWRITE_TRIES {
+            let (mut book, revision) = self.read_book(conn, id, fence).await?;
+            let out = match change(&mut book)? {
+                Change::Keep(out) => return Ok((out, book)),
+                Change::Write(out) => out,
+            };
+            let since = questions::asking_since(&book.questions, &book.answers).map(millis);
+            let written = conn
+                .client
+                .execute(
+                    &conn.st.write_book,
+                    &[
+                        &id.0,
+                        &revision,
+                        &questions::questions_json(&book.questions),
+                        &row::answers_json(&book.answers),
+                        &since,
+                        &millis(now),
+                        &nudge,
+                        &held,
+                    ],
+                )
+                .await;
+            match written {
+                // Another write came since the read, or the record was
+                // claimed again or removed: the next read says which.
+                Ok(0) => continue,
+                Ok(_) => return Ok((out, book)),
+                Err(e) => return Err(self.fail(conn, e).await),
+            }
+        }
+        Err(StoreError::other(format!(
+            "record {id}: its questions and answers stayed contended (other writes came \
+             between read and write {REWRITE_TRIES} times)"
+        )))
+    }
+
+    /// Rows decoded one by one, each in its place.
+    fn records(rows: &[Row]) -> Vec<StoreResult<TaskRecord>> {
+        rows.iter().map(decode).collect()
+    }
+}
+
+/// A record's questions and answers, as [`PostgresStore::rewrite`] reads
+/// them.
+struct Book {
+    questions: Questions,
+    answers: Answers,
+    /// Whether the task ended.
+    ended: bool,
+}
+
+/// What a change of a [`Book`] asks of [`PostgresStore::rewrite`].
+enum Change<T> {
+    /// The book changed: write it back, then return `T`.
+    Write(T),
+    /// Nothing changed: return `T` without writing.
+    Keep(T),
+}
+
+impl<T> Change<T> {
+    /// A write when `changed`, else nothing.
+    fn when(changed: bool, out: T) -> Change<T> {
+        if changed {
+            Change::Write(out)
+        } else {
+            Change::Keep(out)
+        }
+    }
+}
+
+/// Connects, applies the migrations and prepares the statements.
+async fn open(config: &Config) -> StoreResult<Conn> {
+    let (mut client, connection) = config.connect(NoTls).await.map_err(refused)?;
+    tokio::spawn(async move {
+        if let Err(e) = connection.await {
+            tracing::debug!("the task store's connection closed: {e}");
+        }
+    });
+    migrate(&mut client).await?;
+    let st = Statements::prepare(&client)
+        .await
+        .map_err(|e| classify(e).0)?;
+    Ok(Conn { client, st })
+}

@@ -1,0 +1,157 @@
+//! The statements a store runs, prepared on each connection.
+
+use super::*;
+
+/// The statements a store runs, prepared on each connection.
+pub(super) struct Statements {
+    pub(super) insert: Statement,
+    pub(super) get: Statement,
+    pub(super) claim_due: Statement,
+    pub(super) claim_one: Statement,
+    pub(super) renew: Statement,
+    pub(super) read_book: Statement,
+    pub(super) write_book: Statement,
+    pub(super) save: Statement,
+    pub(super) finish: Statement,
+    pub(super) acknowledge: Statement,
+    pub(super) request_cancel: Statement,
+    pub(super) remove: Statement,
+    pub(super) exists: Statement,
+    pub(super) list: Statement,
+    pub(super) next_due: Statement,
+}
+
+impl Statements {
+    pub(super) async fn prepare(client: &Client) -> Result<Statements, tokio_postgres::Error> {
+        Ok(Statements {
+            insert: client
+                .prepare(
+                    "INSERT INTO mcp_tasks_tasks (task_id, server, protocol_version, tool, key, \
+                     scope, created, updated, status, status_message, poll_interval_ms, due, ending, \
+                     schedule) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11, $12, $13) \
+                     RETURNING id",
+                )
+                .await?,
+            get: client
+                .prepare(concat!(
+                    "SELECT ",
+                    columns!(),
+                    " FROM mcp_tasks_tasks AS t WHERE t.id = $1"
+                ))
+                .await?,
+            claim_due: client
+                .prepare(concat!(
+                    // One ordered walk per partial index (open tasks by due
+                    // time, undelivered endings), merged: a single condition
+                    // with OR read and sorted every due row (110 ms for a
+                    // claim of 64 among 100,000 due records).
+                    "WITH open AS MATERIALIZED (SELECT id, due FROM mcp_tasks_tasks \
+                     WHERE ending IS NULL AND due <= $1 \
+                     AND (lease_until IS NULL OR lease_until <= $1) \
+                     ORDER BY due, id LIMIT $4 FOR UPDATE SKIP LOCKED), \
+                     ended AS MATERIALIZED (SELECT id, due FROM mcp_tasks_tasks \
+                     WHERE ending IS NOT NULL AND NOT delivered \
+                     AND (lease_until IS NULL OR lease_until <= $1) \
+                     ORDER BY due, id LIMIT $4 FOR UPDATE SKIP LOCKED), \
+                     picked AS (SELECT id FROM (SELECT id, due FROM open UNION ALL \
+                     SELECT id, due FROM ended) AS due_now ORDER BY due, id LIMIT $4), \
+                     claimed AS (UPDATE mcp_tasks_tasks AS t SET lease_owner = $2, \
+                     lease_until = $3, fence = nextval('mcp_tasks_fence'), nudged = FALSE \
+                     FROM picked WHERE t.id = picked.id RETURNING ",
+                    columns!(),
+                    ") SELECT * FROM claimed ORDER BY due, id"
+                ))
+                .await?,
+            claim_one: client
+                .prepare(concat!(
+                    "WITH picked AS MATERIALIZED (SELECT id FROM mcp_tasks_tasks \
+                     WHERE id = $4 AND (lease_until IS NULL OR lease_until <= $1) \
+                     AND (ending IS NULL OR NOT delivered) FOR UPDATE SKIP LOCKED) \
+                     UPDATE mcp_tasks_tasks AS t SET lease_owner = $2, lease_until = $3, \
+                     fence = nextval('mcp_tasks_fence'), nudged = FALSE \
+                     FROM picked WHERE t.id = picked.id RETURNING ",
+                    columns!()
+                ))
+                .await?,
+            renew: client
+                .prepare("UPDATE mcp_tasks_tasks SET lease_until = $3 WHERE id = $1 AND fence = $2")
+                .await?,
+            read_book: client
+                .prepare(
+                    "SELECT questions, answers, revision, fence, lease_owner IS NOT NULL AS held, \
+                     ending IS NOT NULL AS ended FROM mcp_tasks_tasks WHERE id = $1",
+                )
+                .await?,
+            // The only statement that writes questions and answers: it
+            // changes the row only if no other write came since the read
+            // of revision $2 (and, for the lease's holder $8, only while
+            // the lease is still its own). $7: make the record due at $6,
+            // for an answer from elsewhere.
+            write_book: client
+                .prepare(
+                    "UPDATE mcp_tasks_tasks SET questions = $3, answers = $4, \
+                     asking_since = $5, revision = revision + 1, updated = $6, \
+                     due = CASE WHEN $7 THEN LEAST(due, $6) ELSE due END, \
+                     nudged = nudged OR $7 \
+                     WHERE id = $1 AND revision = $2 AND ($8::int8 IS NULL OR fence = $8)",
+                )
+                .await?,
+            // An answer or a cancel from elsewhere since the claim: due
+            // now, not at the step's due time.
+            save: client
+                .prepare(
+                    "UPDATE mcp_tasks_tasks SET status = $3, status_message = $4, \
+                     poll_interval_ms = $5, failed_reads = $6, \
+                     due = CASE WHEN nudged THEN LEAST($7::int8, $8::int8) ELSE $7 END, \
+                     updated = $8, lease_until = 0 \
+                     WHERE id = $1 AND fence = $2",
+                )
+                .await?,
+            finish: client
+                .prepare(
+                    "UPDATE mcp_tasks_tasks SET ending = $3, updated = $4 \
+                     WHERE id = $1 AND fence = $2",
+                )
+                .await?,
+            acknowledge: client
+                .prepare(
+                    "UPDATE mcp_tasks_tasks SET delivered = TRUE, updated = $3, lease_until = 0 \
+                     WHERE id = $1 AND fence = $2",
+                )
+                .await?,
+            request_cancel: client
+                .prepare(
+                    "UPDATE mcp_tasks_tasks SET cancel_requested = TRUE, due = LEAST(due, $2), \
+                     nudged = TRUE, updated = $2 WHERE id = $1 AND ending IS NULL",
+                )
+                .await?,
+            remove: client
+                .prepare("DELETE FROM mcp_tasks_tasks WHERE id = $1 AND fence = $2")
+                .await?,
+            exists: client
+                .prepare("SELECT 1 FROM mcp_tasks_tasks WHERE id = $1")
+                .await?,
+            list: client
+                .prepare(concat!(
+                    "SELECT ",
+                    columns!(),
+                    " FROM mcp_tasks_tasks AS t WHERE ($1::text IS NULL OR t.scope = $1) \
+                     AND ($2::int4 IS NULL OR CASE $2 \
+                     WHEN 0 THEN t.ending IS NULL \
+                     WHEN 1 THEN t.ending IS NOT NULL AND NOT t.delivered \
+                     ELSE t.ending IS NOT NULL AND t.delivered END) \
+                     AND (NOT $4::bool OR (t.asking_since IS NOT NULL AND t.ending IS NULL)) \
+                     ORDER BY CASE WHEN $4 THEN t.asking_since END, t.id LIMIT $3"
+                ))
+                .await?,
+            next_due: client
+                .prepare(
+                    "SELECT min(GREATEST(COALESCE(lease_until, 0), \
+                     CASE WHEN ending IS NULL THEN due ELSE 0 END)) \
+                     FROM mcp_tasks_tasks WHERE ending IS NULL OR NOT delivered",
+                )
+                .await?,
+        })
+    }
+}
