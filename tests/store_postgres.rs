@@ -670,6 +670,13 @@ async fn measure(pg: Pg) {
 
 type Case = fn(Pg) -> Pin<Box<dyn Future<Output = ()>>>;
 
+/// Each test by its name, as `(name, Case)`.
+macro_rules! cases {
+    ($($test:ident),* $(,)?) => {
+        [$((stringify!($test), (|pg| Box::pin($test(pg))) as Case)),*]
+    };
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let Some((cluster, pg)) = postgres::start() else {
@@ -680,38 +687,18 @@ fn main() {
         rt.block_on(measure(pg));
         return;
     }
-    let cases: [(&str, Case); 11] = [
-        ("a_tracker_pauses_while_the_database_is_away", |pg| {
-            Box::pin(a_tracker_pauses_while_the_database_is_away(pg))
-        }),
-        ("the_contract_holds", |pg| Box::pin(the_contract_holds(pg))),
-        ("concurrent_answers_store_exactly_one", |pg| {
-            Box::pin(concurrent_answers_store_exactly_one(pg))
-        }),
-        ("an_answer_racing_a_save_is_never_lost", |pg| {
-            Box::pin(an_answer_racing_a_save_is_never_lost(pg))
-        }),
-        ("a_version_1_database_is_migrated", |pg| {
-            Box::pin(a_version_1_database_is_migrated(pg))
-        }),
-        ("concurrent_claims_never_share_a_record", |pg| {
-            Box::pin(concurrent_claims_never_share_a_record(pg))
-        }),
-        ("workers_starting_together_migrate_once", |pg| {
-            Box::pin(workers_starting_together_migrate_once(pg))
-        }),
-        ("a_lost_connection_is_unavailable_then_comes_back", |pg| {
-            Box::pin(a_lost_connection_is_unavailable_then_comes_back(pg))
-        }),
-        ("corrupt_rows_come_back_in_their_place", |pg| {
-            Box::pin(corrupt_rows_come_back_in_their_place(pg))
-        }),
-        ("a_newer_schema_is_refused", |pg| {
-            Box::pin(a_newer_schema_is_refused(pg))
-        }),
-        ("an_unreachable_server_is_unavailable", |pg| {
-            Box::pin(an_unreachable_server_is_unavailable(pg))
-        }),
+    let cases = cases![
+        a_tracker_pauses_while_the_database_is_away,
+        the_contract_holds,
+        concurrent_answers_store_exactly_one,
+        an_answer_racing_a_save_is_never_lost,
+        a_version_1_database_is_migrated,
+        concurrent_claims_never_share_a_record,
+        workers_starting_together_migrate_once,
+        a_lost_connection_is_unavailable_then_comes_back,
+        corrupt_rows_come_back_in_their_place,
+        a_newer_schema_is_refused,
+        an_unreachable_server_is_unavailable,
     ];
     let filter = args.iter().skip(1).find(|a| !a.starts_with('-'));
     let (mut passed, mut failed) = (0, 0);
