@@ -246,30 +246,23 @@ impl Records {
     /// Every recorded task, newest first. A record that cannot be read is
     /// left out with a note on stderr.
     pub async fn list(&self) -> anyhow::Result<Vec<Listed>> {
-        let records = self
-            .store
-            .list(&Filter::all().scope(SCOPE))
-            .await
-            .map_err(|e| anyhow::anyhow!("cannot read the task list: {}", crate::one_line(&e)))?;
-        let mut out = Vec::with_capacity(records.len());
-        for record in records {
-            match record {
-                Ok(record) => out.push(listed(record)),
-                Err(e) => eprintln!("mcp-tasks: {}", crate::one_line(&e)),
-            }
-        }
-        out.reverse();
-        Ok(out)
+        let records = self.read(&Filter::all().scope(SCOPE)).await?;
+        Ok(records.into_iter().rev().map(listed).collect())
     }
 
     /// Every open question of the task list, oldest first: the task and
     /// the question's key.
     pub async fn asking(&self) -> anyhow::Result<Vec<TaskRecord>> {
-        let records = self
-            .store
-            .list(&Filter::all().scope(SCOPE).asking())
-            .await
-            .map_err(|e| anyhow::anyhow!("cannot read the task list: {}", crate::one_line(&e)))?;
+        self.read(&Filter::all().scope(SCOPE).asking()).await
+    }
+
+    /// The records `filter` selects, oldest first. A record that cannot
+    /// be read is left out with a note on stderr.
+    async fn read(&self, filter: &Filter) -> anyhow::Result<Vec<TaskRecord>> {
+        let records =
+            self.store.list(filter).await.map_err(|e| {
+                anyhow::anyhow!("cannot read the task list: {}", crate::one_line(&e))
+            })?;
         let mut out = Vec::with_capacity(records.len());
         for record in records {
             match record {
