@@ -11,6 +11,8 @@
 
 #[path = "support/postgres.rs"]
 mod postgres;
+#[path = "store_postgres/production.rs"]
+mod production;
 #[path = "support/time.rs"]
 #[allow(dead_code, reason = "only `bounded` is used here")]
 mod time;
@@ -68,10 +70,30 @@ fn ids(records: &[StoreResult<TaskRecord>]) -> Vec<RecordId> {
         .collect()
 }
 
+/// A migrated database and a store on it that takes the times the test
+/// passes as they are (the tests set time).
 async fn store(pg: &Pg) -> (PostgresStore, String) {
     let url = pg.database().await;
-    let store = PostgresStore::connect(&url).await.expect("connect");
+    PostgresStore::migrate(&url).await.expect("migrate");
+    let store = PostgresStore::builder(&url)
+        .worker_clock()
+        .connect()
+        .await
+        .expect("connect");
     (store, url)
+}
+
+/// The database `url` names: its last `dbname=`, or a URL's path.
+fn dbname(url: &str) -> String {
+    let name = match url.split_once("://") {
+        Some((_, rest)) => rest.rsplit('/').next().unwrap_or_default(),
+        None => url
+            .split_whitespace()
+            .rev()
+            .find_map(|kv| kv.strip_prefix("dbname="))
+            .unwrap_or_default(),
+    };
+    name.split('?').next().unwrap_or_default().to_owned()
 }
 
 async fn the_contract_holds(pg: Pg) {
@@ -81,7 +103,11 @@ async fn the_contract_holds(pg: Pg) {
 
 async fn concurrent_claims_never_share_a_record(pg: Pg) {
     let (a, url) = store(&pg).await;
-    let b = PostgresStore::connect(&url).await.expect("a second store");
+    let b = PostgresStore::builder(&url)
+        .worker_clock()
+        .connect()
+        .await
+        .expect("a second store");
     let mut inserted = BTreeSet::new();
     for n in 0..300 {
         inserted.insert(a.insert(task(n, t(u64::from(n % 17)))).await.unwrap());
@@ -120,7 +146,7 @@ async fn workers_starting_together_migrate_once(pg: Pg) {
     let mut connects = tokio::task::JoinSet::new();
     for _ in 0..8 {
         let url = url.clone();
-        connects.spawn(async move { PostgresStore::connect(&url).await.map(|_| ()) });
+        connects.spawn(async move { PostgresStore::migrate(&url).await.map(|_| ()) });
     }
     while let Some(done) = connects.join_next().await {
         done.unwrap().expect("every worker connects");
@@ -178,7 +204,11 @@ async fn asking(store: &PostgresStore, n: u32, keys: &[&str]) -> (RecordId, Fenc
 /// on two: exactly one is stored, the other refused as answered.
 async fn concurrent_answers_store_exactly_one(pg: Pg) {
     let (a, url) = store(&pg).await;
-    let b = PostgresStore::connect(&url).await.expect("a second store");
+    let b = PostgresStore::builder(&url)
+        .worker_clock()
+        .connect()
+        .await
+        .expect("a second store");
     for round in 0..20u32 {
         let (id, fence) = asking(&a, round, &["q"]).await;
         // Given up until later, as a worker's step does.
@@ -220,7 +250,11 @@ async fn concurrent_answers_store_exactly_one(pg: Pg) {
 /// stand, and the record is due at once.
 async fn an_answer_racing_a_save_is_never_lost(pg: Pg) {
     let (worker, url) = store(&pg).await;
-    let elsewhere = PostgresStore::connect(&url).await.expect("a second store");
+    let elsewhere = PostgresStore::builder(&url)
+        .worker_clock()
+        .connect()
+        .await
+        .expect("a second store");
     for round in 0..20u32 {
         let (id, fence) = asking(&worker, 100 + round, &["a", "b"]).await;
         let standing = worker.record_answer(id, fence, "a", &yes()).await.unwrap();
@@ -280,9 +314,13 @@ async fn a_version_1_database_is_migrated(pg: Pg) {
         .await
         .expect("the version 1 dump loads");
 
-    let store = PostgresStore::connect(&url)
+    let migrated = PostgresStore::migrate(&url).await.expect("migrate");
+    assert_eq!((migrated.from, migrated.to), (1, 2));
+    let store = PostgresStore::builder(&url)
+        .worker_clock()
+        .connect()
         .await
-        .expect("connect migrates");
+        .expect("connect");
     let raw = postgres::connect(&url).await;
     let versions: Vec<i64> = raw
         .query("SELECT version FROM mcp_tasks_schema ORDER BY version", &[])
@@ -516,6 +554,8 @@ async fn a_newer_schema_is_refused(pg: Pg) {
     let e = PostgresStore::connect(&url).await.unwrap_err();
     assert!(e.is_schema_too_new(), "{e}");
     assert!(e.to_string().contains("99"), "{e}");
+    let e = PostgresStore::migrate(&url).await.unwrap_err();
+    assert!(e.is_schema_too_new(), "{e}");
 }
 
 async fn an_unreachable_server_is_unavailable(_: Pg) {
@@ -545,17 +585,10 @@ async fn a_tracker_pauses_while_the_database_is_away(pg: Pg) {
     use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 
     const N: usize = 20;
-    let (store, url) = store(&pg).await;
-    // The last `dbname=`, or a URL's path.
-    let name = match url.split_once("://") {
-        Some((_, rest)) => rest.rsplit('/').next().unwrap_or_default(),
-        None => url
-            .split_whitespace()
-            .rev()
-            .find_map(|kv| kv.strip_prefix("dbname="))
-            .unwrap_or_default(),
-    };
-    let name = name.split('?').next().unwrap_or_default().to_owned();
+    let url = pg.database().await;
+    PostgresStore::migrate(&url).await.expect("migrate");
+    let store = PostgresStore::connect(&url).await.expect("connect");
+    let name = dbname(&url);
     let ms = Duration::from_millis;
     let server = TestServer::new().tool(ScriptedTool::task(
         "export",
@@ -672,7 +705,7 @@ type Case = fn(Pg) -> Pin<Box<dyn Future<Output = ()>>>;
 
 /// Each test by its name, as `(name, Case)`.
 macro_rules! cases {
-    ($($test:ident),* $(,)?) => {
+    ($($test:path),* $(,)?) => {
         [$((stringify!($test), (|pg| Box::pin($test(pg))) as Case)),*]
     };
 }
@@ -699,6 +732,13 @@ fn main() {
         corrupt_rows_come_back_in_their_place,
         a_newer_schema_is_refused,
         an_unreachable_server_is_unavailable,
+        production::connect_changes_nothing_and_asks_for_the_migration,
+        production::a_worker_role_without_schema_rights_tracks_tasks,
+        production::the_tables_live_in_the_schema_named,
+        production::tls_follows_sslmode,
+        production::a_peer_that_never_answers_is_unavailable_within_the_bound,
+        production::a_statement_without_an_answer_is_unavailable_then_comes_back,
+        production::a_worker_whose_clock_runs_ahead_takes_no_held_record,
     ];
     let filter = args.iter().skip(1).find(|a| !a.starts_with('-'));
     let (mut passed, mut failed) = (0, 0);

@@ -275,6 +275,9 @@ fn one(args: &Args) -> Fallible {
                             // Filled through a connection of its own, closed
                             // before the count starts: a backend's
                             // statistics are flushed when it exits.
+                            PostgresStore::migrate(url)
+                                .await
+                                .map_err(|e| format!("migrate: {e}"))?;
                             let filler = Arc::new(
                                 PostgresStore::connect(url)
                                     .await
@@ -449,6 +452,9 @@ fn many(args: &Args) -> Fallible {
     let empty = rt.block_on(pg.database());
     let start = Instant::now();
     rt.block_on(async {
+        PostgresStore::migrate(&url)
+            .await
+            .map_err(|e| format!("migrate: {e}"))?;
         let store = Arc::new(
             PostgresStore::connect(&url)
                 .await

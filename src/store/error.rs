@@ -22,7 +22,15 @@ enum Kind {
     NotFound(RecordId),
     Refused(RecordId, Refusal),
     Corrupt(Option<RecordId>, String),
-    SchemaTooNew { found: i64, known: i64 },
+    SchemaTooNew {
+        found: i64,
+        known: i64,
+    },
+    SchemaTooOld {
+        found: i64,
+        known: i64,
+        hint: String,
+    },
     Full,
     Unavailable(String),
     Other(String),
@@ -43,6 +51,20 @@ impl fmt::Display for Kind {
                 f,
                 "the task store's schema is version {found}, newer than this code knows \
                  ({known}); upgrade the code before using this database"
+            ),
+            Kind::SchemaTooOld {
+                found: 0,
+                known,
+                hint,
+            } => write!(
+                f,
+                "the task store's tables are not in this database (schema version {known} \
+                 expected): {hint}"
+            ),
+            Kind::SchemaTooOld { found, known, hint } => write!(
+                f,
+                "the task store's schema is version {found}, older than this code needs \
+                 ({known}): {hint}"
             ),
             Kind::Full => write!(f, "the task store's disk is full"),
             Kind::Unavailable(what) => write!(f, "the task store is unavailable: {what}"),
@@ -81,6 +103,15 @@ impl StoreError {
     #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     pub(crate) fn schema_too_new(found: i64, known: i64) -> StoreError {
         StoreError::new(Kind::SchemaTooNew { found, known })
+    }
+
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) fn schema_too_old(found: i64, known: i64, hint: impl Into<String>) -> StoreError {
+        StoreError::new(Kind::SchemaTooOld {
+            found,
+            known,
+            hint: hint.into(),
+        })
     }
 
     #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
@@ -135,6 +166,14 @@ impl StoreError {
     /// The database was made by a newer version of this crate.
     pub fn is_schema_too_new(&self) -> bool {
         matches!(self.kind, Kind::SchemaTooNew { .. })
+    }
+
+    /// The database's schema is older than this code needs, or not there
+    /// at all: run the store's migration first (for Postgres,
+    /// `PostgresStore::migrate` or `mcp-tasks store migrate URL`, as a role
+    /// that may change the schema). Nothing was changed.
+    pub fn is_schema_too_old(&self) -> bool {
+        matches!(self.kind, Kind::SchemaTooOld { .. })
     }
 
     /// The disk under the store is full; nothing was written.

@@ -132,7 +132,7 @@ mod tracker;
 pub use error::StoreError;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
-pub use postgres::PostgresStore;
+pub use postgres::{Migrated, PostgresBuilder, PostgresStore};
 pub use questions::{
     Answers, MAX_ANSWER_BYTES, MAX_KEPT_QUESTIONS, MAX_OPEN_QUESTIONS, MAX_QUESTION_BYTES,
     Question, QuestionKind, Questions, Refusal,

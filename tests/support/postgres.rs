@@ -2,8 +2,10 @@
 //! database per test.
 //!
 //! [`start`] runs `initdb` into a fresh temporary folder and `pg_ctl
-//! start` on a unix socket in that folder (no TCP port at all), as the
-//! `postgres` user when the tests run as root. The [`Cluster`] guard stops
+//! start` on a unix socket in that folder, as the `postgres` user when the
+//! tests run as root. It also listens on a free loopback TCP port with
+//! TLS on, under a certificate for `localhost` that a throwaway
+//! authority made (`openssl`), for the tests of TLS ([`Pg::tls`]). The [`Cluster`] guard stops
 //! the server and deletes the folder when it drops, a panic included.
 //! With `DATABASE_URL` set, that server is used instead, and the
 //! databases made for the tests are dropped at the end.
@@ -28,6 +30,8 @@ pub struct Pg {
 struct Shared {
     /// The connection string of the server's `postgres` database.
     admin: String,
+    /// The TLS side of a cluster this binary started.
+    tls: Option<Tls>,
     /// A unique prefix for this binary's databases.
     prefix: String,
     next: AtomicUsize,
@@ -56,7 +60,7 @@ struct Local {
 pub fn start() -> Option<(Cluster, Pg)> {
     let prefix = format!("mcp_tasks_test_{}", std::process::id());
     if let Ok(url) = std::env::var("DATABASE_URL") {
-        let pg = Pg::new(url, prefix);
+        let pg = Pg::new(url, prefix, None);
         let cluster = Cluster {
             local: None,
             pg: pg.clone(),
@@ -81,14 +85,24 @@ pub fn start() -> Option<(Cluster, Pg)> {
         .map_or(0, |d| d.subsec_nanos());
     let folder = std::env::temp_dir().join(format!("mcp-tasks-pg-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&folder).expect("a temporary folder");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port();
+    let tls = Tls {
+        port,
+        ca: folder.join("ca.pem"),
+        other_ca: folder.join("other-ca.pem"),
+    };
     // From here on, the guard cleans up whatever happens.
     let cluster = Cluster {
         pg: Pg::new(
             format!(
-                "host={} port=5432 user=postgres dbname=postgres",
+                "host={} port={port} user=postgres dbname=postgres",
                 folder.display()
             ),
             prefix,
+            Some(tls),
         ),
         local: Some(Local {
             bin,
@@ -97,19 +111,24 @@ pub fn start() -> Option<(Cluster, Pg)> {
         }),
     };
     let local = cluster.local.as_ref().expect("a local cluster");
+    certificates(&local.folder);
     if local.as_postgres {
-        run(Command::new("chown").arg("postgres:").arg(&local.folder));
+        run(Command::new("chown")
+            .arg("-R")
+            .arg("postgres:")
+            .arg(&local.folder));
     }
     let data = local.folder.join("data");
     run(local
         .tool("initdb")
         .args(["-A", "trust", "-U", "postgres", "-E", "UTF8", "-N", "-D"])
         .arg(&data));
-    // A unix socket in the folder, and no TCP at all.
+    // A unix socket in the folder, and loopback TCP with TLS.
     let options = format!(
-        "-k {} -c listen_addresses= -c fsync=off -c synchronous_commit=off \
-         -c full_page_writes=off",
-        local.folder.display()
+        "-k {dir} -p {port} -c listen_addresses=127.0.0.1 -c ssl=on \
+         -c ssl_cert_file={dir}/server.pem -c ssl_key_file={dir}/server.key \
+         -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+        dir = local.folder.display()
     );
     run(local
         .tool("pg_ctl")
@@ -122,11 +141,79 @@ pub fn start() -> Option<(Cluster, Pg)> {
     Some((cluster, pg))
 }
 
+/// The TLS side of a test cluster.
+#[derive(Debug, Clone)]
+pub struct Tls {
+    /// Its loopback TCP port.
+    pub port: u16,
+    /// The authority that signed its certificate (for `localhost` only).
+    pub ca: PathBuf,
+    /// An authority that signed nothing of it.
+    pub other_ca: PathBuf,
+}
+
+/// Makes a throwaway certificate authority, a server certificate for
+/// `localhost` it signs, and a second authority, in `folder`.
+fn certificates(folder: &Path) {
+    let ca = |name: &str| {
+        run(Command::new("openssl")
+            .current_dir(folder)
+            .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+            .args(["ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"])
+            .args([
+                "-keyout",
+                &format!("{name}.key"),
+                "-out",
+                &format!("{name}.pem"),
+            ])
+            .args(["-subj", &format!("/CN={name}")])
+            .args(["-addext", "basicConstraints=critical,CA:TRUE"])
+            .args(["-addext", "keyUsage=critical,keyCertSign,cRLSign"]));
+    };
+    ca("ca");
+    ca("other-ca");
+    run(Command::new("openssl")
+        .current_dir(folder)
+        .args([
+            "req",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-keyout", "server.key", "-out", "server.csr"])
+        .args(["-subj", "/CN=localhost"]));
+    std::fs::write(
+        folder.join("server.ext"),
+        "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n\
+         keyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
+    )
+    .expect("the certificate's extensions");
+    run(Command::new("openssl")
+        .current_dir(folder)
+        .args([
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+        ])
+        .args(["-CAcreateserial", "-days", "2", "-out", "server.pem"])
+        .args(["-extfile", "server.ext"]));
+    run(Command::new("chmod")
+        .arg("600")
+        .arg(folder.join("server.key")));
+}
+
 impl Pg {
-    fn new(admin: String, prefix: String) -> Pg {
+    fn new(admin: String, prefix: String, tls: Option<Tls>) -> Pg {
         Pg {
             inner: Arc::new(Shared {
                 admin,
+                tls,
                 prefix,
                 next: AtomicUsize::new(0),
                 made: Mutex::new(Vec::new()),
@@ -145,6 +232,12 @@ impl Pg {
             .expect("CREATE DATABASE");
         self.inner.made.lock().unwrap().push(name.clone());
         with_dbname(&self.inner.admin, &name)
+    }
+
+    /// The TLS side of the cluster, when this binary started it.
+    #[allow(dead_code, reason = "not every binary tests TLS")]
+    pub fn tls(&self) -> Option<&Tls> {
+        self.inner.tls.as_ref()
     }
 
     /// A connection to the server's `postgres` database.

@@ -134,6 +134,11 @@ pub async fn worker(o: Options) -> Fallible {
     let store = o.store.display().to_string();
     // `pg:` and a connection string: Postgres; else a SQLite file.
     if let Some(url) = store.strip_prefix("pg:") {
+        // Each worker migrates first (an advisory lock makes that once),
+        // as a deploy would before starting them.
+        PostgresStore::migrate(url)
+            .await
+            .map_err(|e| format!("migrate the store: {e}"))?;
         let store = PostgresStore::connect(url)
             .await
             .map_err(|e| format!("connect the store: {e}"))?;

@@ -7,42 +7,41 @@ impl TaskStore for PostgresStore {
         let conn = self.conn().await?;
         let ending = task.ending.as_ref().map(row::ending_json);
         let r = &task.reference;
-        let result = conn
-            .client
-            .query_one(
-                &conn.st.insert,
-                &[
-                    &r.task_id().expose(),
-                    &r.server(),
-                    &r.protocol_version(),
-                    &task.tool,
-                    &task.key,
-                    &task.scope,
-                    &millis(SystemTime::now()),
-                    &task.status.as_str(),
-                    &task.status_message,
-                    &row::interval_column(task.poll_interval_ms),
-                    &millis(task.due),
-                    &ending,
-                    &row::schedule_json(&task.schedule),
-                ],
+        let inserted = self
+            .run(
+                &conn,
+                conn.client.query_one(
+                    &conn.st.insert,
+                    &[
+                        &r.task_id().expose(),
+                        &r.server(),
+                        &r.protocol_version(),
+                        &task.tool,
+                        &task.key,
+                        &task.scope,
+                        &self.to_db(SystemTime::now()),
+                        &task.status.as_str(),
+                        &task.status_message,
+                        &row::interval_column(task.poll_interval_ms),
+                        &self.to_db(task.due),
+                        &ending,
+                        &row::schedule_json(&task.schedule),
+                    ],
+                ),
             )
-            .await;
-        match result {
-            Ok(row) => row
-                .try_get(0)
-                .map(RecordId)
-                .map_err(|e| StoreError::other("an insert returned no id").with_source(e)),
-            Err(e) => Err(self.fail(&conn, e).await),
-        }
+            .await?;
+        inserted
+            .try_get(0)
+            .map(RecordId)
+            .map_err(|e| StoreError::other("an insert returned no id").with_source(e))
     }
 
     async fn get(&self, id: RecordId) -> StoreResult<Option<TaskRecord>> {
         let conn = self.conn().await?;
-        match conn.client.query_opt(&conn.st.get, &[&id.0]).await {
-            Ok(row) => row.as_ref().map(decode).transpose(),
-            Err(e) => Err(self.fail(&conn, e).await),
-        }
+        let row = self
+            .run(&conn, conn.client.query_opt(&conn.st.get, &[&id.0]))
+            .await?;
+        row.as_ref().map(|r| decode(r, self.skew())).transpose()
     }
 
     async fn claim(&self, claim: Claim<'_>) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
@@ -50,27 +49,47 @@ impl TaskStore for PostgresStore {
             return Ok(Vec::new());
         }
         let conn = self.conn().await?;
-        let now = millis(claim.now);
-        let until = claim.now.checked_add(claim.lease).map_or(i64::MAX, millis);
+        // On the database's clock, the database decides what is due and
+        // whose lease ran out; its clock comes back with the rows.
+        let now = match self.inner.clock {
+            Clock::Database => None,
+            Clock::Worker => Some(millis(claim.now)),
+        };
+        let lease = i64::try_from(claim.lease.as_millis()).unwrap_or(i64::MAX);
         let rows = match claim.record {
             Some(id) => {
-                conn.client
-                    .query(&conn.st.claim_one, &[&now, &claim.worker, &until, &id.0])
-                    .await
+                self.run(
+                    &conn,
+                    conn.client
+                        .query(&conn.st.claim_one, &[&now, &claim.worker, &lease, &id.0]),
+                )
+                .await?
             }
             None => {
-                conn.client
-                    .query(
+                self.run(
+                    &conn,
+                    conn.client.query(
                         &conn.st.claim_due,
-                        &[&now, &claim.worker, &until, &big(claim.limit)],
-                    )
-                    .await
+                        &[&now, &claim.worker, &lease, &big(claim.limit)],
+                    ),
+                )
+                .await?
             }
         };
-        match rows {
-            Ok(rows) => Ok(Self::records(&rows)),
-            Err(e) => Err(self.fail(&conn, e).await),
+        if self.inner.clock == Clock::Database
+            && let Some(row) = rows.first()
+            && let Ok(clock) = row.try_get::<_, i64>("clock")
+        {
+            self.inner
+                .skew
+                .store(clock.saturating_sub(millis(claim.now)), Ordering::Relaxed);
         }
+        // The row that only carries the clock has no id.
+        let claimed: Vec<Row> = rows
+            .into_iter()
+            .filter(|r| !matches!(r.try_get::<_, Option<i64>>("id"), Ok(None)))
+            .collect();
+        Ok(self.records(&claimed))
     }
 
     async fn renew(&self, id: RecordId, fence: Fence, until: SystemTime) -> StoreResult<()> {
@@ -79,7 +98,7 @@ impl TaskStore for PostgresStore {
             &conn,
             id,
             &conn.st.renew,
-            &[&id.0, &fence.0, &millis(until)],
+            &[&id.0, &fence.0, &self.to_db(until)],
         )
         .await
     }
@@ -178,8 +197,8 @@ impl TaskStore for PostgresStore {
                 &progress.status_message,
                 &row::interval_column(progress.poll_interval_ms),
                 &failed_reads,
-                &millis(progress.due),
-                &millis(now),
+                &self.to_db(progress.due),
+                &self.to_db(now),
             ],
         )
         .await
@@ -188,28 +207,28 @@ impl TaskStore for PostgresStore {
     async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {
         let conn = self.conn().await?;
         let json = row::ending_json(ending);
-        let now = millis(SystemTime::now());
+        let now = self.to_db(SystemTime::now());
         self.fenced(&conn, id, &conn.st.finish, &[&id.0, &fence.0, &json, &now])
             .await
     }
 
     async fn acknowledge(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
         let conn = self.conn().await?;
-        let now = millis(SystemTime::now());
+        let now = self.to_db(SystemTime::now());
         self.fenced(&conn, id, &conn.st.acknowledge, &[&id.0, &fence.0, &now])
             .await
     }
 
     async fn request_cancel(&self, id: RecordId, now: SystemTime) -> StoreResult<bool> {
         let conn = self.conn().await?;
-        match conn
-            .client
-            .execute(&conn.st.request_cancel, &[&id.0, &millis(now)])
-            .await
-        {
-            Ok(n) => Ok(n > 0),
-            Err(e) => Err(self.fail(&conn, e).await),
-        }
+        let now = self.to_db(now);
+        let changed = self
+            .run(
+                &conn,
+                conn.client.execute(&conn.st.request_cancel, &[&id.0, &now]),
+            )
+            .await?;
+        Ok(changed > 0)
     }
 
     async fn remove(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
@@ -226,27 +245,26 @@ impl TaskStore for PostgresStore {
             RecordState::Delivered => 2,
         });
         let limit = filter.limit.map(big);
-        match conn
-            .client
-            .query(
-                &conn.st.list,
-                &[&filter.scope, &state, &limit, &filter.asking],
+        let rows = self
+            .run(
+                &conn,
+                conn.client.query(
+                    &conn.st.list,
+                    &[&filter.scope, &state, &limit, &filter.asking],
+                ),
             )
-            .await
-        {
-            Ok(rows) => Ok(Self::records(&rows)),
-            Err(e) => Err(self.fail(&conn, e).await),
-        }
+            .await?;
+        Ok(self.records(&rows))
     }
 
     async fn next_due(&self) -> StoreResult<Option<SystemTime>> {
         let conn = self.conn().await?;
-        match conn.client.query_one(&conn.st.next_due, &[]).await {
-            Ok(row) => row
-                .try_get::<_, Option<i64>>(0)
-                .map(|ms| ms.map(row::time))
-                .map_err(|e| StoreError::other("an unreadable due time").with_source(e)),
-            Err(e) => Err(self.fail(&conn, e).await),
-        }
+        let row = self
+            .run(&conn, conn.client.query_one(&conn.st.next_due, &[]))
+            .await?;
+        let skew = self.skew();
+        row.try_get::<_, Option<i64>>(0)
+            .map(|ms| ms.map(|ms| row::time(ms.saturating_sub(skew))))
+            .map_err(|e| StoreError::other("an unreadable due time").with_source(e))
     }
 }

@@ -15,7 +15,36 @@ pub(super) fn refused(e: tokio_postgres::Error) -> StoreError {
         let what = format!("{} ({})", db.message(), db.code().code());
         return StoreError::unavailable(what);
     }
+    if let Some(what) = tls_failure(&e) {
+        return StoreError::other(what).with_source(e);
+    }
     classify(e).0
+}
+
+/// What went wrong in a TLS handshake with the database, in words: a
+/// refused certificate, a server without TLS. Not an outage: trying again
+/// would fail the same way.
+fn tls_failure(e: &tokio_postgres::Error) -> Option<String> {
+    let text = e.to_string();
+    if !text.contains("TLS") {
+        return None;
+    }
+    Some(format!("TLS to the database failed: {}", chain(e)))
+}
+
+/// `e` and its causes, joined, each said once.
+pub(super) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    out
 }
 
 /// The store's error for a database error, and whether the connection is
@@ -55,12 +84,16 @@ pub(super) fn classify(e: tokio_postgres::Error) -> (StoreError, bool) {
         return (error, lost);
     }
     let io = std::error::Error::source(&e).is_some_and(|s| s.is::<std::io::Error>());
+    let what = chain(&e);
     if io {
         (
-            StoreError::unavailable("cannot reach the database").with_source(e),
+            StoreError::unavailable(format!("cannot reach the database: {what}")).with_source(e),
             true,
         )
     } else {
-        (StoreError::other("a database error").with_source(e), false)
+        (
+            StoreError::other(format!("a database error: {what}")).with_source(e),
+            false,
+        )
     }
 }

@@ -8,12 +8,15 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use tokio::sync::Mutex;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::FromSql;
 use tokio_postgres::{Client, Config, NoTls, Row, Statement};
+
+use std::future::Future;
 
 use super::questions;
 use super::row::{self, millis};
@@ -33,15 +36,27 @@ macro_rules! columns {
     };
 }
 
+/// The database's clock, in milliseconds since the Unix epoch.
+macro_rules! db_now {
+    () => {
+        "(extract(epoch FROM clock_timestamp()) * 1000)::int8"
+    };
+}
+
 mod calls;
+mod connect;
 mod errors;
 mod rows;
 mod schema;
 mod statements;
+mod tls;
 
+pub use connect::PostgresBuilder;
+pub use schema::Migrated;
+
+use connect::{Clock, Settings};
 use errors::{classify, refused};
 use rows::{big, column, decode};
-use schema::migrate;
 use statements::Statements;
 
 /// How many times a write of a record's questions and answers reads the
@@ -55,7 +70,9 @@ const REWRITE_TRIES: usize = 16;
 /// use mcp_tasks::store::{Filter, PostgresStore, TaskStore};
 ///
 /// # async fn run() -> Result<(), mcp_tasks::store::StoreError> {
-/// let store = PostgresStore::connect("postgres://tasks@db.internal/app").await?;
+/// let url = "postgres://tasks@db.internal/app?sslmode=verify-full";
+/// PostgresStore::migrate(url).await?; // once per deploy, as the schema's owner
+/// let store = PostgresStore::connect(url).await?;
 /// for record in store.list(&Filter::all().scope("tenant-7")).await? {
 ///     let record = record?;
 ///     println!("{} {:?}", record.id, record.status);
@@ -64,22 +81,36 @@ const REWRITE_TRIES: usize = 16;
 /// # }
 /// ```
 ///
-/// # Schema
+/// # Schema and roles
 ///
-/// [`connect`](PostgresStore::connect) applies the schema's migrations
-/// inside one transaction that holds an advisory lock, so that workers
-/// starting together apply them once; the version is kept in
-/// `mcp_tasks_schema`. Every name starts with `mcp_tasks_`, so the store
-/// can share a database with the application; to keep it in a schema of
-/// its own, name that schema in the connection string
-/// (`options=-csearch_path=tasks`).
+/// Setting the schema up is a step of its own:
+/// [`migrate`](PostgresStore::migrate) (or `mcp-tasks store migrate URL`,
+/// or the SQL files of `src/store/postgres/migrations/` applied by hand,
+/// in order) creates and upgrades the tables, as a role that may change
+/// the schema, and may grant a worker's role what it needs
+/// ([`PostgresBuilder::grant_to`]). [`connect`](PostgresStore::connect)
+/// changes nothing: it checks the schema's version (an older one, or
+/// none, is [`StoreError::is_schema_too_old`]; a newer one
+/// [`StoreError::is_schema_too_new`]), so workers run as a role that may
+/// only read and write rows:
+///
+/// ```sql
+/// GRANT USAGE ON SCHEMA tasks TO worker;
+/// GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA tasks TO worker;
+/// GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA tasks TO worker;
+/// ```
+///
+/// The tables live in the schema [`PostgresBuilder::schema`] names
+/// (`public` unless set); every name starts with `mcp_tasks_`, so the
+/// store can share a schema with the application. The version is kept in
+/// `mcp_tasks_schema`.
 ///
 /// | column | type | |
 /// |---|---|---|
 /// | `id` | `BIGSERIAL` | the [`RecordId`](super::RecordId) |
 /// | `task_id`, `server`, `protocol_version` | `TEXT` | the task reference (the id is a secret) |
 /// | `tool`, `key`, `scope` | `TEXT` | |
-/// | `created`, `updated`, `due`, `lease_until` | `BIGINT` | milliseconds since the Unix epoch |
+/// | `created`, `updated`, `due`, `lease_until` | `BIGINT` | milliseconds since the Unix epoch, on the database's clock |
 /// | `status`, `status_message` | `TEXT` | the status by its wire name |
 /// | `poll_interval_ms` | `BIGINT` | |
 /// | `failed_reads` | `INTEGER` | |
@@ -94,6 +125,17 @@ const REWRITE_TRIES: usize = 16;
 /// tasks whose outcome awaits delivery. A third serves the listing of open
 /// tasks that ask ([`Filter::asking`](super::Filter::asking)), by
 /// `asking_since`.
+///
+/// # Clocks
+///
+/// Which leases ran out and which records are due is judged by the
+/// database's clock, never a worker's, so that a worker whose clock runs
+/// ahead takes no record another worker holds. The times a worker passes
+/// and reads ([`Claim::now`], a due time, a lease's end) are on its own
+/// clock: the store converts them by the difference between the two
+/// clocks, measured when it connects and again at every claim. (For tests
+/// that drive time themselves, [`PostgresBuilder::worker_clock`] takes
+/// the times as they are.)
 ///
 /// # Statements
 ///
@@ -132,8 +174,24 @@ const REWRITE_TRIES: usize = 16;
 /// A store keeps one connection, shared by its clones; statements from
 /// concurrent calls are pipelined on it. When the connection is lost, the
 /// call that finds out fails with [`StoreError::is_unavailable`] and the
-/// next call connects again. There is no TLS: keep the database on
-/// loopback or a private network, or put TLS in front of it.
+/// next call connects again. Everything is bounded: connecting (login and
+/// checks included) by the connection string's `connect_timeout`, 10
+/// seconds unless it says otherwise, and each statement by
+/// [`PostgresBuilder::statement_timeout`], 10 seconds unless set; a bound
+/// that fires is [`StoreError::is_unavailable`], so that a tracker pauses
+/// and resumes as for an outage.
+///
+/// # TLS
+///
+/// As libpq's `sslmode` in the connection string says, on rustls: `disable`;
+/// `prefer` (the default: TLS when the server offers it) and `require`
+/// encrypt without checking the server's certificate, as libpq does;
+/// `verify-ca` checks that a trusted root signed it, `verify-full` also
+/// that it names the host. The trusted roots are the system's, or the PEM
+/// file `sslrootcert` names (`require` with `sslrootcert` checks the chain,
+/// and `sslrootcert=system` means `verify-full`, as in libpq). Use
+/// `verify-full` for a database across a network. Client certificates are
+/// not supported.
 ///
 /// # Secrets
 ///
@@ -147,7 +205,10 @@ pub struct PostgresStore {
 }
 
 struct Inner {
-    config: Config,
+    settings: Settings,
+    clock: Clock,
+    /// The database's clock minus the workers', in milliseconds.
+    skew: AtomicI64,
     conn: Mutex<Option<Arc<Conn>>>,
 }
 
@@ -161,41 +222,43 @@ impl fmt::Debug for PostgresStore {
 struct Conn {
     client: Client,
     st: Statements,
+    /// The database's clock minus the local one when it connected.
+    skew: i64,
 }
 
 impl PostgresStore {
-    /// Connects to the database at `url` and brings its schema up to date.
+    /// Connects to the database at `url` with the default settings, and
+    /// checks that its schema is the one this code knows (changing
+    /// nothing): [`PostgresStore::builder`]`(url).connect()`.
     ///
     /// `url` is a libpq connection string, as a URL
-    /// (`postgres://user:password@host:5432/dbname`) or as `key=value`
-    /// pairs (`host=/run/postgresql dbname=app`). Unless it says otherwise,
-    /// connecting gives up after 10 seconds and the connection names
-    /// itself `mcp-tasks` (`application_name`).
+    /// (`postgres://user:password@host:5432/dbname?sslmode=verify-full`)
+    /// or as `key=value` pairs (`host=/run/postgresql dbname=app`).
+    /// Unless it says otherwise, connecting gives up after 10 seconds and
+    /// the connection names itself `mcp-tasks` (`application_name`).
     ///
     /// # Errors
     ///
-    /// - [`StoreError::is_unavailable`]: the database cannot be reached.
-    /// - [`StoreError::is_schema_too_new`]: the database was set up by a
-    ///   newer version of this crate.
-    /// - otherwise: `url` is not a connection string, the login was
-    ///   refused, or a migration failed.
+    /// See [`PostgresBuilder::connect`].
     pub async fn connect(url: &str) -> StoreResult<PostgresStore> {
-        let mut config: Config = url
-            .parse()
-            .map_err(|e| StoreError::other("not a Postgres connection string").with_source(e))?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(10));
-        }
-        if config.get_application_name().is_none() {
-            config.application_name("mcp-tasks");
-        }
-        let conn = open(&config).await?;
-        Ok(PostgresStore {
-            inner: Arc::new(Inner {
-                config,
-                conn: Mutex::new(Some(Arc::new(conn))),
-            }),
-        })
+        PostgresStore::builder(url).connect().await
+    }
+
+    /// Creates or upgrades the store's tables in the database at `url`:
+    /// [`PostgresStore::builder`]`(url).migrate()`. Run it once per deploy
+    /// as a role that may change the schema.
+    ///
+    /// # Errors
+    ///
+    /// See [`PostgresBuilder::migrate`].
+    pub async fn migrate(url: &str) -> StoreResult<Migrated> {
+        PostgresStore::builder(url).migrate().await
+    }
+
+    /// The settings for a store at `url`: its schema, its bounds, whose
+    /// clock decides, and the role a migration grants rights to.
+    pub fn builder(url: &str) -> PostgresBuilder {
+        PostgresBuilder::new(url)
     }
 
     /// The live connection, connecting again when it was lost.
@@ -207,9 +270,57 @@ impl PostgresStore {
             return Ok(Arc::clone(conn));
         }
         *slot = None;
-        let conn = Arc::new(open(&self.inner.config).await?);
+        let conn = Arc::new(self.inner.settings.open().await?);
+        if self.inner.clock == Clock::Database {
+            self.inner.skew.store(conn.skew, Ordering::Relaxed);
+        }
         *slot = Some(Arc::clone(&conn));
         Ok(conn)
+    }
+
+    /// Runs one statement on `conn` within the statement bound: its
+    /// result, or the store's error (a bound that fired is unavailable,
+    /// and the connection is dropped, as when it is lost).
+    async fn run<T>(
+        &self,
+        conn: &Arc<Conn>,
+        statement: impl Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> StoreResult<T> {
+        let bound = self.inner.settings.statement_timeout;
+        match tokio::time::timeout(bound, statement).await {
+            Ok(Ok(out)) => Ok(out),
+            Ok(Err(e)) => Err(self.fail(conn, e).await),
+            Err(_) => {
+                self.forget(conn).await;
+                Err(StoreError::unavailable(format!(
+                    "the database did not answer a statement within {} ms",
+                    bound.as_millis()
+                )))
+            }
+        }
+    }
+
+    /// Drops `conn`, if it is still the store's, so that the next call
+    /// connects again.
+    async fn forget(&self, conn: &Arc<Conn>) {
+        let mut slot = self.inner.conn.lock().await;
+        if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
+            *slot = None;
+        }
+    }
+
+    /// The database's clock minus the workers', in milliseconds (0 with
+    /// [`PostgresBuilder::worker_clock`]).
+    fn skew(&self) -> i64 {
+        match self.inner.clock {
+            Clock::Database => self.inner.skew.load(Ordering::Relaxed),
+            Clock::Worker => 0,
+        }
+    }
+
+    /// A worker's moment as a column value, on the database's clock.
+    fn to_db(&self, t: SystemTime) -> i64 {
+        millis(t).saturating_add(self.skew())
     }
 
     /// The store's error for `e`, dropping `conn` when it is lost, so that
@@ -217,10 +328,7 @@ impl PostgresStore {
     async fn fail(&self, conn: &Arc<Conn>, e: tokio_postgres::Error) -> StoreError {
         let (error, lost) = classify(e);
         if lost || conn.client.is_closed() {
-            let mut slot = self.inner.conn.lock().await;
-            if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
-                *slot = None;
-            }
+            self.forget(conn).await;
         }
         error
     }
@@ -228,10 +336,13 @@ impl PostgresStore {
     /// After a fenced write changed no row: whether the record is gone
     /// (not found) or held under another fence (stale).
     async fn refused(&self, conn: &Arc<Conn>, id: RecordId) -> StoreError {
-        match conn.client.query_opt(&conn.st.exists, &[&id.0]).await {
+        match self
+            .run(conn, conn.client.query_opt(&conn.st.exists, &[&id.0]))
+            .await
+        {
             Ok(Some(_)) => StoreError::stale(id),
             Ok(None) => StoreError::not_found(id),
-            Err(e) => self.fail(conn, e).await,
+            Err(e) => e,
         }
     }
 
@@ -243,10 +354,12 @@ impl PostgresStore {
         statement: &Statement,
         params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
     ) -> StoreResult<()> {
-        match conn.client.execute(statement, params).await {
-            Ok(0) => Err(self.refused(conn, id).await),
-            Ok(_) => Ok(()),
-            Err(e) => Err(self.fail(conn, e).await),
+        match self
+            .run(conn, conn.client.execute(statement, params))
+            .await?
+        {
+            0 => Err(self.refused(conn, id).await),
+            _ => Ok(()),
         }
     }
 
@@ -258,10 +371,11 @@ impl PostgresStore {
         id: RecordId,
         fence: Option<Fence>,
     ) -> StoreResult<(Book, i64)> {
-        let r = match conn.client.query_opt(&conn.st.read_book, &[&id.0]).await {
-            Ok(Some(r)) => r,
-            Ok(None) => return Err(StoreError::not_found(id)),
-            Err(e) => return Err(self.fail(conn, e).await),
+        let Some(r) = self
+            .run(conn, conn.client.query_opt(&conn.st.read_book, &[&id.0]))
+            .await?
+        else {
+            return Err(StoreError::not_found(id));
         };
         if let Some(fence) = fence {
             let current = column::<Option<i64>>(&r, id, "fence")?;
@@ -304,28 +418,29 @@ impl PostgresStore {
                 Change::Write(out) => out,
             };
             let since = questions::asking_since(&book.questions, &book.answers).map(millis);
-            let written = conn
-                .client
-                .execute(
-                    &conn.st.write_book,
-                    &[
-                        &id.0,
-                        &revision,
-                        &questions::questions_json(&book.questions),
-                        &row::answers_json(&book.answers),
-                        &since,
-                        &millis(now),
-                        &nudge,
-                        &held,
-                    ],
+            let written = self
+                .run(
+                    conn,
+                    conn.client.execute(
+                        &conn.st.write_book,
+                        &[
+                            &id.0,
+                            &revision,
+                            &questions::questions_json(&book.questions),
+                            &row::answers_json(&book.answers),
+                            &since,
+                            &self.to_db(now),
+                            &nudge,
+                            &held,
+                        ],
+                    ),
                 )
-                .await;
+                .await?;
             match written {
                 // Another write came since the read, or the record was
                 // claimed again or removed: the next read says which.
-                Ok(0) => continue,
-                Ok(_) => return Ok((out, book)),
-                Err(e) => return Err(self.fail(conn, e).await),
+                0 => continue,
+                _ => return Ok((out, book)),
             }
         }
         Err(StoreError::other(format!(
@@ -334,9 +449,11 @@ impl PostgresStore {
         )))
     }
 
-    /// Rows decoded one by one, each in its place.
-    fn records(rows: &[Row]) -> Vec<StoreResult<TaskRecord>> {
-        rows.iter().map(decode).collect()
+    /// Rows decoded one by one, each in its place, their times on the
+    /// workers' clock.
+    fn records(&self, rows: &[Row]) -> Vec<StoreResult<TaskRecord>> {
+        let skew = self.skew();
+        rows.iter().map(|r| decode(r, skew)).collect()
     }
 }
 
@@ -366,19 +483,4 @@ impl<T> Change<T> {
             Change::Keep(out)
         }
     }
-}
-
-/// Connects, applies the migrations and prepares the statements.
-async fn open(config: &Config) -> StoreResult<Conn> {
-    let (mut client, connection) = config.connect(NoTls).await.map_err(refused)?;
-    tokio::spawn(async move {
-        if let Err(e) = connection.await {
-            tracing::debug!("the task store's connection closed: {e}");
-        }
-    });
-    migrate(&mut client).await?;
-    let st = Statements::prepare(&client)
-        .await
-        .map_err(|e| classify(e).0)?;
-    Ok(Conn { client, st })
 }

@@ -9,8 +9,10 @@ pub(super) fn column<'a, T: FromSql<'a>>(row: &'a Row, id: RecordId, name: &str)
 }
 
 /// A record from its row, strictly: a value the code would not have
-/// written is a corrupt record.
-pub(super) fn decode(row: &Row) -> StoreResult<TaskRecord> {
+/// written is a corrupt record. Its times move from the database's clock
+/// to the workers' by `skew` (the database's minus the workers').
+pub(super) fn decode(row: &Row, skew: i64) -> StoreResult<TaskRecord> {
+    let time = |ms: i64| row::time(ms.saturating_sub(skew));
     let id = RecordId(
         row.try_get("id")
             .map_err(|e| StoreError::corrupt(None, format!("an unreadable id: {e}")))?,
@@ -22,7 +24,7 @@ pub(super) fn decode(row: &Row) -> StoreResult<TaskRecord> {
     ) {
         (Some(owner), Some(until), Some(fence)) => Some(Lease {
             owner,
-            until: row::time(until),
+            until: time(until),
             fence: Fence(fence),
         }),
         (None, None, None) => None,
@@ -40,12 +42,12 @@ pub(super) fn decode(row: &Row) -> StoreResult<TaskRecord> {
         tool: column(row, id, "tool")?,
         key: column(row, id, "key")?,
         scope: column(row, id, "scope")?,
-        created: row::time(column(row, id, "created")?),
-        updated: row::time(column(row, id, "updated")?),
+        created: time(column(row, id, "created")?),
+        updated: time(column(row, id, "updated")?),
         status: row::status(id, column(row, id, "status")?)?,
         status_message: column(row, id, "status_message")?,
         poll_interval_ms: row::interval(id, column(row, id, "poll_interval_ms")?)?,
-        due: row::time(column(row, id, "due")?),
+        due: time(column(row, id, "due")?),
         failed_reads: row::count(id, "failed_reads", i64::from(failed_reads))?,
         lease,
         questions: row::questions(id, column(row, id, "questions")?)?,
