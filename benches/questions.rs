@@ -21,10 +21,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use mcp_tasks::Client;
+use mcp_tasks::TaskRef;
 use mcp_tasks::protocol::{ElicitResult, InputRequest, InputRequests, InputResponse};
 use mcp_tasks::store::{
     Answers, Claim, Ending, Fence, Filter, MemoryStore, NewTask, Progress, Questions, RecordId,
-    SqliteStore, StoreResult, TaskRecord, TaskStore, Tracker,
+    Reservation, Schedule, SqliteStore, StoreResult, TaskRecord, TaskStore, Tracker,
 };
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 use serde_json::json;
@@ -212,6 +213,28 @@ impl<S: TaskStore> TaskStore for Counting<S> {
     async fn insert(&self, task: NewTask) -> StoreResult<RecordId> {
         self.count("insert");
         self.inner.insert(task).await
+    }
+    async fn reserve(
+        &self,
+        task: NewTask,
+        worker: &str,
+        until: SystemTime,
+    ) -> StoreResult<Reservation> {
+        self.count("reserve");
+        self.inner.reserve(task, worker, until).await
+    }
+    async fn start(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        reference: &TaskRef,
+        schedule: &Schedule,
+        progress: Progress,
+    ) -> StoreResult<()> {
+        self.count("start");
+        self.inner
+            .start(id, fence, reference, schedule, progress)
+            .await
     }
     async fn get(&self, id: RecordId) -> StoreResult<Option<TaskRecord>> {
         self.count("get");

@@ -28,7 +28,7 @@ use mcp_tasks::protocol::{
 };
 use mcp_tasks::store::{
     Claim, Fence, Filter, NewTask, PostgresStore, Progress, RecordId, RecordState, Refusal,
-    Schedule, StoreResult, TaskRecord, TaskStore,
+    Reservation, Schedule, StoreResult, TaskRecord, TaskStore,
 };
 use postgres::Pg;
 
@@ -39,6 +39,7 @@ fn t(secs: u64) -> SystemTime {
 
 fn task(n: u32, due: SystemTime) -> NewTask {
     NewTask {
+        unique_key: false,
         reference: TaskRef::new(TaskId::new(format!("task-{n}-secret")), Some("srv".into()))
             .with_protocol_version("2026-07-28"),
         tool: "export".into(),
@@ -159,7 +160,7 @@ async fn workers_starting_together_migrate_once(pg: Pg) {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(versions, [1, 2], "each migration, applied once");
+    assert_eq!(versions, [1, 2, 3], "each migration, applied once");
 }
 
 fn form() -> InputRequest {
@@ -315,7 +316,7 @@ async fn a_version_1_database_is_migrated(pg: Pg) {
         .expect("the version 1 dump loads");
 
     let migrated = PostgresStore::migrate(&url).await.expect("migrate");
-    assert_eq!((migrated.from, migrated.to), (1, 2));
+    assert_eq!((migrated.from, migrated.to), (1, 3));
     let store = PostgresStore::builder(&url)
         .worker_clock()
         .connect()
@@ -329,7 +330,7 @@ async fn a_version_1_database_is_migrated(pg: Pg) {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(versions, [1, 2]);
+    assert_eq!(versions, [1, 2, 3]);
     let index = raw
         .query_opt(
             "SELECT 1 FROM pg_indexes WHERE indexname = 'mcp_tasks_tasks_asking'",
@@ -739,6 +740,7 @@ fn main() {
         production::a_peer_that_never_answers_is_unavailable_within_the_bound,
         production::a_statement_without_an_answer_is_unavailable_then_comes_back,
         production::a_worker_whose_clock_runs_ahead_takes_no_held_record,
+        production::a_key_is_reserved_once_by_workers_racing,
     ];
     let filter = args.iter().skip(1).find(|a| !a.starts_with('-'));
     let (mut passed, mut failed) = (0, 0);

@@ -12,7 +12,8 @@ use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, InputRequests, InputResponse, TaskId, TaskStatus};
 use mcp_tasks::store::{
     Answers, Claim, Ending, Fence, Filter, Label, MemoryStore, NewTask, Progress, Questions,
-    RecordId, RecordState, StoreResult, TaskRecord, TaskStore, Tracker,
+    RecordId, RecordState, Reservation, Schedule, Started, StoreResult, TaskRecord, TaskStore,
+    TrackError, Tracker,
 };
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 use mcp_tasks::{Client, TaskRef, TaskState};
@@ -276,6 +277,7 @@ async fn a_task_the_server_does_not_know_ends_unreachable_once() {
     let id = tracker
         .store()
         .insert(NewTask {
+            unique_key: false,
             reference,
             tool: "export".into(),
             key: None,
@@ -368,6 +370,26 @@ struct Overtaken {
 impl TaskStore for Overtaken {
     async fn insert(&self, task: NewTask) -> StoreResult<RecordId> {
         self.inner.insert(task).await
+    }
+    async fn reserve(
+        &self,
+        task: NewTask,
+        worker: &str,
+        until: SystemTime,
+    ) -> StoreResult<Reservation> {
+        self.inner.reserve(task, worker, until).await
+    }
+    async fn start(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        reference: &TaskRef,
+        schedule: &Schedule,
+        progress: Progress,
+    ) -> StoreResult<()> {
+        self.inner
+            .start(id, fence, reference, schedule, progress)
+            .await
     }
     async fn get(&self, id: RecordId) -> StoreResult<Option<TaskRecord>> {
         self.inner.get(id).await
@@ -484,4 +506,207 @@ async fn a_finished_handle_is_given_back_not_tracked() {
             .unwrap()
             .is_empty()
     );
+}
+
+/// `n` starts of the same label at once, each as a fresh caller would.
+async fn start_many(
+    tracker: &Tracker<MemoryStore, Client>,
+    client: &Client,
+    label: Label,
+    n: usize,
+) -> Vec<Started> {
+    let starts = (0..n).map(|_| tracker.call_tool(client.task(), label.clone(), json!({})));
+    futures_join_all(starts)
+        .await
+        .into_iter()
+        .map(|s| s.expect("a start"))
+        .collect()
+}
+
+/// Runs every future to the end, concurrently, keeping their order.
+async fn futures_join_all<F: std::future::Future>(
+    futures: impl Iterator<Item = F>,
+) -> Vec<F::Output> {
+    let mut pinned: Vec<_> = futures.map(Box::pin).collect();
+    let mut out: Vec<Option<F::Output>> = (0..pinned.len()).map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (slot, f) in out.iter_mut().zip(pinned.iter_mut()) {
+            if slot.is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => *slot = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    out.into_iter().map(Option::unwrap).collect()
+}
+
+#[tokio::test]
+async fn a_key_starts_one_call_however_often_it_is_started() {
+    let server = server();
+    let client = client(&server).await;
+    let tracker = tracker(MemoryStore::new(), &client);
+    let label = Label::tool("export").key("order-17");
+    let first = tracker
+        .call_tool(client.task(), label.clone(), json!({}))
+        .await
+        .unwrap();
+    let Started::Tracked(id) = first else {
+        panic!("{first:?}")
+    };
+    let again = tracker
+        .call_tool(client.task(), label.clone(), json!({}))
+        .await
+        .unwrap();
+    assert!(
+        matches!(again, Started::Known(known) if known == id),
+        "{again:?}"
+    );
+    assert_eq!(server.count("tools/call"), 1);
+
+    // Eight callers at once: one call, one record.
+    let all = start_many(&tracker, &client, Label::tool("export").key("order-18"), 8).await;
+    assert_eq!(server.count("tools/call"), 2, "{all:?}");
+    let tracked: Vec<RecordId> = all
+        .iter()
+        .filter_map(|s| match s {
+            Started::Tracked(id) => Some(*id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tracked.len(), 1, "{all:?}");
+    assert!(
+        all.iter().all(|s| s.record() == Some(tracked[0])),
+        "{all:?}"
+    );
+    let keyed = tracker
+        .store()
+        .list(&Filter::all().key("order-18"))
+        .await
+        .unwrap();
+    assert_eq!(keyed.len(), 1);
+    let r = keyed[0].as_ref().unwrap();
+    assert!(r.is_started() && r.unique_key);
+    assert_eq!(r.status, TaskStatus::Working);
+
+    // The tracked task runs to its end like any other.
+    let got = endings(&tracker, 2).await;
+    assert!(got.iter().all(|(_, e)| e.is_completed()), "{got:?}");
+}
+
+#[tokio::test]
+async fn a_shared_key_calls_every_time() {
+    let server = server();
+    let client = client(&server).await;
+    let tracker = tracker(MemoryStore::new(), &client);
+    let label = Label::tool("export").key("nightly").shared_key();
+    let all = start_many(&tracker, &client, label, 3).await;
+    assert_eq!(server.count("tools/call"), 3);
+    let ids: std::collections::BTreeSet<_> = all.iter().filter_map(Started::record).collect();
+    assert_eq!(ids.len(), 3, "{all:?}");
+}
+
+#[tokio::test]
+async fn a_call_that_certainly_failed_frees_its_key() {
+    let server = server();
+    let client = client(&server).await;
+    let tracker = tracker(MemoryStore::new(), &client);
+    let label = Label::tool("no-such-tool").key("order-19");
+    for calls in 1..=2 {
+        let e = tracker
+            .call_tool(client.task(), label.clone(), json!({}))
+            .await
+            .unwrap_err();
+        assert!(matches!(e, TrackError::Call(_)), "{e:?}");
+        assert_eq!(
+            server.count("tools/call"),
+            calls,
+            "called again: the key was free"
+        );
+        let kept = tracker.store().list(&Filter::all().key("order-19")).await;
+        assert!(kept.unwrap().is_empty(), "the reservation was removed");
+    }
+}
+
+#[tokio::test]
+async fn an_answer_without_a_task_uses_its_key() {
+    let server = TestServer::new().tool(ScriptedTool::immediate("ping", text("pong")));
+    let client = client(&server).await;
+    let tracker = tracker(MemoryStore::new(), &client);
+    let label = Label::tool("ping").key("once");
+    let first = tracker
+        .call_tool(client.task(), label.clone(), json!({}))
+        .await
+        .unwrap();
+    assert!(matches!(first, Started::Immediate(_)), "{first:?}");
+    let again = tracker
+        .call_tool(client.task(), label, json!({}))
+        .await
+        .unwrap();
+    let Started::Known(id) = again else {
+        panic!("{again:?}")
+    };
+    assert_eq!(server.count("tools/call"), 1);
+    let r = record(&tracker, id).await;
+    assert!(r.delivered, "the caller had the answer: nothing to deliver");
+    assert!(matches!(&r.ending, Some(Ending::Completed { result }) if *result == text("pong")));
+}
+
+#[tokio::test]
+async fn a_reservation_whose_caller_stopped_ends_start_unknown_without_a_call() {
+    let server = server();
+    let client = client(&server).await;
+    let store = MemoryStore::new();
+    let tracker = tracker(store.clone(), &client);
+    // What a process that died while its call ran leaves: a reserved key
+    // whose lease ran out.
+    let reserved = store
+        .reserve(
+            NewTask {
+                reference: TaskRef::new(mcp_tasks::protocol::TaskId::new(String::new()), None),
+                tool: "export".into(),
+                key: Some("order-20".into()),
+                unique_key: true,
+                scope: "default".into(),
+                status: TaskStatus::Working,
+                status_message: None,
+                poll_interval_ms: None,
+                due: std::time::SystemTime::now(),
+                ending: None,
+                schedule: Schedule::default(),
+            },
+            "gone",
+            std::time::SystemTime::now() - Duration::from_secs(1),
+        )
+        .await
+        .unwrap();
+    let Reservation::Reserved { id, .. } = reserved else {
+        panic!("{reserved:?}")
+    };
+    let got = endings(&tracker, 1).await;
+    assert_eq!(got, [(id, Ending::StartUnknown)]);
+    assert_eq!(server.count("tools/call"), 0);
+    assert_eq!(server.count("tasks/get"), 0, "nothing to read");
+    // And the key still names it: starting it again calls nothing.
+    let again = tracker
+        .call_tool(
+            client.task(),
+            Label::tool("export").key("order-20"),
+            json!({}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        matches!(again, Started::Known(known) if known == id),
+        "{again:?}"
+    );
+    assert_eq!(server.count("tools/call"), 0);
 }

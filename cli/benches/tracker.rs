@@ -174,6 +174,7 @@ async fn fill<S: TaskStore>(store: &Arc<S>, refs: &[TaskRef], n: usize) -> Falli
             done.map_err(|e| e.to_string())??;
         }
         let task = NewTask {
+            unique_key: false,
             reference: refs[i % refs.len()].clone(),
             tool: "job".into(),
             key: Some(format!("job-{i}")),

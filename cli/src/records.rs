@@ -204,6 +204,7 @@ impl Records {
         let key = serde_json::to_string(endpoint).context("cannot write the server down")?;
         self.store
             .insert(NewTask {
+                unique_key: false,
                 reference: reference.clone(),
                 tool: tool.to_owned(),
                 key: Some(key),

@@ -20,6 +20,7 @@ pub struct StoreError {
 enum Kind {
     Stale(RecordId),
     NotFound(RecordId),
+    Duplicate(RecordId),
     Refused(RecordId, Refusal),
     Corrupt(Option<RecordId>, String),
     SchemaTooNew {
@@ -44,6 +45,11 @@ impl fmt::Display for Kind {
                 "record {id} was claimed by another worker since (a stale fencing token)"
             ),
             Kind::NotFound(id) => write!(f, "no task record {id}"),
+            Kind::Duplicate(id) => write!(
+                f,
+                "the key already names task record {id} in its scope (keys are unique unless \
+                 the label says otherwise)"
+            ),
             Kind::Refused(id, why) => write!(f, "task record {id}: {why}"),
             Kind::Corrupt(Some(id), what) => write!(f, "task record {id} is corrupt: {what}"),
             Kind::Corrupt(None, what) => write!(f, "a task record is corrupt: {what}"),
@@ -92,6 +98,10 @@ impl StoreError {
         StoreError::new(Kind::NotFound(id))
     }
 
+    pub(crate) fn duplicate(existing: RecordId) -> StoreError {
+        StoreError::new(Kind::Duplicate(existing))
+    }
+
     pub(crate) fn refused(id: RecordId, why: Refusal) -> StoreError {
         StoreError::new(Kind::Refused(id, why))
     }
@@ -138,6 +148,13 @@ impl StoreError {
     /// There is no such record.
     pub fn is_not_found(&self) -> bool {
         matches!(self.kind, Kind::NotFound(_))
+    }
+
+    /// A record with the same unique key already exists in the scope
+    /// ([`NewTask::unique_key`](super::NewTask::unique_key)); nothing was
+    /// written. [`record`](StoreError::record) names the existing one.
+    pub fn is_duplicate(&self) -> bool {
+        matches!(self.kind, Kind::Duplicate(_))
     }
 
     /// An answer was refused, and nothing stored: see
@@ -192,6 +209,7 @@ impl StoreError {
         match self.kind {
             Kind::Stale(id)
             | Kind::NotFound(id)
+            | Kind::Duplicate(id)
             | Kind::Refused(id, _)
             | Kind::Corrupt(Some(id), _) => Some(id),
             _ => None,

@@ -9,9 +9,10 @@ use std::time::SystemTime;
 use super::questions;
 use super::{
     Answers, Claim, Ending, Fence, Filter, Lease, NewTask, Progress, Questions, RecordId,
-    RecordState, StoreError, StoreResult, TaskRecord, TaskStore,
+    RecordState, Reservation, Schedule, StoreError, StoreResult, TaskRecord, TaskStore,
 };
 use crate::protocol::{InputRequests, InputResponse};
+use crate::task::TaskRef;
 
 /// A task store in memory. Clones share the same records.
 ///
@@ -54,6 +55,48 @@ impl MemoryStore {
 }
 
 impl Records {
+    /// The record the unique key of `task` already names, if any.
+    fn named(&self, task: &NewTask) -> Option<RecordId> {
+        if !task.unique_key || task.key.is_none() {
+            return None;
+        }
+        self.by_id
+            .values()
+            .find(|r| r.unique_key && r.key == task.key && r.scope == task.scope)
+            .map(|r| r.id)
+    }
+
+    /// Adds `task` as a new record.
+    fn add(&mut self, task: NewTask) -> RecordId {
+        let now = SystemTime::now();
+        self.next_id += 1;
+        let id = RecordId(self.next_id);
+        let record = TaskRecord {
+            id,
+            reference: task.reference,
+            tool: task.tool,
+            key: task.key,
+            unique_key: task.unique_key,
+            scope: task.scope,
+            created: now,
+            updated: now,
+            status: task.status,
+            status_message: task.status_message,
+            poll_interval_ms: task.poll_interval_ms,
+            due: task.due,
+            failed_reads: 0,
+            lease: None,
+            questions: Questions::new(),
+            answers: BTreeMap::new(),
+            schedule: task.schedule,
+            cancel_requested: false,
+            ending: task.ending,
+            delivered: false,
+        };
+        self.by_id.insert(id, record);
+        id
+    }
+
     /// The record `id`, held under `fence`.
     fn held(&mut self, id: RecordId, fence: Fence) -> StoreResult<&mut TaskRecord> {
         let r = self
@@ -88,33 +131,53 @@ fn state_of(r: &TaskRecord) -> RecordState {
 
 impl TaskStore for MemoryStore {
     async fn insert(&self, task: NewTask) -> StoreResult<RecordId> {
-        let now = SystemTime::now();
         let mut records = self.lock();
-        records.next_id += 1;
-        let id = RecordId(records.next_id);
-        let record = TaskRecord {
-            id,
-            reference: task.reference,
-            tool: task.tool,
-            key: task.key,
-            scope: task.scope,
-            created: now,
-            updated: now,
-            status: task.status,
-            status_message: task.status_message,
-            poll_interval_ms: task.poll_interval_ms,
-            due: task.due,
-            failed_reads: 0,
-            lease: None,
-            questions: Questions::new(),
-            answers: BTreeMap::new(),
-            schedule: task.schedule,
-            cancel_requested: false,
-            ending: task.ending,
-            delivered: false,
-        };
-        records.by_id.insert(id, record);
-        Ok(id)
+        if let Some(existing) = records.named(&task) {
+            return Err(StoreError::duplicate(existing));
+        }
+        Ok(records.add(task))
+    }
+
+    async fn reserve(
+        &self,
+        task: NewTask,
+        worker: &str,
+        until: SystemTime,
+    ) -> StoreResult<Reservation> {
+        let mut records = self.lock();
+        if let Some(existing) = records.named(&task) {
+            return Ok(Reservation::Taken(existing));
+        }
+        let id = records.add(task);
+        records.next_fence += 1;
+        let fence = Fence(records.next_fence);
+        let r = records.by_id.get_mut(&id).expect("just added");
+        r.lease = Some(Lease {
+            owner: worker.to_owned(),
+            until,
+            fence,
+        });
+        Ok(Reservation::Reserved { id, fence })
+    }
+
+    async fn start(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        reference: &TaskRef,
+        schedule: &Schedule,
+        progress: Progress,
+    ) -> StoreResult<()> {
+        {
+            let mut records = self.lock();
+            let r = records.held(id, fence)?;
+            if r.is_started() {
+                return Err(StoreError::stale(id));
+            }
+            r.reference = reference.clone();
+            r.schedule = *schedule;
+        }
+        self.save(id, fence, progress).await
     }
 
     async fn get(&self, id: RecordId) -> StoreResult<Option<TaskRecord>> {
@@ -283,6 +346,7 @@ impl TaskStore for MemoryStore {
             .by_id
             .values()
             .filter(|r| filter.scope.as_deref().is_none_or(|s| s == r.scope))
+            .filter(|r| filter.key.is_none() || filter.key == r.key)
             .filter(|r| filter.state.is_none_or(|s| s == state_of(r)))
             .filter(|r| !filter.asking || (r.ending.is_none() && r.asking_since().is_some()))
             .collect();

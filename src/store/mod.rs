@@ -80,8 +80,10 @@
 //!
 //! | moment | what a crash leaves |
 //! |---|---|
-//! | before the server answered `tools/call` | nothing: the call may or may not have started a task ([`Error::is_outcome_unknown`](crate::Error::is_outcome_unknown)) |
-//! | between the server's answer and the insert | a task the store never saw: the window is the time one insert takes, since [`Tracker::call_tool`] inserts before it returns and before anything else is awaited |
+//! | a unique key reserved ([`Label::key`](tracker::Label::key)), `tools/call` not answered | a record without a task, held by the caller's lease; once the lease runs out, a worker ends it [`Ending::StartUnknown`] (the call may or may not have started a task) and delivers that: never a second call for the key |
+//! | the server answered, its task not yet written into the reserved record | the same: [`Ending::StartUnknown`]; a task the server started then runs on unwatched (the window is the time one write takes) |
+//! | without a unique key: before the server answered `tools/call` | nothing: the call may or may not have started a task ([`Error::is_outcome_unknown`](crate::Error::is_outcome_unknown)) |
+//! | without a unique key: between the server's answer and the insert | a task the store never saw: the window is the time one insert takes, since [`Tracker::call_tool`] inserts before it returns and before anything else is awaited |
 //! | after the insert | everything: another worker (or this one, restarted) claims the record once its lease runs out |
 //! | a question seen, not yet written | nothing: the next read shows it again and writes it |
 //! | a question written, not yet offered to the application | the question; the next read offers it ([`TrackerBuilder::on_question`]) |
@@ -206,6 +208,12 @@ pub enum Ending {
     Cancelled,
     /// The task's lifetime (`with_ttl`) passed before it finished.
     Expired,
+    /// Whether the task was ever started is unknown: its record was
+    /// reserved for a key ([`Label::key`](tracker::Label::key)) before `tools/call`, and the
+    /// process that made the call stopped before the server's answer was
+    /// recorded. The call may or may not have started a task; it was not
+    /// made again. Final: never retried.
+    StartUnknown,
     /// The task can no longer be read: the server does not know it (it
     /// restarted, or the task's TTL passed), or the task belonged to a
     /// session that is gone, or its record names a server or a protocol
@@ -218,14 +226,14 @@ pub enum Ending {
 
 impl Ending {
     /// The task's outcome, when it ended on the server (`None` for
-    /// [`Ending::Unreachable`]).
+    /// [`Ending::Unreachable`] and [`Ending::StartUnknown`]).
     pub fn outcome(&self) -> Option<Outcome> {
         match self {
             Ending::Completed { result } => Some(Outcome::Completed(result.clone())),
             Ending::Failed { error } => Some(Outcome::Failed(error.clone())),
             Ending::Cancelled => Some(Outcome::Cancelled),
             Ending::Expired => Some(Outcome::Expired),
-            Ending::Unreachable { .. } => None,
+            Ending::Unreachable { .. } | Ending::StartUnknown => None,
         }
     }
 
@@ -239,8 +247,8 @@ impl Ending {
         matches!(self, Ending::Unreachable { .. })
     }
 
-    /// A short name: `completed`, `failed`, `cancelled`, `expired` or
-    /// `unreachable`.
+    /// A short name: `completed`, `failed`, `cancelled`, `expired`,
+    /// `unreachable` or `start_unknown`.
     pub fn name(&self) -> &'static str {
         match self {
             Ending::Completed { .. } => "completed",
@@ -248,6 +256,7 @@ impl Ending {
             Ending::Cancelled => "cancelled",
             Ending::Expired => "expired",
             Ending::Unreachable { .. } => "unreachable",
+            Ending::StartUnknown => "start_unknown",
         }
     }
 }
@@ -272,6 +281,10 @@ pub struct NewTask {
     pub tool: String,
     /// The caller's own key for the task (an order number, a job id), if any.
     pub key: Option<String>,
+    /// Whether `key` names one task in its scope: an insert of a second
+    /// record with the same key and scope, both unique, is refused
+    /// ([`StoreError::is_duplicate`]).
+    pub unique_key: bool,
     /// Whose task it is (a tenant, a user, an application): listings filter by it.
     pub scope: String,
     /// The status the server last stated.
@@ -300,6 +313,8 @@ pub struct TaskRecord {
     pub tool: String,
     /// The caller's own key for the task.
     pub key: Option<String>,
+    /// Whether `key` names this task alone in its scope.
+    pub unique_key: bool,
     /// Whose task it is.
     pub scope: String,
     /// When the record was inserted.
@@ -336,6 +351,13 @@ impl TaskRecord {
     /// Whether the task ended (its ending may still await delivery).
     pub fn is_finished(&self) -> bool {
         self.ending.is_some()
+    }
+
+    /// Whether the record names a task: `false` for a record reserved for
+    /// its key ([`TaskStore::reserve`]) whose `tools/call` has not been
+    /// answered (its task id is empty).
+    pub fn is_started(&self) -> bool {
+        !self.reference.task_id().expose().is_empty()
     }
 
     /// The fencing token of the record's lease, if it has one.
@@ -440,6 +462,8 @@ pub struct Filter {
     /// Only records with a question that waits for an answer, the oldest
     /// question first.
     pub asking: bool,
+    /// Only records with this key (the caller's own).
+    pub key: Option<String>,
     /// At most this many (oldest first); all when `None`.
     pub limit: Option<usize>,
 }
@@ -453,6 +477,13 @@ impl Filter {
     /// Only records of `scope`.
     pub fn scope(mut self, scope: impl Into<String>) -> Filter {
         self.scope = Some(scope.into());
+        self
+    }
+
+    /// Only records with the caller's key `key` (with
+    /// [`scope`](Filter::scope): the record a unique key names).
+    pub fn key(mut self, key: impl Into<String>) -> Filter {
+        self.key = Some(key.into());
         self
     }
 
@@ -488,6 +519,21 @@ pub enum RecordState {
     Delivered,
 }
 
+/// What [`TaskStore::reserve`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reservation {
+    /// A new record, held by the caller under this fence until the call
+    /// is answered ([`TaskStore::start`]).
+    Reserved {
+        /// The new record.
+        id: RecordId,
+        /// Its lease's fencing token.
+        fence: Fence,
+    },
+    /// The key already names a record in its scope: nothing was written.
+    Taken(RecordId),
+}
+
 /// Durable storage for tracked tasks.
 ///
 /// Implemented by [`MemoryStore`], `SqliteStore` and `PostgresStore`; the
@@ -500,6 +546,36 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// The record with key `id`, if there is one.
     fn get(&self, id: RecordId) -> impl Future<Output = StoreResult<Option<TaskRecord>>> + Send;
+
+    /// Reserves the unique key of `task` before its `tools/call` is made,
+    /// so that a key starts one call however many processes try: a new
+    /// record, not yet started ([`TaskRecord::is_started`]: its task id
+    /// is empty), held by `worker` until `until`; or the record the key
+    /// already names. `task.key` must be set and `task.unique_key` true.
+    ///
+    /// Whoever claims a reserved record after its lease ran out finds a
+    /// call whose outcome is unknown, and ends it
+    /// [`Ending::StartUnknown`].
+    fn reserve(
+        &self,
+        task: NewTask,
+        worker: &str,
+        until: SystemTime,
+    ) -> impl Future<Output = StoreResult<Reservation>> + Send;
+
+    /// Writes the task the reserved call started into record `id`, held
+    /// under `fence`, with its builder's schedule and what the server
+    /// stated, and gives the record up
+    /// until `progress.due`. Refused as stale when the record was claimed
+    /// since, or is started already.
+    fn start(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        reference: &TaskRef,
+        schedule: &Schedule,
+        progress: Progress,
+    ) -> impl Future<Output = StoreResult<()>> + Send;
 
     /// Claims at most `claim.limit` records that have no live lease and
     /// either are due (an open task) or await delivery (an ended task),

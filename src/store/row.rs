@@ -45,9 +45,8 @@ pub(crate) fn reference(
     server: Option<String>,
     protocol_version: Option<String>,
 ) -> StoreResult<TaskRef> {
-    if task_id.is_empty() {
-        return Err(StoreError::corrupt(Some(id), "an empty task id"));
-    }
+    // An empty task id is a key reserved before its call was answered
+    // (`TaskRecord::is_started`), not a corrupt record.
     let r = TaskRef::new(TaskId::new(task_id), server);
     match protocol_version {
         None => Ok(r),

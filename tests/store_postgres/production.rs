@@ -48,9 +48,9 @@ pub(super) async fn connect_changes_nothing_and_asks_for_the_migration(pg: Pg) {
     );
 
     let done = PostgresStore::migrate(&url).await.expect("migrate");
-    assert_eq!((done.from, done.to, done.changed()), (0, 2, true));
+    assert_eq!((done.from, done.to, done.changed()), (0, 3, true));
     let again = PostgresStore::migrate(&url).await.expect("migrate again");
-    assert_eq!((again.from, again.to, again.changed()), (2, 2, false));
+    assert_eq!((again.from, again.to, again.changed()), (3, 3, false));
     PostgresStore::connect(&url)
         .await
         .expect("connect after the migration");
@@ -450,7 +450,10 @@ pub(super) async fn a_worker_whose_clock_runs_ahead_takes_no_held_record(pg: Pg)
     let ahead = Duration::from_secs(240);
     let lease = Duration::from_secs(30);
     let now = SystemTime::now;
-    let held = honest.insert(task(1, now())).await.unwrap();
+    let held = honest
+        .insert(task(1, now() - Duration::from_secs(1)))
+        .await
+        .unwrap();
     let claim_at = |worker, at| Claim {
         worker,
         limit: 10,
@@ -483,7 +486,10 @@ pub(super) async fn a_worker_whose_clock_runs_ahead_takes_no_held_record(pg: Pg)
 
     // The fast worker's own due times land on the database's clock: a
     // minute on its clock is a minute on the database's.
-    let mine = fast.insert(task(2, now() + ahead)).await.unwrap();
+    let mine = fast
+        .insert(task(2, now() + ahead - Duration::from_secs(1)))
+        .await
+        .unwrap();
     let got = fast.claim(claim_at("fast", now() + ahead)).await.unwrap();
     assert_eq!(ids(&got), [mine], "its own due record");
     let fence = got[0].as_ref().unwrap().fence().unwrap();
@@ -507,4 +513,45 @@ pub(super) async fn a_worker_whose_clock_runs_ahead_takes_no_held_record(pg: Pg)
     let back = fast.get(mine).await.unwrap().unwrap().due;
     let off = ms_since_epoch(back) - ms_since_epoch(due);
     assert!(off.abs() < 5_000, "read back {off} ms off");
+}
+
+pub(super) async fn a_key_is_reserved_once_by_workers_racing(pg: Pg) {
+    let (_, url) = store(&pg).await;
+    let mut racing = tokio::task::JoinSet::new();
+    for w in 0..8 {
+        let url = url.clone();
+        racing.spawn(async move {
+            let store = PostgresStore::connect(&url).await.unwrap();
+            let reserved = NewTask {
+                reference: mcp_tasks::TaskRef::new(TaskId::new(String::new()), None),
+                key: Some("order-17".into()),
+                unique_key: true,
+                ..task(w, SystemTime::now())
+            };
+            let until = SystemTime::now() + Duration::from_secs(30);
+            store
+                .reserve(reserved, &format!("w{w}"), until)
+                .await
+                .unwrap()
+        });
+    }
+    let mut got = Vec::new();
+    while let Some(r) = racing.join_next().await {
+        got.push(r.unwrap());
+    }
+    let reserved: Vec<RecordId> = got
+        .iter()
+        .filter_map(|r| match r {
+            Reservation::Reserved { id, .. } => Some(*id),
+            Reservation::Taken(_) => None,
+        })
+        .collect();
+    assert_eq!(reserved.len(), 1, "{got:?}");
+    assert!(
+        got.iter().all(
+            |r| matches!(r, Reservation::Taken(id) if *id == reserved[0])
+                || matches!(r, Reservation::Reserved { .. })
+        ),
+        "{got:?}"
+    );
 }

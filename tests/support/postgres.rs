@@ -143,6 +143,7 @@ pub fn start() -> Option<(Cluster, Pg)> {
 
 /// The TLS side of a test cluster.
 #[derive(Debug, Clone)]
+#[allow(dead_code, reason = "not every binary tests TLS")]
 pub struct Tls {
     /// Its loopback TCP port.
     pub port: u16,

@@ -17,9 +17,10 @@ use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, InputRequests, InputResponse};
 use mcp_tasks::store::{
     Answers, Claim, Ending, Fence, Filter, Label, NewTask, PostgresStore, Progress, Questions,
-    RecordId, RecordState, SqliteStore, StoreResult, TaskRecord, TaskStore, Tracker,
+    RecordId, RecordState, Reservation, Schedule, SqliteStore, StoreResult, TaskRecord, TaskStore,
+    Tracker,
 };
-use mcp_tasks::{Client, Http};
+use mcp_tasks::{Client, Http, TaskRef};
 use serde_json::{Value, json};
 
 /// The demo server's binary.
@@ -308,6 +309,29 @@ impl<S: TaskStore> TaskStore for Probe<S> {
     async fn insert(&self, task: NewTask) -> StoreResult<RecordId> {
         count(&self.calls.other);
         self.inner.insert(task).await
+    }
+    async fn reserve(
+        &self,
+        task: NewTask,
+        worker: &str,
+        until: SystemTime,
+    ) -> StoreResult<Reservation> {
+        count(&self.calls.other);
+        self.inner.reserve(task, worker, until).await
+    }
+    async fn start(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        reference: &TaskRef,
+        schedule: &Schedule,
+        progress: Progress,
+    ) -> StoreResult<()> {
+        count(&self.calls.other);
+        self.hang_if("call-answered").await;
+        self.inner
+            .start(id, fence, reference, schedule, progress)
+            .await
     }
     async fn get(&self, id: RecordId) -> StoreResult<Option<TaskRecord>> {
         count(&self.calls.other);

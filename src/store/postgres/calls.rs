@@ -4,36 +4,45 @@ use super::*;
 
 impl TaskStore for PostgresStore {
     async fn insert(&self, task: NewTask) -> StoreResult<RecordId> {
+        match self.add(&task, None).await? {
+            Reservation::Reserved { id, .. } => Ok(id),
+            Reservation::Taken(existing) => Err(StoreError::duplicate(existing)),
+        }
+    }
+
+    async fn reserve(
+        &self,
+        task: NewTask,
+        worker: &str,
+        until: SystemTime,
+    ) -> StoreResult<Reservation> {
+        self.add(&task, Some((worker, until))).await
+    }
+
+    async fn start(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        reference: &TaskRef,
+        schedule: &Schedule,
+        progress: Progress,
+    ) -> StoreResult<()> {
         let conn = self.conn().await?;
-        let ending = task.ending.as_ref().map(row::ending_json);
-        let r = &task.reference;
-        let inserted = self
-            .run(
-                &conn,
-                conn.client.query_one(
-                    &conn.st.insert,
-                    &[
-                        &r.task_id().expose(),
-                        &r.server(),
-                        &r.protocol_version(),
-                        &task.tool,
-                        &task.key,
-                        &task.scope,
-                        &self.to_db(SystemTime::now()),
-                        &task.status.as_str(),
-                        &task.status_message,
-                        &row::interval_column(task.poll_interval_ms),
-                        &self.to_db(task.due),
-                        &ending,
-                        &row::schedule_json(&task.schedule),
-                    ],
-                ),
-            )
-            .await?;
-        inserted
-            .try_get(0)
-            .map(RecordId)
-            .map_err(|e| StoreError::other("an insert returned no id").with_source(e))
+        self.fenced(
+            &conn,
+            id,
+            &conn.st.start,
+            &[
+                &id.0,
+                &fence.0,
+                &reference.task_id().expose(),
+                &reference.server(),
+                &reference.protocol_version(),
+                &row::schedule_json(schedule),
+            ],
+        )
+        .await?;
+        self.save(id, fence, progress).await
     }
 
     async fn get(&self, id: RecordId) -> StoreResult<Option<TaskRecord>> {
@@ -250,7 +259,7 @@ impl TaskStore for PostgresStore {
                 &conn,
                 conn.client.query(
                     &conn.st.list,
-                    &[&filter.scope, &state, &limit, &filter.asking],
+                    &[&filter.scope, &state, &limit, &filter.asking, &filter.key],
                 ),
             )
             .await?;

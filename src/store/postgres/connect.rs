@@ -232,13 +232,15 @@ impl Settings {
                     client
                 }
             };
-            let local = millis(SystemTime::now());
+            let before = millis(SystemTime::now());
             let clock: i64 = client
                 .query_one(concat!("SELECT ", db_now!()), &[])
                 .await
                 .map_err(|e| classify(e).0)?
                 .try_get(0)
                 .map_err(|e| classify(e).0)?;
+            // The database read its clock about half way through.
+            let local = before + (millis(SystemTime::now()) - before) / 2;
             Ok::<_, StoreError>((client, clock - local))
         };
         match tokio::time::timeout(self.connect_timeout, connecting).await {

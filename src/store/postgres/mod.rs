@@ -22,9 +22,10 @@ use super::questions;
 use super::row::{self, millis};
 use super::{
     Answers, Claim, Ending, Fence, Filter, Lease, NewTask, Progress, Questions, RecordId,
-    RecordState, Refusal, StoreError, StoreResult, TaskRecord, TaskStore,
+    RecordState, Refusal, Reservation, Schedule, StoreError, StoreResult, TaskRecord, TaskStore,
 };
 use crate::protocol::{InputRequests, InputResponse};
+use crate::task::TaskRef;
 
 /// A record's columns, in the order [`decode`] reads them by name.
 macro_rules! columns {
@@ -32,7 +33,7 @@ macro_rules! columns {
         "t.id, t.task_id, t.server, t.protocol_version, t.tool, t.key, t.scope, \
          t.created, t.updated, t.status, t.status_message, t.poll_interval_ms, t.due, \
          t.failed_reads, t.lease_owner, t.lease_until, t.fence, t.answers, \
-         t.cancel_requested, t.ending, t.delivered, t.questions, t.schedule"
+         t.cancel_requested, t.ending, t.delivered, t.questions, t.schedule, t.unique_key"
     };
 }
 
@@ -447,6 +448,90 @@ impl PostgresStore {
             "record {id}: its questions and answers stayed contended (other writes came \
              between read and write {REWRITE_TRIES} times)"
         )))
+    }
+
+    /// Inserts `task`, held by `(worker, until)` under a new fence when
+    /// given; a unique key already taken inserts nothing and names the
+    /// record that has it.
+    async fn add(
+        &self,
+        task: &NewTask,
+        lease: Option<(&str, SystemTime)>,
+    ) -> StoreResult<Reservation> {
+        let conn = self.conn().await?;
+        let ending = task.ending.as_ref().map(row::ending_json);
+        let r = &task.reference;
+        let unique = task.unique_key && task.key.is_some();
+        // A taken key may lose its record between the insert and the
+        // look-up (removed): then try again.
+        for _ in 0..REWRITE_TRIES {
+            let (task_id, server, version) =
+                (r.task_id().expose(), r.server(), r.protocol_version());
+            let (now, due) = (self.to_db(SystemTime::now()), self.to_db(task.due));
+            let (status, interval) = (
+                task.status.as_str(),
+                row::interval_column(task.poll_interval_ms),
+            );
+            let schedule = row::schedule_json(&task.schedule);
+            let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![
+                &task_id,
+                &server,
+                &version,
+                &task.tool,
+                &task.key,
+                &task.scope,
+                &now,
+                &status,
+                &task.status_message,
+                &interval,
+                &due,
+                &ending,
+                &schedule,
+                &unique,
+            ];
+            let held = lease.map(|(owner, until)| (owner, self.to_db(until)));
+            let statement = match &held {
+                Some((owner, until)) => {
+                    params.push(owner);
+                    params.push(until);
+                    &conn.st.reserve
+                }
+                None => &conn.st.insert,
+            };
+            let inserted = self
+                .run(&conn, conn.client.query_opt(statement, &params))
+                .await?;
+            if let Some(row) = inserted {
+                let id = row
+                    .try_get(0)
+                    .map(RecordId)
+                    .map_err(|e| StoreError::other("an insert returned no id").with_source(e))?;
+                let fence = match held {
+                    Some(_) => row.try_get(1).map(Fence).map_err(|e| {
+                        StoreError::other("a reservation returned no fence").with_source(e)
+                    })?,
+                    None => Fence(0),
+                };
+                return Ok(Reservation::Reserved { id, fence });
+            }
+            let existing = self
+                .run(
+                    &conn,
+                    conn.client
+                        .query_opt(&conn.st.named, &[&task.scope, &task.key]),
+                )
+                .await?;
+            if let Some(row) = existing {
+                let id = row
+                    .try_get(0)
+                    .map(RecordId)
+                    .map_err(|e| StoreError::other("an unreadable id").with_source(e))?;
+                return Ok(Reservation::Taken(id));
+            }
+        }
+        Err(StoreError::other(
+            "a unique key stayed contended (its record came and went 16 times)",
+        ))
     }
 
     /// Rows decoded one by one, each in its place, their times on the

@@ -56,6 +56,7 @@ pub(super) fn decode(row: &Row, skew: i64) -> StoreResult<TaskRecord> {
         cancel_requested: column(row, id, "cancel_requested")?,
         ending: row::ending(id, column(row, id, "ending")?)?,
         delivered: column(row, id, "delivered")?,
+        unique_key: column(row, id, "unique_key")?,
     })
 }
 

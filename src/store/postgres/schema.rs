@@ -6,7 +6,7 @@ use tokio_postgres::GenericClient;
 use super::*;
 
 /// The schema version this code writes and reads.
-pub(super) const VERSION: i64 = 2;
+pub(super) const VERSION: i64 = 3;
 
 /// The key of the advisory lock that migrations hold, so that migrations
 /// started together apply each file once ("mcp-task" in ASCII).
@@ -19,6 +19,7 @@ pub(super) const MIGRATION_LOCK: i64 = 0x6d63_702d_7461_736b;
 pub(super) const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("migrations/0001_tasks.sql")),
     (2, include_str!("migrations/0002_questions.sql")),
+    (3, include_str!("migrations/0003_keys.sql")),
 ];
 
 /// What [`PostgresStore::migrate`] did.

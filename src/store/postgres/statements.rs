@@ -5,6 +5,9 @@ use super::*;
 /// The statements a store runs, prepared on each connection.
 pub(super) struct Statements {
     pub(super) insert: Statement,
+    pub(super) reserve: Statement,
+    pub(super) named: Statement,
+    pub(super) start: Statement,
     pub(super) get: Statement,
     pub(super) claim_due: Statement,
     pub(super) claim_one: Statement,
@@ -24,13 +27,39 @@ pub(super) struct Statements {
 impl Statements {
     pub(super) async fn prepare(client: &Client) -> Result<Statements, tokio_postgres::Error> {
         Ok(Statements {
+            // A unique key already taken inserts nothing, and returns no id.
             insert: client
                 .prepare(
                     "INSERT INTO mcp_tasks_tasks (task_id, server, protocol_version, tool, key, \
                      scope, created, updated, status, status_message, poll_interval_ms, due, ending, \
-                     schedule) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11, $12, $13) \
+                     schedule, unique_key) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11, $12, $13, $14) \
+                     ON CONFLICT (scope, key) WHERE unique_key AND key IS NOT NULL DO NOTHING \
                      RETURNING id",
+                )
+                .await?,
+            // The same, held by $15 until $16 under a new fence.
+            reserve: client
+                .prepare(
+                    "INSERT INTO mcp_tasks_tasks (task_id, server, protocol_version, tool, key, \
+                     scope, created, updated, status, status_message, poll_interval_ms, due, ending, \
+                     schedule, unique_key, lease_owner, lease_until, fence) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11, $12, $13, $14, \
+                     $15, $16, nextval('mcp_tasks_fence')) \
+                     ON CONFLICT (scope, key) WHERE unique_key AND key IS NOT NULL DO NOTHING \
+                     RETURNING id, fence",
+                )
+                .await?,
+            named: client
+                .prepare(
+                    "SELECT id FROM mcp_tasks_tasks \
+                     WHERE scope = $1 AND key = $2 AND unique_key",
+                )
+                .await?,
+            start: client
+                .prepare(
+                    "UPDATE mcp_tasks_tasks SET task_id = $3, server = $4, protocol_version = $5, \
+                     schedule = $6 WHERE id = $1 AND fence = $2 AND task_id = ''",
                 )
                 .await?,
             get: client
@@ -156,6 +185,7 @@ impl Statements {
                      WHEN 1 THEN t.ending IS NOT NULL AND NOT t.delivered \
                      ELSE t.ending IS NOT NULL AND t.delivered END) \
                      AND (NOT $4::bool OR (t.asking_since IS NOT NULL AND t.ending IS NULL)) \
+                     AND ($5::text IS NULL OR t.key = $5) \
                      ORDER BY CASE WHEN $4 THEN t.asking_since END, t.id LIMIT $3"
                 ))
                 .await?,

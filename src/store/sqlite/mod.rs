@@ -5,15 +5,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::questions;
 use super::row;
 use super::{
     Answers, Claim, Ending, Fence, Filter, NewTask, Progress, Questions, RecordId, RecordState,
-    Refusal, StoreError, StoreResult, TaskRecord, TaskStore,
+    Refusal, Reservation, Schedule, StoreError, StoreResult, TaskRecord, TaskStore,
 };
 use crate::protocol::{InputRequests, InputResponse};
+use crate::task::TaskRef;
 
 mod schema;
 mod sql;
@@ -172,35 +173,73 @@ impl SqliteStore {
 impl TaskStore for SqliteStore {
     async fn insert(&self, task: NewTask) -> StoreResult<RecordId> {
         self.run(move |conn| {
-            let now = row::millis(SystemTime::now());
-            let ending = task.ending.as_ref().map(row::ending_json);
-            conn.prepare_cached(
-                "INSERT INTO tasks (task_id, server, protocol_version, tool, key, scope, \
-                 created_ms, updated_ms, status, status_message, poll_interval_ms, due_ms, \
-                 ending, schedule) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-            )
-            .and_then(|mut s| {
-                s.execute(params![
-                    task.reference.task_id().expose(),
-                    task.reference.server(),
-                    task.reference.protocol_version(),
-                    task.tool,
-                    task.key,
-                    task.scope,
-                    now,
-                    task.status.as_str(),
-                    task.status_message,
-                    row::interval_column(task.poll_interval_ms),
-                    row::millis(task.due),
-                    ending,
-                    row::schedule_json(&task.schedule),
-                ])
+            immediate(conn, |tx| {
+                if let Some(existing) = named(tx, &task)? {
+                    return Err(StoreError::duplicate(existing));
+                }
+                add(tx, &task, None)
             })
-            .map_err(sql)?;
-            Ok(RecordId(conn.last_insert_rowid()))
         })
         .await
+    }
+
+    async fn reserve(
+        &self,
+        task: NewTask,
+        worker: &str,
+        until: SystemTime,
+    ) -> StoreResult<Reservation> {
+        let worker = worker.to_owned();
+        self.run(move |conn| {
+            immediate(conn, |tx| {
+                if let Some(existing) = named(tx, &task)? {
+                    return Ok(Reservation::Taken(existing));
+                }
+                let fence: i64 = tx
+                    .query_row(
+                        "UPDATE fences SET last = last + 1 RETURNING last",
+                        [],
+                        |r| r.get(0),
+                    )
+                    .map_err(sql)?;
+                let id = add(tx, &task, Some((&worker, row::millis(until), fence)))?;
+                Ok(Reservation::Reserved {
+                    id,
+                    fence: Fence(fence),
+                })
+            })
+        })
+        .await
+    }
+
+    async fn start(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        reference: &TaskRef,
+        schedule: &Schedule,
+        progress: Progress,
+    ) -> StoreResult<()> {
+        let (task_id, server, version, schedule) = (
+            reference.task_id().expose().to_owned(),
+            reference.server().map(str::to_owned),
+            reference.protocol_version().map(str::to_owned),
+            row::schedule_json(schedule),
+        );
+        self.run(move |conn| {
+            write_held(
+                conn,
+                &format!(
+                    "UPDATE tasks SET task_id = ?3, server = ?4, protocol_version = ?5, \
+                     schedule = ?6 WHERE {HELD} AND task_id = ''"
+                ),
+                id,
+                fence,
+                &[&task_id, &server, &version, &schedule],
+            )
+        })
+        .await?;
+        self.save(id, fence, progress).await
     }
 
     async fn get(&self, id: RecordId) -> StoreResult<Option<TaskRecord>> {
@@ -492,6 +531,12 @@ impl TaskStore for SqliteStore {
         let limit = filter
             .limit
             .map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+        let key = filter.key.clone();
+        let by_key = if key.is_some() {
+            "key = ?3"
+        } else {
+            "?3 IS NULL"
+        };
         let (asking, order) = if filter.asking {
             (
                 "asking_since_ms IS NOT NULL AND ending IS NULL",
@@ -503,11 +548,11 @@ impl TaskStore for SqliteStore {
         self.run(move |conn| {
             let mut s = conn
                 .prepare_cached(&format!(
-                    "SELECT {COLUMNS} FROM tasks WHERE {by_scope} AND {state} AND {asking} \
-                     ORDER BY {order} LIMIT ?2"
+                    "SELECT {COLUMNS} FROM tasks WHERE {by_scope} AND {by_key} AND {state} \
+                     AND {asking} ORDER BY {order} LIMIT ?2"
                 ))
                 .map_err(sql)?;
-            let mut rows = s.query(params![scope, limit]).map_err(sql)?;
+            let mut rows = s.query(params![scope, limit, key]).map_err(sql)?;
             let mut out = Vec::new();
             while let Some(r) = rows.next().map_err(sql)? {
                 out.push(decode(r));
@@ -538,3 +583,60 @@ impl TaskStore for SqliteStore {
 
 #[cfg(test)]
 mod tests;
+
+/// The record the unique key of `task` already names, if any.
+fn named(conn: &Connection, task: &NewTask) -> StoreResult<Option<RecordId>> {
+    let Some(key) = task.key.as_deref().filter(|_| task.unique_key) else {
+        return Ok(None);
+    };
+    conn.prepare_cached("SELECT id FROM tasks WHERE scope = ?1 AND key = ?2 AND unique_key <> 0")
+        .and_then(|mut s| {
+            s.query_row(params![task.scope, key], |r| r.get(0))
+                .optional()
+        })
+        .map(|id| id.map(RecordId))
+        .map_err(sql)
+}
+
+/// Inserts `task`, held by `(worker, until, fence)` when given.
+fn add(
+    conn: &Connection,
+    task: &NewTask,
+    lease: Option<(&str, i64, i64)>,
+) -> StoreResult<RecordId> {
+    let now = row::millis(SystemTime::now());
+    let ending = task.ending.as_ref().map(row::ending_json);
+    let (owner, until, fence) = match lease {
+        Some((owner, until, fence)) => (Some(owner), until, fence),
+        None => (None, 0, 0),
+    };
+    conn.prepare_cached(
+        "INSERT INTO tasks (task_id, server, protocol_version, tool, key, scope, \
+         created_ms, updated_ms, status, status_message, poll_interval_ms, due_ms, \
+         ending, schedule, unique_key, lease_owner, lease_until_ms, fence) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            task.reference.task_id().expose(),
+            task.reference.server(),
+            task.reference.protocol_version(),
+            task.tool,
+            task.key,
+            task.scope,
+            now,
+            task.status.as_str(),
+            task.status_message,
+            row::interval_column(task.poll_interval_ms),
+            row::millis(task.due),
+            ending,
+            row::schedule_json(&task.schedule),
+            task.unique_key && task.key.is_some(),
+            owner,
+            until,
+            fence,
+        ])
+    })
+    .map_err(sql)?;
+    Ok(RecordId(conn.last_insert_rowid()))
+}

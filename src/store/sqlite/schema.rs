@@ -54,6 +54,13 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE tasks ADD COLUMN nudged INTEGER NOT NULL DEFAULT 0;
     CREATE INDEX tasks_asking ON tasks (asking_since_ms, id)
         WHERE asking_since_ms IS NOT NULL AND ending IS NULL;",
+    // 3: the caller's key, unique in its scope unless the label says
+    // otherwise (records written before keep theirs as they were), and
+    // found by its own index.
+    "ALTER TABLE tasks ADD COLUMN unique_key INTEGER NOT NULL DEFAULT 0;
+    CREATE UNIQUE INDEX tasks_unique_key ON tasks (scope, key)
+        WHERE unique_key <> 0 AND key IS NOT NULL;
+    CREATE INDEX tasks_by_key ON tasks (key) WHERE key IS NOT NULL;",
 ];
 
 /// Creates the file at `path` readable by its owner alone, unless it

@@ -20,7 +20,7 @@ pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 pub(super) const COLUMNS: &str = "id, task_id, server, protocol_version, tool, key, scope, \
     created_ms, updated_ms, status, status_message, poll_interval_ms, due_ms, failed_reads, \
     lease_owner, lease_until_ms, fence, answers, cancel_requested, ending, delivered, \
-    questions, schedule";
+    questions, schedule, unique_key";
 
 /// The error of a failed statement.
 pub(super) fn sql(e: rusqlite::Error) -> StoreError {
@@ -103,6 +103,7 @@ pub(super) fn decode(row: &Row<'_>) -> StoreResult<TaskRecord> {
         delivered: column(row, 20, id)?,
         questions: row::questions(id, &column::<String>(row, 21, id)?)?,
         schedule: row::schedule(id, &column::<String>(row, 22, id)?)?,
+        unique_key: column(row, 23, id)?,
     })
 }
 

@@ -41,6 +41,7 @@ fn t(secs: u64) -> SystemTime {
 
 fn task(n: u64, due: SystemTime) -> NewTask {
     NewTask {
+        unique_key: false,
         reference: TaskRef::new(TaskId::new(format!("task-{n}-secret")), Some("srv".into()))
             .with_protocol_version("2026-07-28"),
         tool: "export".into(),

@@ -15,13 +15,14 @@ use tokio::sync::{Mutex, Notify, Semaphore};
 use tokio::task::JoinSet;
 
 use super::{
-    Claim, Fence, NewTask, RecordId, Schedule, StoreError, StoreResult, TaskRecord, TaskStore,
+    Claim, Ending, Fence, NewTask, Progress, RecordId, Reservation, Schedule, StoreError,
+    StoreResult, TaskRecord, TaskStore,
 };
 use crate::Client;
-use crate::protocol::InputResponse;
+use crate::protocol::{InputResponse, TaskId, TaskStatus};
 use crate::task::schedule::Rules;
 use crate::task::task_builder::IsComplete;
-use crate::task::{TaskBuilder, TaskState};
+use crate::task::{Snapshot, TaskBuilder, TaskRef, TaskState};
 
 mod hold;
 mod step;
@@ -347,8 +348,112 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         arguments: impl Serialize,
     ) -> Result<Started, TrackError> {
         let label = tool.into();
+        if label.key.is_some() && !label.shared_key {
+            return self.call_once(task, label, arguments).await;
+        }
         let state = task.call_tool(&label.tool, arguments).await?;
         self.track(state, label).await
+    }
+
+    /// [`call_tool`](Tracker::call_tool) for a unique key: the key is
+    /// reserved in the store first, so that one call is made for it,
+    /// however many processes start it and whenever they crash.
+    async fn call_once<B: IsComplete>(
+        &self,
+        task: TaskBuilder<B>,
+        label: Label,
+        arguments: impl Serialize,
+    ) -> Result<Started, TrackError> {
+        let inner = &self.inner;
+        let now = SystemTime::now();
+        let until = now + inner.lease;
+        let reservation = NewTask {
+            reference: TaskRef::new(TaskId::new(String::new()), None),
+            tool: label.tool.clone(),
+            key: label.key.clone(),
+            unique_key: true,
+            scope: label.scope.clone().unwrap_or_else(|| inner.scope.clone()),
+            status: TaskStatus::Working,
+            status_message: None,
+            poll_interval_ms: None,
+            due: now,
+            ending: None,
+            schedule: Schedule::default(),
+        };
+        let (id, fence) = match inner
+            .store
+            .reserve(reservation, &inner.worker, until)
+            .await?
+        {
+            Reservation::Taken(id) => return Ok(Started::Known(id)),
+            Reservation::Reserved { id, fence } => (id, fence),
+        };
+        let called = self
+            .keeping(id, fence, until, task.call_tool(&label.tool, arguments))
+            .await?;
+        let store = &inner.store;
+        match called {
+            Ok(TaskState::Finished(t)) => {
+                // Answered at once: the key is used, and its outcome is
+                // the caller's now.
+                let ending = Ending::from(t.outcome().clone());
+                let kept = match store.finish(id, fence, &ending).await {
+                    Ok(()) => store.acknowledge(id, fence).await,
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = kept {
+                    tracing::warn!(record = %id, "an answered call's record was not closed: {e}");
+                }
+                Ok(Started::Immediate(t))
+            }
+            Ok(state) => {
+                let Some((reference, snapshot, schedule)) = recorded(&state) else {
+                    return Err(StoreError::other("a finished task after all").into());
+                };
+                let progress = Progress {
+                    status: snapshot.status,
+                    status_message: snapshot.status_message,
+                    poll_interval_ms: snapshot.poll_interval_ms,
+                    failed_reads: 0,
+                    due: SystemTime::now(),
+                    taken: Vec::new(),
+                    offered: Vec::new(),
+                };
+                match store
+                    .start(id, fence, &reference, &schedule, progress)
+                    .await
+                {
+                    Ok(()) => {
+                        let _ = detach(state);
+                        inner.wake.notify_one();
+                        tracing::info!(record = %id, tool = %label.tool, "a task is tracked");
+                        Ok(Started::Tracked(id))
+                    }
+                    Err(error) => Err(TrackError::Store {
+                        error,
+                        task: Some(Box::new(state)),
+                    }),
+                }
+            }
+            Err(e) if e.is_outcome_unknown() => {
+                // The call may have started a task: the key stays used.
+                let kept = match store.finish(id, fence, &Ending::StartUnknown).await {
+                    Ok(()) => store.acknowledge(id, fence).await,
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = kept {
+                    tracing::warn!(record = %id, "a call of unknown outcome was not recorded: {e}");
+                }
+                Err(TrackError::Call(e))
+            }
+            Err(e) => {
+                // Certainly no task: the key is free again.
+                if let Err(e) = store.remove(id, fence).await {
+                    tracing::warn!(record = %id, "a failed call's reservation stayed: {e}");
+                }
+                Err(TrackError::Call(e))
+            }
+        }
     }
 
     /// Hands a live task to the tracker: the handle is detached and the
@@ -359,33 +464,21 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     ///
     /// [`TrackError::Store`] with the live handle when the insert failed.
     pub async fn track(&self, state: TaskState, label: Label) -> Result<Started, TrackError> {
-        let ((reference, snapshot), (chosen, expires_at)) = match &state {
-            TaskState::Finished(_) => {
-                let TaskState::Finished(t) = state else {
-                    unreachable!()
-                };
-                return Ok(Started::Immediate(t));
-            }
-            TaskState::Pending(t) => ((t.reference(), t.snapshot().clone()), t.schedule()),
-            TaskState::InputRequired(t) => ((t.reference(), t.snapshot().clone()), t.schedule()),
+        let Some((reference, snapshot, schedule)) = recorded(&state) else {
+            return match state {
+                TaskState::Finished(t) => Ok(Started::Immediate(t)),
+                state => Err(TrackError::Store {
+                    error: StoreError::other("a live task without a reference"),
+                    task: Some(Box::new(state)),
+                }),
+            };
         };
-        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         let now = SystemTime::now();
-        let schedule = Schedule {
-            interval_ms: chosen.interval.map(ms),
-            floor_ms: chosen.floor.map(ms),
-            ceiling_ms: chosen.ceiling.map(ms),
-            // The handle counts its lifetime on the monotonic clock; the
-            // record keeps the same moment on the wall clock.
-            deadline_ms: expires_at.and_then(|at| {
-                let left = at.saturating_duration_since(tokio::time::Instant::now());
-                now.checked_add(left).map(super::row::millis)
-            }),
-        };
         let tool = label.tool.clone();
         let task = NewTask {
             reference,
             tool: label.tool,
+            unique_key: label.key.is_some() && !label.shared_key,
             key: label.key,
             scope: label.scope.unwrap_or_else(|| self.inner.scope.clone()),
             status: snapshot.status,
@@ -398,11 +491,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         match self.inner.store.insert(task).await {
             Ok(id) => {
                 // Recorded: the handle lets go without a word to the server.
-                match state {
-                    TaskState::Pending(t) => drop(t.detach()),
-                    TaskState::InputRequired(t) => drop(t.detach()),
-                    TaskState::Finished(_) => {}
-                }
+                let _ = detach(state);
                 self.inner.wake.notify_one();
                 tracing::info!(record = %id, tool = %tool, "a task is tracked");
                 Ok(Started::Tracked(id))
@@ -486,6 +575,11 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             None => return Err(StoreError::not_found(id).into()),
         };
         let fence = record.fence().expect("a claimed record has a lease");
+        if !record.is_started() {
+            // A key reserved, its call not answered: no task to take.
+            self.give_up(&record, fence).await;
+            return Err(StoreError::not_found(id).into());
+        }
         let client = match self.client_for(record.reference.server()).await {
             Ok(c) => c,
             Err(e) => {
@@ -854,5 +948,40 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         let client = self.inner.connector.connect(server).await?;
         clients.insert(key, client.clone());
         Ok(client)
+    }
+}
+
+/// What a record keeps of a live handle: the task's reference, what the
+/// server last stated, and the builder's schedule, its lifetime on the
+/// wall clock.
+fn recorded(state: &TaskState) -> Option<(TaskRef, Snapshot, Schedule)> {
+    let ((reference, snapshot), (chosen, expires_at)) = match state {
+        TaskState::Finished(_) => return None,
+        TaskState::Pending(t) => ((t.reference(), t.snapshot().clone()), t.schedule()),
+        TaskState::InputRequired(t) => ((t.reference(), t.snapshot().clone()), t.schedule()),
+    };
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    let now = SystemTime::now();
+    let schedule = Schedule {
+        interval_ms: chosen.interval.map(ms),
+        floor_ms: chosen.floor.map(ms),
+        ceiling_ms: chosen.ceiling.map(ms),
+        // The handle counts its lifetime on the monotonic clock; the
+        // record keeps the same moment on the wall clock.
+        deadline_ms: expires_at.and_then(|at| {
+            let left = at.saturating_duration_since(tokio::time::Instant::now());
+            now.checked_add(left).map(super::row::millis)
+        }),
+    };
+    Some((reference, snapshot, schedule))
+}
+
+/// Lets a live handle go without a word to the server (its record keeps
+/// it now).
+fn detach(state: TaskState) -> Option<TaskRef> {
+    match state {
+        TaskState::Pending(t) => Some(t.detach()),
+        TaskState::InputRequired(t) => Some(t.detach()),
+        TaskState::Finished(_) => None,
     }
 }

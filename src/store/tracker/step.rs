@@ -56,9 +56,21 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         mut record: TaskRecord,
         fence: Fence,
     ) -> StoreResult<Option<TaskRecord>> {
-        let step = match self.client_for(record.reference.server()).await {
-            Ok(client) => self.step_with(&client, &record, fence).await?,
-            Err(e) => self.failed(&record, None, &e),
+        let step = if !record.is_started() {
+            // A key reserved, and the process that called the tool gone
+            // before the answer was written: the call may or may not have
+            // started a task, and is not made again.
+            tracing::warn!(
+                record = %record.id,
+                tool = %record.tool,
+                "a reserved call's outcome is unknown: it may or may not have started a task"
+            );
+            Step::Ended(Ending::StartUnknown)
+        } else {
+            match self.client_for(record.reference.server()).await {
+                Ok(client) => self.step_with(&client, &record, fence).await?,
+                Err(e) => self.failed(&record, None, &e),
+            }
         };
         let store = &self.inner.store;
         let asking = matches!(&step, Step::Progress(p) if p.status == TaskStatus::InputRequired);

@@ -33,6 +33,7 @@ impl Connector for Client {
 pub struct Label {
     pub(super) tool: String,
     pub(super) key: Option<String>,
+    pub(super) shared_key: bool,
     pub(super) scope: Option<String>,
 }
 
@@ -51,9 +52,24 @@ impl Label {
         }
     }
 
-    /// The caller's own key for the task (an order number, a job id).
+    /// The caller's own key for the task (an order number, a job id),
+    /// unique in its scope: a key names one task, so that starting "the
+    /// export for order 17" again, after a restart or from another
+    /// process, finds the task it started instead of starting a second
+    /// one ([`Started::Known`]). [`Tracker::call_tool`](super::Tracker::call_tool)
+    /// reserves the key in the store before it calls the tool, so that
+    /// even two processes starting it at once make one call; see the
+    /// crash table in the [`store`](crate::store) docs for what a crash
+    /// while the call runs leaves.
     pub fn key(mut self, key: impl Into<String>) -> Label {
         self.key = Some(key.into());
+        self
+    }
+
+    /// Lets several tasks carry the same key (a label to find them by,
+    /// not a name): every start calls the tool.
+    pub fn shared_key(mut self) -> Label {
+        self.shared_key = true;
         self
     }
 
@@ -71,6 +87,10 @@ pub enum Started {
     /// The task is in the store under this key; its outcome will come
     /// through [`Tracker::run`](super::Tracker::run).
     Tracked(RecordId),
+    /// The label's unique key already names this record in its scope: the
+    /// tool was not called again. Look the record up to see how its task
+    /// stands.
+    Known(RecordId),
     /// The server answered at once, without a task: there is nothing to
     /// track, and here is the answer.
     Immediate(Task<Finished>),
@@ -80,7 +100,7 @@ impl Started {
     /// The record's key, when the call became a tracked task.
     pub fn record(&self) -> Option<RecordId> {
         match self {
-            Started::Tracked(id) => Some(*id),
+            Started::Tracked(id) | Started::Known(id) => Some(*id),
             Started::Immediate(_) => None,
         }
     }
