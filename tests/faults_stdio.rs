@@ -71,6 +71,43 @@ fn stubborn() {
     }
 }
 
+/// `flood <n>`: writes `n` requests (`ping`, with every fourth a
+/// `roots/list`, which a 2026-07-28 client refuses) before it reads a
+/// byte of its stdin; then reads its stdin, and answers the `tools/call`
+/// it finds there once every request has been answered, saying how many
+/// answers came and how many ids were answered more than once.
+fn flood(n: u64) {
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    for id in 0..n {
+        let method = if id % 4 == 3 { "roots/list" } else { "ping" };
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        writeln!(stdout, "{request}").unwrap();
+    }
+    stdout.flush().unwrap();
+    let mut answered = std::collections::HashSet::new();
+    let (mut twice, mut call) = (0, None);
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if message["method"] == "tools/call" {
+            call = Some(message["id"].clone());
+        } else if let Some(id) = message["id"].as_u64()
+            && !answered.insert(id)
+        {
+            twice += 1;
+        }
+        if answered.len() as u64 == n
+            && let Some(id) = call.take()
+        {
+            let text = format!("{} answered, {twice} twice", answered.len());
+            let result = json!({"jsonrpc": "2.0", "id": id,
+                "result": {"content": [{"type": "text", "text": text}]}});
+            writeln!(stdout, "{result}").unwrap();
+            stdout.flush().unwrap();
+        }
+    }
+}
+
 /// A durable task store: a `TestServer` on a loopback port, serving at most
 /// `connections` connections.
 async fn store(server: TestServer, connections: usize) -> u16 {
@@ -286,6 +323,28 @@ async fn close_kills_a_child_that_ignores_its_stdin_closing_and_says_so() {
     assert!(!running(pid), "the child {pid} outlived close");
 }
 
+/// A server that floods the client with requests before it reads its
+/// stdin, where a `tools/call` waits: the client must read on while its
+/// writer is stuck on the full pipe, or neither side moves again (the
+/// answers would wait for room the writer never makes).
+async fn a_flood_of_requests_before_the_server_reads_does_not_deadlock_the_call() {
+    const FLOOD: u64 = 20_000;
+    let client = Client::builder()
+        .protocol_version("2026-07-28")
+        .request_timeout(Duration::from_secs(10))
+        .connect(
+            Stdio::command(std::env::current_exe().unwrap())
+                .args(["--serve", "flood", &FLOOD.to_string()])
+                .stderr(Stderr::Null),
+        )
+        .await
+        .unwrap();
+    let result = client.call_tool("anything", json!({})).await.unwrap();
+    assert_eq!(result.joined_text(), format!("{FLOOD} answered, 0 twice"));
+    assert_eq!(client.stats().dropped_answers, 0);
+    client.close().await.unwrap();
+}
+
 /// Connects to `sh -c script` the way a user would, without pinning a
 /// version; fails the test when connecting takes longer than 15 s.
 async fn connect_sh(script: &str, stderr: Stderr) -> mcp_tasks::Result<Client> {
@@ -366,6 +425,7 @@ fn main() {
                 args.get(i + 4).map(|a| a.parse().unwrap()),
             ),
             "stubborn" => stubborn(),
+            "flood" => flood(args[i + 2].parse().unwrap()),
             "scripted" => {
                 let server = TestServer::new().tool(ScriptedTool::immediate(
                     "ping",
@@ -378,7 +438,11 @@ fn main() {
         }
         return;
     }
-    let cases: [(&str, runner::Case); 8] = [
+    let cases: [(&str, runner::Case); 9] = [
+        (
+            "a_flood_of_requests_before_the_server_reads_does_not_deadlock_the_call",
+            || Box::pin(a_flood_of_requests_before_the_server_reads_does_not_deadlock_the_call()),
+        ),
         (
             "close_kills_a_child_that_ignores_its_stdin_closing_and_says_so",
             || Box::pin(close_kills_a_child_that_ignores_its_stdin_closing_and_says_so()),

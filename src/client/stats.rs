@@ -54,9 +54,10 @@ pub struct ClientStats {
     /// were skipped while it waited.
     pub discarded_messages: u64,
     /// How many of the server's requests got no answer from the client:
-    /// the answer could not be sent because the connection was gone, or
-    /// the client's outgoing queue stayed full for 10 s (a stuck
-    /// transport).
+    /// the answer could not be sent because the connection was gone, the
+    /// client's outgoing queue stayed full for 10 s (a stuck transport),
+    /// or, for the answers the client gives at once (`ping`, refusals),
+    /// 8 MiB of them already waited for a server that did not read them.
     ///
     /// Every other request of the server's is answered exactly once: with
     /// a result, or a JSON-RPC error (`-32601` when nothing answers its

@@ -81,6 +81,7 @@ impl Connection {
         let (out, rx) = mpsc::channel(OUTGOING_CAPACITY);
         let (closer, close_rx) = mpsc::channel(1);
         let (negotiated, version_rx) = watch::channel(None);
+        let (answers, quick) = server_request::Answers::new();
         let shared = Arc::new(Shared {
             tables: Mutex::new(Tables::default()),
             next_id: AtomicI64::new(1),
@@ -92,11 +93,18 @@ impl Connection {
             negotiated,
             preamble: Default::default(),
             serving: Arc::default(),
-            answers: Arc::default(),
+            answers,
             notifications_dropped: Default::default(),
             not_before: Mutex::new(None),
         });
-        tokio::spawn(write_loop(sink, rx, close_rx, version_rx, shared.clone()));
+        let queues = Queues { rx, quick };
+        tokio::spawn(write_loop(
+            sink,
+            queues,
+            close_rx,
+            version_rx,
+            shared.clone(),
+        ));
         tokio::spawn(read_loop(stream, shared.clone()));
         Ok(Connection { out, shared })
     }
@@ -475,13 +483,31 @@ impl Drop for PendingGuard<'_> {
 /// Why the connection closed when [`Connection::close`] closed it.
 pub(crate) const CLOSED_BY_CLIENT: &str = "the client was closed";
 
+/// What the writer writes: the outgoing queue, and the answers the reader
+/// gives itself (see [`server_request::QUICK_ANSWER_BYTES`]).
+struct Queues {
+    rx: mpsc::Receiver<Outbound>,
+    quick: server_request::QuickAnswers,
+}
+
+impl Queues {
+    /// The next message from either queue (neither starves the other);
+    /// `None` once the last sender of the outgoing queue is gone.
+    async fn next(&mut self) -> Option<Outbound> {
+        tokio::select! {
+            Some(answer) = self.quick.recv() => Some(answer),
+            msg = self.rx.recv() => msg,
+        }
+    }
+}
+
 /// Writes the outgoing messages until the last sender is gone, a send
 /// fails, or [`Connection::close`] asks; then closes the transport (and
 /// tells the one who asked how that went). A close request cuts short a
 /// send in progress: the connection is ending anyway.
 async fn write_loop<S: MessageSink>(
     mut sink: S,
-    mut rx: mpsc::Receiver<Outbound>,
+    mut queues: Queues,
     mut close_rx: mpsc::Receiver<oneshot::Sender<std::io::Result<()>>>,
     mut version_rx: watch::Receiver<Option<Arc<str>>>,
     shared: Arc<Shared>,
@@ -490,7 +516,7 @@ async fn write_loop<S: MessageSink>(
         let msg = tokio::select! {
             biased;
             Some(asked) = close_rx.recv() => break Some(asked),
-            msg = rx.recv() => msg,
+            msg = queues.next() => msg,
         };
         let Some(msg) = msg else { break None };
         let answering = (msg.kind == OutboundKind::Response)
@@ -524,12 +550,13 @@ async fn write_loop<S: MessageSink>(
         shared.close(CLOSED_BY_CLIENT.to_owned());
     }
     // What is still queued goes nowhere: its answers are counted.
-    rx.close();
-    while let Ok(msg) = rx.try_recv() {
+    queues.rx.close();
+    while let Ok(msg) = queues.rx.try_recv() {
         if let (OutboundKind::Response, Some(id)) = (msg.kind, &msg.id) {
             shared.answers.drop_one(id, "the connection closed");
         }
     }
+    queues.quick.drop_all("the connection closed");
     let closed = sink.close().await;
     if let Err(e) = &closed {
         tracing::debug!("the transport did not close gracefully: {e}");
@@ -545,8 +572,9 @@ async fn read_loop<S: MessageStream>(mut stream: S, shared: Arc<Shared>) {
             Ok(Some(Inbound::Message(text))) => match Message::from_json(&text) {
                 Ok(msg) => {
                     shared.preamble.heard();
+                    // Never waits: see `server_request::QUICK_ANSWER_BYTES`.
                     if let Some(answer) = shared.dispatch(msg) {
-                        answer.send().await;
+                        answer.send();
                     }
                 }
                 Err(e) => {

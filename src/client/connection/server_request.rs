@@ -6,7 +6,7 @@
 use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -20,19 +20,108 @@ use crate::transport::Outbound;
 
 /// What the connection knows of its answers to the server's requests,
 /// shared by the reader, the writer and every [`Responder`].
-#[derive(Default)]
 pub(super) struct Answers {
-    /// Answers that could not be sent: the connection was gone, or the
-    /// writer's queue stayed full for [`ANSWER_WAIT`].
+    /// Answers that could not be sent: the connection was gone, the
+    /// writer's queue stayed full for [`ANSWER_WAIT`], or the reader's
+    /// own answers passed [`QUICK_ANSWER_BYTES`].
     dropped: AtomicU64,
     /// Requests ignored because they repeated the id of one answered or
     /// being answered.
     repeated: AtomicU64,
     /// Set when the connection closes: nothing is sent after it.
     closed: AtomicBool,
+    /// The answers the reader gives itself (a `ping`'s result, a
+    /// refusal), for the writer, which takes them as it takes the
+    /// outgoing queue. Never waited on: see [`Answers::queue`].
+    quick: mpsc::UnboundedSender<Outbound>,
+    /// What `quick` holds, in bytes (see [`quick_cost`]).
+    quick_bytes: AtomicUsize,
+}
+
+/// The most the answers the reader gives itself may hold while they wait
+/// for the writer: 8 MiB, about 50,000 `ping` results.
+///
+/// The reader never waits for the writer. A server that writes requests
+/// without reading its stdin fills the pipe to it, and the writer waits
+/// until it reads again; had the reader waited for room too, it would
+/// stop reading the very pipe the server is stuck writing to, and
+/// neither would move again. So the reader reads on, and its answers
+/// wait here, up to this bound; past it, a server that still has not read
+/// loses the answer (counted in [`Answers::dropped`]), rather than the
+/// client's memory growing without end.
+pub(super) const QUICK_ANSWER_BYTES: usize = 8 * 1024 * 1024;
+
+/// What one queued answer costs against [`QUICK_ANSWER_BYTES`]: its JSON
+/// and the message around it.
+fn quick_cost(message: &Outbound) -> usize {
+    message.json.len() + std::mem::size_of::<Outbound>()
+}
+
+/// The writer's end of the queue of the reader's own answers.
+pub(super) struct QuickAnswers {
+    rx: mpsc::UnboundedReceiver<Outbound>,
+    answers: Arc<Answers>,
+}
+
+impl QuickAnswers {
+    /// The next answer, once there is one (never `None` while the
+    /// connection's [`Answers`] live).
+    pub(super) async fn recv(&mut self) -> Option<Outbound> {
+        let message = self.rx.recv().await?;
+        self.answers
+            .quick_bytes
+            .fetch_sub(quick_cost(&message), Ordering::Relaxed);
+        Some(message)
+    }
+
+    /// Closes the queue and counts what is left in it as dropped.
+    pub(super) fn drop_all(&mut self, why: &str) {
+        self.rx.close();
+        while let Ok(message) = self.rx.try_recv() {
+            if let Some(id) = &message.id {
+                self.answers.drop_one(id, why);
+            }
+        }
+    }
 }
 
 impl Answers {
+    /// The record of a connection's answers, and the writer's end of the
+    /// queue of the reader's own answers.
+    pub(super) fn new() -> (Arc<Answers>, QuickAnswers) {
+        let (quick, rx) = mpsc::unbounded_channel();
+        let answers = Arc::new(Answers {
+            dropped: AtomicU64::new(0),
+            repeated: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
+            quick,
+            quick_bytes: AtomicUsize::new(0),
+        });
+        let writer = QuickAnswers {
+            rx,
+            answers: answers.clone(),
+        };
+        (answers, writer)
+    }
+
+    /// Queues one of the reader's own answers for the writer, without
+    /// waiting; past [`QUICK_ANSWER_BYTES`] it is dropped and counted.
+    fn queue(&self, id: &RequestId, message: Outbound) {
+        let cost = quick_cost(&message);
+        let held = self.quick_bytes.fetch_add(cost, Ordering::Relaxed);
+        if held + cost > QUICK_ANSWER_BYTES {
+            self.quick_bytes.fetch_sub(cost, Ordering::Relaxed);
+            self.drop_one(
+                id,
+                "the server sent more requests than the client can hold answers for \
+                 without reading them",
+            );
+        } else if self.quick.send(message).is_err() {
+            self.quick_bytes.fetch_sub(cost, Ordering::Relaxed);
+            self.drop_one(id, "the connection is closed");
+        }
+    }
+
     /// How many answers could not be sent.
     pub(super) fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
@@ -358,13 +447,25 @@ pub(super) struct Immediate {
 }
 
 impl Immediate {
-    /// Sends the answer, waiting (up to [`ANSWER_WAIT`]) for room: the
-    /// reader reads no further meanwhile, which slows a flooding server
-    /// down instead of dropping answers.
-    pub(super) async fn send(self) {
-        let _ = match self.answer {
-            Ok(result) => self.responder.result(&result).await,
-            Err(error) => self.responder.error(error).await,
+    /// Queues the answer for the writer without waiting (see
+    /// [`QUICK_ANSWER_BYTES`] for why the reader never waits).
+    pub(super) fn send(self) {
+        let mut responder = self.responder;
+        let json = match self.answer {
+            Ok(result) => {
+                serde_json::json!({"jsonrpc": "2.0", "id": responder.id, "result": result})
+                    .to_string()
+            }
+            Err(error) => error_json(&responder.id, &error),
         };
+        responder.settled = true;
+        if responder.answers.is_closed() {
+            responder
+                .answers
+                .drop_one(&responder.id, "the connection is closed");
+            return;
+        }
+        let message = Outbound::response(json, responder.id.clone());
+        responder.answers.queue(&responder.id, message);
     }
 }

@@ -360,3 +360,53 @@ async fn a_late_cancel_of_an_answered_server_request_spares_the_client_s_request
     send_text(&mut sink, reply.to_string()).await;
     call.await.unwrap().unwrap();
 }
+
+/// A server that sends requests and never reads: the writer is stuck on
+/// the full transport, and the reader still reads on, so the reply that
+/// follows the flood reaches its request. The answers the reader gives
+/// (`ping` results and refusals alike) wait up to their bound; past it
+/// each is counted, and once the server reads, every other is there,
+/// exactly once.
+#[tokio::test(start_paused = true)]
+async fn the_reader_never_waits_for_a_writer_the_server_does_not_drain() {
+    const FLOOD: u64 = 60_000;
+    let (conn, mut sink, mut stream) = open().await;
+    let request = {
+        let conn = conn.clone();
+        tokio::spawn(async move {
+            conn.request(
+                "tools/call",
+                None,
+                serde_json::json!({}),
+                Duration::from_secs(30),
+            )
+            .await
+        })
+    };
+    let sent = from_client(&mut stream).await;
+    for id in 0..FLOOD {
+        // Nothing takes the server's requests: all but `ping` are refused.
+        let method = if id % 4 == 3 { "roots/list" } else { "ping" };
+        let ask = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method});
+        send_text(&mut sink, ask.to_string()).await;
+    }
+    let answer = serde_json::json!({"jsonrpc": "2.0", "id": sent["id"], "result": {}});
+    send_text(&mut sink, answer.to_string()).await;
+    request.await.unwrap().expect("the reply after the flood");
+    let dropped = conn.dropped_answers();
+    assert!(dropped > 0, "past its bound, the queue of answers drops");
+    // The server reads at last: every answer not counted comes, once.
+    let mut seen = std::collections::HashSet::new();
+    while (seen.len() as u64) < FLOOD - dropped {
+        let answer = from_client(&mut stream).await;
+        let id = answer["id"].as_u64().unwrap();
+        if id % 4 == 3 {
+            assert_eq!(answer["error"]["code"], -32601, "{answer}");
+        } else {
+            assert_eq!(answer["result"], serde_json::json!({}), "{answer}");
+        }
+        assert!(seen.insert(id), "answered twice: {id}");
+    }
+    drop(conn);
+    assert!(matches!(stream.recv().await, Ok(None)), "nothing more came");
+}
