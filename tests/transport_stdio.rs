@@ -264,6 +264,7 @@ async fn close_waits_for_the_child_to_exit() {
         .close()
         .await
         .expect("the child exits once its stdin closes");
+    assert_eq!(other.stats().servers_killed, 0, "it exited of itself");
     // Exited and reaped before `close` returned: no polling.
     let proc = std::path::PathBuf::from(format!("/proc/{}", pid.trim()));
     assert!(!proc.exists(), "the child {pid} outlived close");

@@ -434,10 +434,12 @@ impl Client {
     ///
     /// # Errors
     ///
-    /// [`Error::is_transport`] when the end was not graceful: the child
-    /// did not exit in time and was killed, the session's `DELETE` got no
-    /// answer in time or could not be sent. The connection is closed
-    /// either way.
+    /// [`Error::is_transport`] when the close could not be done as it
+    /// should: the session's `DELETE` got no answer in time or could not
+    /// be sent. The connection is closed either way. A stdio child that
+    /// did not exit in time and was killed is closed: that is `Ok`,
+    /// logged at `warn` and counted in
+    /// [`ClientStats::servers_killed`](crate::ClientStats::servers_killed).
     ///
     /// # Examples
     ///

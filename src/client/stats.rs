@@ -77,6 +77,15 @@ pub struct ClientStats {
     /// [`on_elicitation_complete`](crate::input::InputHandlers::on_elicitation_complete))
     /// was busy with 64 waiting.
     pub dropped_notifications: u64,
+    /// How many times closing the connection had to end the server by
+    /// force (0 or 1: a connection closes once): a stdio child that had
+    /// not exited within
+    /// [`Stdio::shutdown_timeout`](crate::transport::Stdio::shutdown_timeout)
+    /// of its stdin closing, and was killed. The close still succeeded
+    /// ([`Client::close`] says `Ok`), and it is logged at `warn`.
+    ///
+    /// Read it on a clone: `close` takes the client.
+    pub servers_killed: u64,
 }
 
 impl Client {
@@ -91,6 +100,7 @@ impl Client {
             repeated_requests: connection.repeated_requests(),
             dropped_notifications: connection.notifications_dropped()
                 + self.notify_dropped().load(Ordering::Relaxed),
+            servers_killed: connection.servers_killed(),
         }
     }
 }

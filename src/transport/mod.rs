@@ -295,10 +295,22 @@ pub trait MessageSink: Send + 'static {
     ///
     /// The future must end within a bound of its own (a transport that
     /// waits for its peer documents how long, and makes it settable), so
-    /// that `Client::close` is bounded too. An `Err` says the end was not
-    /// graceful (the child had to be killed, the `DELETE` went
-    /// unanswered); the connection is closed either way.
+    /// that `Client::close` is bounded too. An `Err` says the close could
+    /// not be done as it should (the `DELETE` went unanswered); the
+    /// connection is closed either way. A peer that had to be ended by
+    /// force (a child killed) is closed: that is `Ok`, and
+    /// [`killed_on_close`](MessageSink::killed_on_close) says so.
     fn close(&mut self) -> impl Future<Output = io::Result<()>> + Send;
+
+    /// Whether [`close`](MessageSink::close) had to end the peer by force:
+    /// a child process that did not exit once its stdin closed, and was
+    /// sent a signal. The client counts it in
+    /// [`ClientStats::servers_killed`](crate::ClientStats::servers_killed).
+    ///
+    /// Asked once, after `close` has returned. The default says `false`.
+    fn killed_on_close(&self) -> bool {
+        false
+    }
 }
 
 /// The receiving half of a transport.

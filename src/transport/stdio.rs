@@ -44,7 +44,9 @@ pub enum Stderr {
 ///
 /// [`Client::close`](crate::Client::close) closes the child's stdin, waits
 /// up to [`Stdio::shutdown_timeout`] for it to exit, then kills it, and
-/// returns once the child is gone (an error says it had to be killed).
+/// returns once the child is gone. A kill is no error (the connection is
+/// closed): it is logged at `warn` and counted in
+/// [`ClientStats::servers_killed`](crate::ClientStats::servers_killed).
 /// When the last [`Client`](crate::Client) clone is dropped instead, the
 /// same happens in the background, awaited by nobody. Should the runtime
 /// stop before that, the child is killed when its handle is dropped: it
@@ -199,6 +201,8 @@ pub struct StdioSink {
     kill: Option<oneshot::Sender<()>>,
     exit: Exit,
     shutdown_timeout: Duration,
+    /// Whether `close` had to kill the child.
+    killed: bool,
 }
 
 /// The reading half of a [`Stdio`] transport.
@@ -337,6 +341,7 @@ impl Transport for Stdio {
                 kill: Some(kill),
                 exit: exit.clone(),
                 shutdown_timeout: self.shutdown_timeout,
+                killed: false,
             },
             StdioStream {
                 lines: LineStream::new(stdout, self.max_message_size),
@@ -438,18 +443,20 @@ impl MessageSink for StdioSink {
         if exited.await.is_ok() {
             return Ok(());
         }
-        tracing::debug!("the server did not exit after stdin closed; killing it");
+        tracing::warn!(
+            "the server did not exit within {:?} of its stdin closing; killing it",
+            self.shutdown_timeout
+        );
+        self.killed = true;
         if let Some(kill) = self.kill.take() {
             let _ = kill.send(());
         }
         let _ = status.wait_for(Option::is_some).await;
-        Err(io::Error::new(
-            io::ErrorKind::TimedOut,
-            format!(
-                "the server did not exit within {:?} of its stdin closing, and was killed",
-                self.shutdown_timeout
-            ),
-        ))
+        Ok(())
+    }
+
+    fn killed_on_close(&self) -> bool {
+        self.killed
     }
 }
 

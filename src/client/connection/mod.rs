@@ -89,6 +89,7 @@ impl Connection {
             is_closed: AtomicBool::new(false),
             closed_wake: Notify::new(),
             discarded: AtomicU64::new(0),
+            killed: AtomicU64::new(0),
             closer,
             negotiated,
             preamble: Default::default(),
@@ -186,6 +187,12 @@ impl Connection {
     /// connection was gone, or its writer stuck).
     pub(crate) fn dropped_answers(&self) -> u64 {
         self.shared.answers.dropped()
+    }
+
+    /// How many times closing the transport had to end the server by
+    /// force.
+    pub(crate) fn servers_killed(&self) -> u64 {
+        self.shared.killed.load(Ordering::Relaxed)
     }
 
     /// How many of the server's requests were ignored because they
@@ -560,6 +567,9 @@ async fn write_loop<S: MessageSink>(
     let closed = sink.close().await;
     if let Err(e) = &closed {
         tracing::debug!("the transport did not close gracefully: {e}");
+    }
+    if sink.killed_on_close() {
+        shared.killed.fetch_add(1, Ordering::Relaxed);
     }
     if let Some(asked) = asked {
         let _ = asked.send(closed);

@@ -131,6 +131,9 @@ pub(crate) struct Shared {
     pub(super) closed_wake: Notify,
     /// Messages skipped as unreadable or unmatched.
     pub(super) discarded: AtomicU64,
+    /// Times closing the transport had to end the server by force (see
+    /// [`MessageSink::killed_on_close`](crate::transport::MessageSink::killed_on_close)).
+    pub(super) killed: AtomicU64,
     /// Asks the writer to close the transport now (see
     /// [`Connection::close`](super::Connection::close)); the writer
     /// answers on the enclosed sender once the transport is closed.
