@@ -284,27 +284,30 @@ async fn a_child_that_ignores_its_stdin_closing_is_killed() {
 }
 
 async fn a_child_dies_with_the_runtime_even_if_the_client_is_never_dropped() {
-    let file = pidfile("runtime");
-    let pid = tokio::task::spawn_blocking(move || {
+    let (file, grandchild) = (pidfile("runtime"), pidfile("runtime-grandchild"));
+    let (pid, left) = tokio::task::spawn_blocking(move || {
         let rt = tokio::runtime::Runtime::new().unwrap();
-        let (client, pid) = rt.block_on(async {
+        let (client, pids) = rt.block_on(async {
+            let server = wrapped("stubborn", false, &file, &grandchild)
+                .shutdown_timeout(Duration::from_secs(3600));
             let client = Client::builder()
                 .protocol_version("2026-07-28")
-                .connect(stubborn_child(&file).shutdown_timeout(Duration::from_secs(3600)))
+                .connect(server)
                 .await
                 .unwrap();
-            let pid = child_pid(&file).await;
-            (client, pid)
+            let pids = (child_pid(&file).await, child_pid(&grandchild).await);
+            (client, pids)
         });
-        assert!(running(pid));
+        assert!(running(pids.0) && running(pids.1));
         // The runtime goes first, with the client's tasks and the child handle.
         drop(rt);
         std::mem::forget(client);
-        pid
+        pids
     })
     .await
     .unwrap();
     ends_within(pid, Duration::from_secs(5)).await;
+    ends_within(left, Duration::from_secs(5)).await;
 }
 
 /// The connection was closed, so `close` says `Ok` (a `?` on it must not
@@ -348,6 +351,77 @@ async fn a_flood_of_requests_before_the_server_reads_does_not_deadlock_the_call(
     assert_eq!(result.joined_text(), format!("{FLOOD} answered, 0 twice"));
     assert_eq!(client.stats().dropped_answers, 0);
     client.close().await.unwrap();
+}
+
+/// The server in `mode` behind a shell that first starts a grandchild
+/// (`sleep`), which holds the server's stdout, as the server behind an
+/// `npx` or shell wrapper does; with `ignore_term`, both ignore SIGTERM.
+/// The server writes its pid to `server`, the grandchild to `grandchild`.
+fn wrapped(mode: &str, ignore_term: bool, server: &Path, grandchild: &Path) -> Stdio {
+    let trap = if ignore_term { "trap '' TERM; " } else { "" };
+    let script = format!("{trap}sleep 300 & echo $! > \"$GRANDCHILD\"; exec \"$0\" --serve {mode}");
+    Stdio::command("sh")
+        .args(["-c", &script])
+        .arg(std::env::current_exe().unwrap())
+        .env("MCP_TASKS_PIDFILE", server)
+        .env("GRANDCHILD", grandchild)
+        .stderr(Stderr::Null)
+}
+
+/// A server that exits when its stdin closes, leaving behind a process it
+/// started: `close` ends that process too (before, it lived on, holding
+/// the server's stdout).
+async fn close_ends_the_processes_a_server_leaves_behind() {
+    let (server, grandchild) = (pidfile("left-server"), pidfile("left-grandchild"));
+    let client = Client::connect(wrapped("scripted", false, &server, &grandchild))
+        .await
+        .unwrap();
+    client.list_tools().await.unwrap();
+    let (pid, left) = (child_pid(&server).await, child_pid(&grandchild).await);
+    assert!(running(left));
+    let other = client.clone();
+    client.close().await.unwrap();
+    assert!(!running(pid), "the server {pid} outlived close");
+    assert!(!running(left), "the grandchild {left} outlived close");
+    assert_eq!(other.stats().servers_killed, 1, "its group had to be ended");
+}
+
+/// A server and the process it started both ignore their stdin closing
+/// and SIGTERM: SIGKILL ends them, within the two bounds, and `close`
+/// says `Ok`.
+async fn close_kills_a_server_group_that_ignores_sigterm() {
+    let (server, grandchild) = (pidfile("deaf-server"), pidfile("deaf-grandchild"));
+    let client = Client::builder()
+        .protocol_version("2026-07-28")
+        .connect(
+            wrapped("stubborn", true, &server, &grandchild)
+                .shutdown_timeout(ms(100))
+                .terminate_timeout(ms(200)),
+        )
+        .await
+        .unwrap();
+    let (pid, left) = (child_pid(&server).await, child_pid(&grandchild).await);
+    assert!(running(pid) && running(left));
+    let other = client.clone();
+    client.close().await.expect("killed is closed");
+    assert!(!running(pid), "the server {pid} outlived close");
+    assert!(!running(left), "the grandchild {left} outlived close");
+    assert_eq!(other.stats().servers_killed, 1);
+}
+
+/// Dropping the client ends the server's group as `close` does, in the
+/// background.
+async fn dropping_the_client_ends_the_server_s_process_group() {
+    let (server, grandchild) = (pidfile("drop-server"), pidfile("drop-grandchild"));
+    let client = Client::builder()
+        .protocol_version("2026-07-28")
+        .connect(wrapped("stubborn", false, &server, &grandchild).shutdown_timeout(ms(100)))
+        .await
+        .unwrap();
+    let (pid, left) = (child_pid(&server).await, child_pid(&grandchild).await);
+    drop(client);
+    ends_within(pid, Duration::from_secs(5)).await;
+    ends_within(left, Duration::from_secs(5)).await;
 }
 
 /// Connects to `sh -c script` the way a user would, without pinning a
@@ -443,7 +517,17 @@ fn main() {
         }
         return;
     }
-    let cases: [(&str, runner::Case); 9] = [
+    let cases: [(&str, runner::Case); 12] = [
+        ("close_ends_the_processes_a_server_leaves_behind", || {
+            Box::pin(close_ends_the_processes_a_server_leaves_behind())
+        }),
+        ("close_kills_a_server_group_that_ignores_sigterm", || {
+            Box::pin(close_kills_a_server_group_that_ignores_sigterm())
+        }),
+        (
+            "dropping_the_client_ends_the_server_s_process_group",
+            || Box::pin(dropping_the_client_ends_the_server_s_process_group()),
+        ),
         (
             "a_flood_of_requests_before_the_server_reads_does_not_deadlock_the_call",
             || Box::pin(a_flood_of_requests_before_the_server_reads_does_not_deadlock_the_call()),

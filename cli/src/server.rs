@@ -336,9 +336,10 @@ impl ServerArgs {
                 let stdio = stdio
                     .stderr(stderr)
                     // Ctrl-C is for this process, which cancels the task
-                    // before it closes the server.
-                    .own_process_group(true)
-                    .shutdown_timeout(Duration::from_secs(2));
+                    // before it closes the server. Closing then takes the
+                    // crate's bounds: 500 ms for the server to exit, then
+                    // SIGTERM to its group, and SIGKILL 2 s later.
+                    .own_process_group(true);
                 builder.connect(stdio).await
             }
             (None, None) => bail!(Failure::usage(

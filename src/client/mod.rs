@@ -94,11 +94,12 @@ const DEFAULT_MAX_INPUT_ROUNDS: usize = 10;
 ///
 /// Dropping the last clone (and the last task handle) without `close`
 /// closes the connection too, but in the background, awaited by nobody: a
-/// stdio child gets its stdin closed and is killed if it does not exit in
-/// time, and an HTTP session's `DELETE` is sent, both on a task that dies
-/// with the runtime. When the program exits right after the drop, the
-/// `DELETE` is usually never sent, and the child is killed at once (it
-/// never outlives the client). Either way, tasks on the server run on.
+/// stdio child gets its stdin closed and, with its process group, a
+/// signal if it does not exit in time, and an HTTP session's `DELETE` is
+/// sent, both on a task that dies with the runtime. When the program
+/// exits right after the drop, the `DELETE` is usually never sent, and
+/// the child and its group are killed at once (they never outlive the
+/// client). Either way, tasks on the server run on.
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,
@@ -414,7 +415,7 @@ impl Client {
     ///
     /// | transport | what closing does | bound |
     /// |---|---|---|
-    /// | [`Stdio`](crate::transport::Stdio) | closes the child's stdin, waits for it to exit, kills it after the bound | [`Stdio::shutdown_timeout`](crate::transport::Stdio::shutdown_timeout), 5 s by default |
+    /// | [`Stdio`](crate::transport::Stdio) | closes the child's stdin, waits for it to exit, then sends its process group SIGTERM, then SIGKILL | [`Stdio::shutdown_timeout`](crate::transport::Stdio::shutdown_timeout) (500 ms) plus [`Stdio::terminate_timeout`](crate::transport::Stdio::terminate_timeout) (2 s) by default |
     /// | `Http` | ends an initialize-era session with its `DELETE` and waits for the answer (nothing to send on 2026-07-28) | `Http::close_timeout`, 2 s by default |
     /// | [`memory`](crate::transport::memory) | closes the sending end, so the peer reads the end | none needed |
     ///
@@ -437,7 +438,7 @@ impl Client {
     /// [`Error::is_transport`] when the close could not be done as it
     /// should: the session's `DELETE` got no answer in time or could not
     /// be sent. The connection is closed either way. A stdio child that
-    /// did not exit in time and was killed is closed: that is `Ok`,
+    /// did not exit in time and was ended by a signal is closed: that is `Ok`,
     /// logged at `warn` and counted in
     /// [`ClientStats::servers_killed`](crate::ClientStats::servers_killed).
     ///

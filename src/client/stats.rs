@@ -78,11 +78,12 @@ pub struct ClientStats {
     /// was busy with 64 waiting.
     pub dropped_notifications: u64,
     /// How many times closing the connection had to end the server by
-    /// force (0 or 1: a connection closes once): a stdio child that had
-    /// not exited within
+    /// force (0 or 1: a connection closes once): a stdio child, or a
+    /// process of its group, still running
     /// [`Stdio::shutdown_timeout`](crate::transport::Stdio::shutdown_timeout)
-    /// of its stdin closing, and was killed. The close still succeeded
-    /// ([`Client::close`] says `Ok`), and it is logged at `warn`.
+    /// after its stdin closed, and ended by SIGTERM or SIGKILL. The close
+    /// still succeeded ([`Client::close`] says `Ok`), and it is logged at
+    /// `warn`.
     ///
     /// Read it on a clone: `close` takes the client.
     pub servers_killed: u64,

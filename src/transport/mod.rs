@@ -280,7 +280,8 @@ pub trait MessageSink: Send + 'static {
     }
 
     /// Ends the connection gracefully: for a child process, closes its
-    /// stdin, waits for it to exit, and kills it after a bound; for an
+    /// stdin, waits for it to exit, and ends it (and its process group)
+    /// by signals after a bound; for an
     /// HTTP session, sends its `DELETE`; for an in-memory pair, drops the
     /// sending end.
     ///

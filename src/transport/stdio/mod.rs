@@ -15,8 +15,11 @@ use tokio::sync::{oneshot, watch};
 
 use super::line::{LineStream, write_line};
 use crate::protocol::Message;
+use child::{Close, Ended, Group};
 
 use super::{DEFAULT_MAX_MESSAGE_SIZE, Inbound, MessageSink, MessageStream, Outbound, Transport};
+
+mod child;
 
 /// Where the child's stderr goes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -42,15 +45,30 @@ pub enum Stderr {
 ///
 /// # Closing, and drop behavior
 ///
-/// [`Client::close`](crate::Client::close) closes the child's stdin, waits
-/// up to [`Stdio::shutdown_timeout`] for it to exit, then kills it, and
-/// returns once the child is gone. A kill is no error (the connection is
-/// closed): it is logged at `warn` and counted in
+/// The child starts in a process group of its own (Unix; see
+/// [`Stdio::own_process_group`]), and closing ends the whole group, as
+/// the MCP specification asks of a client:
+///
+/// 1. [`Client::close`](crate::Client::close) closes the child's stdin;
+/// 2. the child has [`Stdio::shutdown_timeout`] (500 ms by default) to
+///    exit of itself;
+/// 3. then the group is sent SIGTERM, if the child, or a process it
+///    started, is still running (the server behind an `npx` or shell
+///    wrapper, say, which would otherwise live on);
+/// 4. and [`Stdio::terminate_timeout`] (2 s by default) later, SIGKILL.
+///
+/// `close` returns once they are gone: at once for a server that exits
+/// when its stdin closes, within 2.5 s by default for one that does not
+/// (after 500 ms for one that ends on SIGTERM), and at most 1 s after the
+/// SIGKILL whatever happens. A server ended by a signal is still closed:
+/// `Ok`, logged at `warn` and counted in
 /// [`ClientStats::servers_killed`](crate::ClientStats::servers_killed).
+/// (Elsewhere than Unix the child alone is killed after the first bound.)
+///
 /// When the last [`Client`](crate::Client) clone is dropped instead, the
 /// same happens in the background, awaited by nobody. Should the runtime
-/// stop before that, the child is killed when its handle is dropped: it
-/// never outlives the client.
+/// stop before that, the child and its group are killed (SIGKILL) when
+/// the task that owns them is dropped: they never outlive the client.
 ///
 /// `Debug` shows the names of the environment variables set for the
 /// child, not their values, which are often secrets.
@@ -100,6 +118,7 @@ pub struct Stdio {
     stderr: Stderr,
     max_message_size: usize,
     shutdown_timeout: Duration,
+    terminate_timeout: Duration,
     own_process_group: bool,
 }
 
@@ -113,6 +132,7 @@ impl fmt::Debug for Stdio {
             .field("stderr", &self.stderr)
             .field("max_message_size", &self.max_message_size)
             .field("shutdown_timeout", &self.shutdown_timeout)
+            .field("terminate_timeout", &self.terminate_timeout)
             .field("own_process_group", &self.own_process_group)
             .finish()
     }
@@ -128,8 +148,9 @@ impl Stdio {
             current_dir: None,
             stderr: Stderr::Inherit,
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
-            shutdown_timeout: Duration::from_secs(5),
-            own_process_group: false,
+            shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
+            terminate_timeout: DEFAULT_TERMINATE_TIMEOUT,
+            own_process_group: true,
         }
     }
 
@@ -170,38 +191,64 @@ impl Stdio {
         self
     }
 
-    /// How long to wait for the child to exit after its stdin is closed
-    /// before killing it (default 5 s).
+    /// How long the child has to exit of itself once its stdin is closed,
+    /// before it (with its process group) is sent SIGTERM (default
+    /// 500 ms; see [`Stdio`], "Closing, and drop behavior"). A server
+    /// that needs longer to wind down, and does not wind down on SIGTERM,
+    /// needs a longer one.
     pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
         self.shutdown_timeout = timeout;
         self
     }
 
+    /// How long the child (with its process group) has to end after
+    /// SIGTERM, before it is sent SIGKILL (default 2 s; Unix: elsewhere
+    /// the child is killed at once after
+    /// [`shutdown_timeout`](Stdio::shutdown_timeout)).
+    pub fn terminate_timeout(mut self, timeout: Duration) -> Self {
+        self.terminate_timeout = timeout;
+        self
+    }
+
     /// Starts the child in a process group of its own (Unix; elsewhere
-    /// this does nothing). Default `false`: the child shares this
-    /// process's group.
+    /// this does nothing). Default `true`.
     ///
-    /// A terminal sends Ctrl-C (`SIGINT`) to its whole foreground process
-    /// group, so a child in the same group dies with the keypress, before
-    /// this process can send a last request (such as `tasks/cancel`) or
-    /// close it gracefully. In a group of its own the child hears only
-    /// what this process tells it; it still ends when its stdin closes,
-    /// and is killed when the client is dropped, as without this setting.
+    /// In a group of its own, closing ends the whole group: the child and
+    /// every process it started that stayed in it (the server behind an
+    /// `npx` or shell wrapper, say, which holds the wrapper's stdout and
+    /// would otherwise outlive the client). And the child hears only what
+    /// this process tells it: a terminal sends Ctrl-C (`SIGINT`) to its
+    /// foreground process group, which no longer holds the child, so
+    /// this process can still send a last request (such as
+    /// `tasks/cancel`) and close it gracefully. Should this process die
+    /// without closing the client, the child reads the end of its stdin
+    /// and is left to end of itself.
+    ///
+    /// With `false` the child shares this process's group: it dies with
+    /// a Ctrl-C along with this process, but closing signals the child
+    /// alone, and processes it started may outlive it.
     pub fn own_process_group(mut self, yes: bool) -> Self {
         self.own_process_group = yes;
         self
     }
 }
 
+/// How long a child has to exit once its stdin is closed, by default.
+const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_millis(500);
+/// How long a child has to end after SIGTERM, by default.
+const DEFAULT_TERMINATE_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// The writing half of a [`Stdio`] transport; ends the child.
 #[derive(Debug)]
 pub struct StdioSink {
     stdin: Option<ChildStdin>,
-    /// Tells the task that owns the child to kill it (so does dropping it).
-    kill: Option<oneshot::Sender<()>>,
+    /// Tells the task that owns the child to end it (dropping it has the
+    /// child and its group killed at once).
+    close: Option<oneshot::Sender<Close>>,
     exit: Exit,
     shutdown_timeout: Duration,
-    /// Whether `close` had to kill the child.
+    terminate_timeout: Duration,
+    /// Whether `close` had to end the child, or its group, by force.
     killed: bool,
 }
 
@@ -301,6 +348,13 @@ impl Transport for Stdio {
         let mut child = cmd.spawn().map_err(|e| {
             io::Error::new(e.kind(), format!("could not start {:?}: {e}", self.program))
         })?;
+        #[cfg(unix)]
+        let group = child
+            .id()
+            .filter(|_| self.own_process_group)
+            .and_then(Group::led_by);
+        #[cfg(not(unix))]
+        let group: Option<Group> = None;
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let (done_tx, stderr_done) = watch::channel(true);
@@ -310,26 +364,14 @@ impl Transport for Stdio {
             tokio::spawn(read_stderr(stderr, self.stderr, tail.clone(), done_tx));
             tail
         });
-        // The child lives in a task of its own, which reaps it and tells
-        // both halves how it ended; the sink asks it to kill the child
-        // (and so does dropping the sink). Should the runtime stop first,
-        // the child is killed with the task (`kill_on_drop`).
+        // The child lives in a task of its own, which reaps it, tells both
+        // halves how it ended, and ends it with its group when the sink
+        // asks (dropping the sink has them killed). Should the runtime
+        // stop first, they are killed with the task (`kill_on_drop`, and
+        // `Group`'s drop).
         let (status_tx, status) = watch::channel(None);
-        let (kill, kill_rx) = oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let ended = tokio::select! {
-                ended = child.wait() => ended,
-                _ = kill_rx => {
-                    let _ = child.start_kill();
-                    child.wait().await
-                }
-            };
-            let text = match ended {
-                Ok(status) => status.to_string(),
-                Err(e) => format!("exit status unknown: {e}"),
-            };
-            let _ = status_tx.send(Some(text));
-        });
+        let (close, close_rx) = oneshot::channel();
+        tokio::spawn(child::own(child, group, status_tx, close_rx));
         let exit = Exit {
             status,
             stderr,
@@ -338,9 +380,10 @@ impl Transport for Stdio {
         Ok((
             StdioSink {
                 stdin: Some(stdin),
-                kill: Some(kill),
+                close: Some(close),
                 exit: exit.clone(),
                 shutdown_timeout: self.shutdown_timeout,
+                terminate_timeout: self.terminate_timeout,
                 killed: false,
             },
             StdioStream {
@@ -438,21 +481,38 @@ impl MessageSink for StdioSink {
 
     async fn close(&mut self) -> io::Result<()> {
         drop(self.stdin.take());
-        let mut status = self.exit.status.clone();
-        let exited = tokio::time::timeout(self.shutdown_timeout, status.wait_for(Option::is_some));
-        if exited.await.is_ok() {
+        let Some(close) = self.close.take() else {
             return Ok(());
+        };
+        let (done, ended) = oneshot::channel();
+        let order = Close {
+            grace: self.shutdown_timeout,
+            terminate: self.terminate_timeout,
+            done,
+        };
+        if close.send(order).is_err() {
+            return Ok(()); // the task is gone: the runtime is stopping
         }
-        tracing::warn!(
-            "the server did not exit within {:?} of its stdin closing; killing it",
-            self.shutdown_timeout
-        );
-        self.killed = true;
-        if let Some(kill) = self.kill.take() {
-            let _ = kill.send(());
+        let ended = match ended.await {
+            Ok(ended) => ended,
+            Err(_) => return Ok(()),
+        };
+        let grace = self.shutdown_timeout;
+        match ended {
+            Ok(Ended::Exited) => {}
+            Ok(Ended::Terminated) => tracing::warn!(
+                "the server, or a process it started, was still running {grace:?} after its \
+                 stdin closed; ended it with SIGTERM"
+            ),
+            Ok(Ended::Killed) => tracing::warn!(
+                "the server, or a process it started, was still running {grace:?} after its \
+                 stdin closed and {:?} after SIGTERM; killed it",
+                self.terminate_timeout
+            ),
+            Err(_) => tracing::warn!("the server did not end, even when killed"),
         }
-        let _ = status.wait_for(Option::is_some).await;
-        Ok(())
+        self.killed = !matches!(ended, Ok(Ended::Exited));
+        ended.map(drop)
     }
 
     fn killed_on_close(&self) -> bool {
