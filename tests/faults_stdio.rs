@@ -20,7 +20,9 @@ use std::time::Duration;
 
 use mcp_tasks::protocol::CallToolResult;
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
-use mcp_tasks::transport::{LineTransport, Stderr, Stdio};
+use mcp_tasks::transport::{
+    LineTransport, MessageSink, MessageStream, Outbound, Stderr, Stdio, Transport,
+};
 use mcp_tasks::{Client, TaskState};
 use serde_json::json;
 use time::ms;
@@ -424,6 +426,47 @@ async fn dropping_the_client_ends_the_server_s_process_group() {
     ends_within(left, Duration::from_secs(5)).await;
 }
 
+/// A server that closes its stdout (and its stdin) and lives on is
+/// reported at once, by a read and by a send alike, not after waiting for
+/// an exit status that does not come. The wait is measured on tokio's
+/// paused clock, which moves only for the timers the transport sets: it
+/// shows how long the transport waited, not how busy the machine was.
+async fn a_server_that_closes_its_stdout_is_reported_at_once() {
+    let (read, sent) = tokio::task::spawn_blocking(|| {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let (mut sink, mut stream) = Stdio::command("sh")
+                .args(["-c", "exec <&- >&-; exec sleep 30"])
+                .stderr(Stderr::Null)
+                .connect()
+                .await
+                .unwrap();
+            let start = tokio::time::Instant::now();
+            let read = stream.recv().await.unwrap_err();
+            let read = (start.elapsed(), read.to_string());
+            let start = tokio::time::Instant::now();
+            let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+            let sent = sink.send(Outbound::new(ping.into(), "ping")).await;
+            let sent = (start.elapsed(), sent.unwrap_err().to_string());
+            // Dropping the runtime kills the process, with its group.
+            (read, sent)
+        })
+    })
+    .await
+    .unwrap();
+    for (waited, error) in [read, sent] {
+        assert!(error.contains("the server closed its stdout"), "{error}");
+        assert!(
+            waited < Duration::from_secs(1),
+            "reported after {waited:?}: {error}"
+        );
+    }
+}
+
 /// Connects to `sh -c script` the way a user would, without pinning a
 /// version; fails the test when connecting takes longer than 15 s.
 async fn connect_sh(script: &str, stderr: Stderr) -> mcp_tasks::Result<Client> {
@@ -517,7 +560,11 @@ fn main() {
         }
         return;
     }
-    let cases: [(&str, runner::Case); 12] = [
+    let cases: [(&str, runner::Case); 13] = [
+        (
+            "a_server_that_closes_its_stdout_is_reported_at_once",
+            || Box::pin(a_server_that_closes_its_stdout_is_reported_at_once()),
+        ),
         ("close_ends_the_processes_a_server_leaves_behind", || {
             Box::pin(close_ends_the_processes_a_server_leaves_behind())
         }),

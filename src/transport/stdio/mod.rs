@@ -97,8 +97,11 @@ pub enum Stderr {
 ///   later, the connection fails at once with its exit status and, when
 ///   its stderr is [`Stderr::Null`] or [`Stderr::Log`], the last 5 lines
 ///   of it (each cut at 200 characters; with [`Stderr::Inherit`] they went
-///   to this process's stderr). The client waits up to 2 s for the exit
-///   status after the stdout closes.
+///   to this process's stderr). A child that exits has its status and
+///   stderr read within milliseconds; the client waits for them at most
+///   100 ms after the stdout closes, so that a child that closes its
+///   stdout and lives on is reported as such ("the server closed its
+///   stdout") that soon.
 ///
 /// # Examples
 ///
@@ -263,8 +266,11 @@ pub struct StdioStream {
 }
 
 /// How long the story of an exit waits for the exit status and the end of
-/// the stderr, once the stdout closed.
-const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// the stderr, once the stdout closed. A child that exits is reaped, and
+/// its stderr read to the end, within milliseconds; a child that only
+/// closed its stdout may never exit, and the connection is to be failed
+/// at once all the same.
+const EXIT_WAIT: Duration = Duration::from_millis(100);
 /// How many of the last stderr lines an exit quotes.
 const STDERR_TAIL_LINES: usize = 5;
 /// Most characters of one line quoted in an error.
@@ -283,11 +289,11 @@ struct Exit {
 
 impl Exit {
     /// What became of the child, for an error: its exit status (waiting
-    /// up to [`EXIT_GRACE`] for it) and the last lines of its stderr.
+    /// up to [`EXIT_WAIT`] for it) and the last lines of its stderr.
     async fn story(&self) -> String {
         let mut status = self.status.clone();
         let mut done = self.stderr_done.clone();
-        let _ = tokio::time::timeout(EXIT_GRACE, async {
+        let _ = tokio::time::timeout(EXIT_WAIT, async {
             let _ = status.wait_for(Option::is_some).await;
             let _ = done.wait_for(|d| *d).await;
         })
