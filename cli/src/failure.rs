@@ -64,7 +64,7 @@ impl std::error::Error for Failure {}
 
 /// Exit statuses, as `mcp-tasks --help` documents them.
 pub mod exit {
-    /// The tool completed (`cancel`: the task was cancelled).
+    /// The task completed (`cancel`: the task is cancelled).
     pub const OK: u8 = 0;
     /// The tool ran and reported an error: its result has `isError`.
     pub const TOOL_ERROR: u8 = 1;
@@ -74,14 +74,18 @@ pub mod exit {
     /// The call or the task failed (a JSON-RPC error), the task expired,
     /// or the server no longer knows it.
     pub const FAILED: u8 = 3;
-    /// The task was cancelled by someone else: the server or another
-    /// client.
+    /// The task was cancelled: by anyone for `status` and `wait` (a
+    /// `mcp-tasks cancel` included), by someone else (the server, another
+    /// client) for the task `call` follows.
     pub const CANCELLED: u8 = 4;
     /// The server refused the credentials (HTTP 401 or 403).
     pub const AUTH: u8 = 5;
     /// The server could not be reached, or the connection failed: it
     /// closed, or sent what is not MCP.
     pub const UNREACHABLE: u8 = 6;
+    /// The task is still running: `working` or `input_required`
+    /// (`status`).
+    pub const RUNNING: u8 = 7;
     /// The person pressed Ctrl-C.
     pub const INTERRUPTED: u8 = 130;
     /// stdout was closed under the command (128 + SIGPIPE, as a shell

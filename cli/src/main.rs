@@ -84,12 +84,16 @@ after `--` (it ends with the command, and its tasks with it), or on an HTTP serv
 initialize era (2025-11-25 and before), whose tasks may belong to the connection's session, \
 which ends with the command. `--detach-anyway` leaves such a task running all the same.
 
-Exit status (call, status, wait, cancel):
-  0    completed (`cancel`: the task was cancelled)
-  1    the tool reported an error (its result has isError)
-  2    usage error: the command line, a bad reference, an unknown tool or short name
+Exit status of `status` and `wait`: how the task stands, not whether the command did its work \
+(`status` of an ended task and `wait` for it give the same code):
+  0    completed
+  1    completed with a tool error (its result has isError)
   3    the call or the task failed, the task expired, or the server no longer knows it
-  4    the task was cancelled by someone else (the server, another client)
+  4    cancelled, by anyone (`mcp-tasks cancel` included)
+  7    still running: working or input_required (`status`)
+`call` follows its task by the same rule (`--detach`: 0 once the task is left running); `cancel` \
+exits 0 once the task is cancelled, by it or before it. When the command could not tell:
+  2    usage error: the command line, a bad reference, an unknown tool or short name
   5    the server refused to authorize (HTTP 401 or 403; sign in with `mcp-tasks login`)
   6    the server could not be reached, or the connection failed (closed, unreadable)
   130  interrupted with Ctrl-C (the task cancelled, or left running on a second Ctrl-C)
@@ -177,8 +181,18 @@ wins, a second one is refused (exit status 2). An answer that could not be sent 
 away) stays kept: `mcp-tasks wait NAME` sends it before it asks anything.")]
     Answer(questions::AnswerArgs),
     /// Read a task's status once, by its short name or its reference.
+    #[command(after_help = "\
+The exit status tells how the task stands, as `wait` tells it once the task ended: 0 \
+completed, 1 completed with a tool error (isError), 3 failed, expired or unknown to the \
+server, 4 cancelled (by anyone), 7 still running (working or input_required). 2, 5 and 6: \
+the command could not tell (see `mcp-tasks --help`).")]
     Status(RefArgs),
     /// Follow a task to its result, by its short name or its reference.
+    #[command(after_help = "\
+The exit status tells how the task ended, as `status` tells it: 0 completed, 1 completed \
+with a tool error (isError), 3 failed, expired or unknown to the server, 4 cancelled (by \
+anyone, `mcp-tasks cancel` included); 7 (still running) is for `status`. 2, 5, 6 and 130: \
+the command could not tell (see `mcp-tasks --help`).")]
     Wait(RefArgs),
     /// Cancel a task and wait for it to end, by its short name or its reference.
     Cancel(RefArgs),
@@ -758,12 +772,13 @@ async fn tools(server: &ServerArgs, json: bool) -> anyhow::Result<u8> {
     };
     out!("server    {name}");
     out!("protocol  {}", info.protocol);
+    let modern = info.protocol == mcp_tasks::protocol::PROTOCOL_VERSION;
     out!(
         "tasks     {}",
-        if info.tasks {
-            "yes: long calls may run as tasks"
-        } else {
-            "no: calls answer when they are done"
+        match (info.tasks, modern) {
+            (true, true) => "yes: the server decides at each call whether it runs as a task",
+            (true, false) => "yes: the tools whose TASK says optional or required",
+            (false, _) => "no: calls answer when they are done",
         }
     );
     out!();
@@ -782,7 +797,7 @@ async fn tools(server: &ServerArgs, json: bool) -> anyhow::Result<u8> {
     out!("{:<width$}  {:<9}  DESCRIPTION", "TOOL", "TASK");
     for tool in &tools {
         let about = one_line_about(tool["description"].as_str().unwrap_or(""), room);
-        let support = tool["execution"]["taskSupport"].as_str().unwrap_or("-");
+        let support = task_column(tool, info.tasks, modern);
         out!(
             "{:<width$}  {:<9}  {about}",
             tool["name"].as_str().unwrap_or("?"),
@@ -793,6 +808,21 @@ async fn tools(server: &ServerArgs, json: bool) -> anyhow::Result<u8> {
         out!("(no tools)");
     }
     Ok(exit::OK)
+}
+
+/// What a call of `tool` may become, for the TASK column of `tools`:
+/// `maybe` on a 2026-07-28 server with tasks (its tools declare nothing:
+/// the server decides at each call), an initialize-era tool's declared
+/// `execution.taskSupport` (absent is `forbidden`, the 2025-11-25
+/// default), `no` on a server without tasks.
+fn task_column(tool: &Value, tasks: bool, modern: bool) -> &str {
+    match (tasks, modern) {
+        (false, _) => "no",
+        (true, true) => "maybe",
+        (true, false) => tool["execution"]["taskSupport"]
+            .as_str()
+            .unwrap_or("forbidden"),
+    }
 }
 
 /// A description's first sentence, cut to fit a line.

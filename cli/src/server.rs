@@ -218,16 +218,24 @@ impl ServerArgs {
     }
 
     /// Why no later command could follow a task this command leaves
-    /// running, if so: a server run after `--` ends with the command, and
+    /// running, if so: a server run as a command (after `--`, or a
+    /// configured stdio server) ends with the command, and
     /// an HTTP server of the initialize era (`era`, once connected) may
     /// keep its tasks in the connection's session, which the command
     /// ends. `None` when a later command can follow it, or before the
     /// era of an HTTP server is known.
     pub fn unfollowable(&self, era: Option<&str>) -> Option<String> {
         if self.url.is_none() && !self.command.is_empty() {
-            return Some(
-                "the server run after `--` ends with this command, and its tasks with it".into(),
-            );
+            // Named as the command line named it.
+            return Some(match &self.name {
+                Some(name) => format!(
+                    "@{name} is a command this one runs (a stdio server): it ends with this \
+                     command, and its tasks with it"
+                ),
+                None => {
+                    "the server run after `--` ends with this command, and its tasks with it".into()
+                }
+            });
         }
         match era {
             Some(version) if self.url.is_some() && version != PROTOCOL_VERSION => Some(format!(

@@ -42,6 +42,10 @@ pub struct Watch {
     /// Answers kept in the task list (`mcp-tasks answer`) and not taken by
     /// the server yet: sent before anything is asked at the prompt.
     stored: InputResponses,
+    /// Whether this command started the task (`call`): a cancel it did
+    /// not make is then someone else's. A task found again (`wait`,
+    /// `status`) may have been cancelled by the person themselves.
+    started_here: bool,
 }
 
 /// Whether `call` leaves the task running instead of following it.
@@ -93,6 +97,7 @@ impl Watch {
             seen: Seen::default(),
             detached: None,
             stored: InputResponses::new(),
+            started_here: false,
         };
         let client = tokio::select! {
             client = server.connect(watch.asker.handlers(), &watch.report) => client,
@@ -203,6 +208,7 @@ impl Watch {
         if let Some(task) = state.reference() {
             crate::report::task_is(&task);
         }
+        self.started_here = true;
         if detach != Detach::No {
             match state {
                 TaskState::Finished(done) => {
@@ -277,10 +283,11 @@ impl Watch {
         self.follow(state).await
     }
 
-    /// `mcp-tasks status REF`.
+    /// `mcp-tasks status REF`: the exit status tells how the task stands
+    /// ([`exit::RUNNING`] while it runs).
     pub async fn status(&mut self, client: &Client, task: &TaskRef) -> anyhow::Result<u8> {
         let state = self.resume(client, task).await?;
-        self.show(state)
+        Ok(self.show(state))
     }
 
     /// `mcp-tasks answer NAME`: the answers kept in the task list sent to
@@ -308,7 +315,10 @@ impl Watch {
                 other
             }
         };
-        self.show(state)
+        // The answer was delivered (or had nothing left to answer): the
+        // command did its work, however the task stands.
+        self.show(state);
+        Ok(exit::OK)
     }
 
     /// Takes the stored answers for the keys `requests` lists.
@@ -350,15 +360,21 @@ impl Watch {
         }
     }
 
-    /// Shows one state of the task, as `status` prints it.
-    fn show(&mut self, state: TaskState) -> anyhow::Result<u8> {
+    /// Shows one state of the task, as `status` prints it, and gives the
+    /// exit status of how it stands: [`exit::RUNNING`] while it runs, else
+    /// that of its outcome, as `wait` gives it.
+    fn show(&mut self, state: TaskState) -> u8 {
         self.report.clear();
         let status = state.status();
         let message = state.status_message().map(str::to_owned);
         self.seen.status = Some((status, message.clone()));
-        if let TaskState::Finished(done) = &state {
-            self.seen.ending = Some(Ending::from(done.outcome().clone()));
-        }
+        let code = match &state {
+            TaskState::Finished(done) => {
+                self.seen.ending = Some(Ending::from(done.outcome().clone()));
+                exit_status(done.outcome(), exit::CANCELLED)
+            }
+            TaskState::Pending(_) | TaskState::InputRequired(_) => exit::RUNNING,
+        };
         match self.report.style() {
             Style::Json => self.report.json(json!({
                 "type": "status", "status": status.as_str(), "message": message,
@@ -380,7 +396,7 @@ impl Watch {
         } else if let TaskState::InputRequired(task) = state {
             let _ = task.detach();
         }
-        Ok(exit::OK)
+        code
     }
 
     /// `mcp-tasks cancel REF`.
@@ -393,7 +409,8 @@ impl Watch {
         if let TaskState::Finished(done) = state {
             self.report.clear();
             self.report.note("the task had already ended");
-            return Ok(self.outcome(done.outcome(), exit::CANCELLED));
+            // Cancelled before (by this person or anyone): as asked.
+            return Ok(self.outcome(done.outcome(), exit::OK));
         }
         self.report.status("cancelling", None);
         let ended = tokio::time::timeout(CANCEL_BOUND, cancel_and_wait(state)).await;
@@ -646,9 +663,10 @@ impl Watch {
     }
 
     /// Prints how the call ended and gives its exit status; a
-    /// cancellation gets `cancelled`: [`exit::CANCELLED`] when someone
-    /// else cancelled the task, another status when this command did
-    /// ([`exit::OK`] for `cancel`, [`exit::INTERRUPTED`] for Ctrl-C).
+    /// cancellation gets `cancelled`: [`exit::CANCELLED`] when the task
+    /// was cancelled before or by someone else, another status when this
+    /// command cancelled it or wanted it cancelled ([`exit::OK`] for
+    /// `cancel`, [`exit::INTERRUPTED`] for Ctrl-C).
     fn outcome(&mut self, outcome: &Outcome, cancelled: u8) -> u8 {
         self.seen.ending = Some(Ending::from(outcome.clone()));
         let code = exit_status(outcome, cancelled);
@@ -689,7 +707,7 @@ impl Watch {
                 if json {
                     self.report
                         .json(json!({"type": "outcome", "outcome": "cancelled", "exit": code}));
-                } else if cancelled == exit::CANCELLED {
+                } else if cancelled == exit::CANCELLED && self.started_here {
                     eprintln!("the task was cancelled (by the server or another client)");
                 } else {
                     eprintln!("the task was cancelled");

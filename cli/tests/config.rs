@@ -463,3 +463,28 @@ fn login_in_a_terminal_then_later_commands_reuse_the_token_until_logout() {
     assert_eq!(out.status.code(), Some(5), "{}", text(&out.stderr));
     assert_eq!(server.seen(|s| s.authorizations), 1);
 }
+
+#[test]
+fn detach_from_a_configured_command_server_is_refused_in_its_own_words() {
+    let sandbox = Sandbox::new("detach-stdio");
+    sandbox.write(
+        ".mcp.json",
+        &format!(
+            r#"{{"mcpServers": {{"demo": {{"command": {}}}}}}}"#,
+            quoted(DEMO)
+        ),
+    );
+    for args in [
+        &["call", "@demo", "export", "--detach"][..],
+        &["call", "export", "--server", "demo", "--detach"],
+    ] {
+        let out = sandbox.run(args, &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        let err = text(&out.stderr);
+        assert!(err.contains("--detach refused"), "{err}");
+        // Named as the person named it: no `--` they never typed.
+        assert!(err.contains("@demo"), "{err}");
+        assert!(!err.contains("`--`") && !err.contains("after --"), "{err}");
+        assert!(out.stdout.is_empty(), "no reference: {out:?}");
+    }
+}

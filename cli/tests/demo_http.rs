@@ -71,7 +71,7 @@ async fn a_job_an_answered_question_and_a_cancel_are_counted() {
             .as_str()
             .unwrap_or_default();
         assert!(answer.starts_with("reply to "), "{answered}");
-        assert!(answer.contains(r#"{"n":18}"#), "{answered}");
+        assert!(answer.contains("n=18"), "{answered}");
 
         // A long task, cancelled.
         let TaskState::Pending(long) = client.task().call_tool("long", json!({})).await.unwrap()

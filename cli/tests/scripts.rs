@@ -446,3 +446,111 @@ fn version_completions_and_manual_page() {
     assert!(page.contains(".TH mcp-tasks 1"), "{page}");
     assert!(page.contains("completions"), "{page}");
 }
+
+#[test]
+fn the_help_says_status_and_wait_exit_with_how_the_task_stands() {
+    let help = run(&["--help"]);
+    assert_eq!(help.status.code(), Some(0), "{help:?}");
+    let help = text(&help.stdout);
+    let table = help
+        .split("Exit status")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no exit status table: {help}"));
+    assert!(table.contains("how the task stands"), "{table}");
+    let code = |n: &str| {
+        table
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{n} ")))
+            .unwrap_or_else(|| panic!("no code {n}: {table}"))
+            .to_owned()
+    };
+    assert!(code("7").contains("still running"), "{table}");
+    assert!(!code("4").contains("someone else"), "{table}");
+    for command in ["status", "wait"] {
+        let help = text(&run(&[command, "--help"]).stdout);
+        assert!(
+            help.contains("7") && help.contains("still running"),
+            "{command}: {help}"
+        );
+    }
+}
+
+#[test]
+fn tools_say_which_calls_may_become_tasks() {
+    // The demo speaks 2026-07-28: its server decides at each call.
+    let out = run(&["tools", "--", DEMO]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let listing = text(&out.stdout);
+    let rows: Vec<&str> = listing
+        .lines()
+        .skip_while(|l| !l.starts_with("TOOL"))
+        .skip(1)
+        .collect();
+    assert!(rows.len() >= 5, "{listing}");
+    for row in &rows {
+        let task = row.split_whitespace().nth(1).unwrap_or_default();
+        assert_eq!(task, "maybe", "{row}: {listing}");
+    }
+    assert!(listing.contains("the server decides"), "{listing}");
+
+    // An initialize-era server declares each tool's task support.
+    let url = ending_url(Era::Legacy, "completed", Payload::Nothing);
+    let out = run(&["tools", "--url", &url]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let listing = text(&out.stdout);
+    let row = listing
+        .lines()
+        .find(|l| l.starts_with("work "))
+        .unwrap_or_else(|| panic!("{listing}"));
+    assert_eq!(row.split_whitespace().nth(1), Some("required"), "{listing}");
+
+    // A 2026-07-28 server that still declares it: the server decides all
+    // the same.
+    let url = ending_url(Era::Modern, "completed", Payload::Nothing);
+    let out = run(&["tools", "--url", &url]);
+    let listing = text(&out.stdout);
+    let row = listing.lines().find(|l| l.starts_with("work "));
+    let row = row.unwrap_or_else(|| panic!("{out:?}"));
+    assert_eq!(row.split_whitespace().nth(1), Some("maybe"), "{listing}");
+}
+
+#[test]
+fn the_demo_help_lists_its_tools() {
+    let out = Command::new(DEMO).arg("--help").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let help = text(&out.stdout);
+    let listing = run(&["tools", "--json", "--", DEMO]);
+    let listing: Value = serde_json::from_slice(&listing.stdout).unwrap();
+    let tools = listing["tools"].as_array().unwrap();
+    assert!(tools.len() >= 5, "{listing}");
+    for tool in tools {
+        let name = tool["name"].as_str().unwrap();
+        let about = tool["description"].as_str().unwrap();
+        let line = help
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} is not in the help: {help}"));
+        assert!(line.contains(about), "{line}");
+    }
+    assert!(help.contains("mcp-tasks call"), "an example: {help}");
+}
+
+#[test]
+fn the_demo_asks_its_question_in_words() {
+    for (args, expected) in [
+        (&["call", "ask"][..], "Your answer?"),
+        (&["call", "ask", "n:=3"], "Your answer for n=3?"),
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["--", DEMO]);
+        let out = run(&all);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let err = text(&out.stderr);
+        let asked = err
+            .lines()
+            .find(|l| l.contains("the server asks"))
+            .unwrap_or_else(|| panic!("{err}"));
+        assert!(asked.ends_with(expected), "{asked}");
+        assert!(!asked.contains("{}"), "{asked}");
+    }
+}

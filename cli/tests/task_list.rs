@@ -321,7 +321,8 @@ fn watch_follows_every_open_task_to_its_end() {
 fn until_asking(data: &Path, name: &str) {
     for _ in 0..100 {
         let status = run(data, &["status", name]);
-        assert_eq!(status.status.code(), Some(0), "{status:?}");
+        // Still running (7) until it asks, and while it asks.
+        assert_eq!(status.status.code(), Some(7), "{status:?}");
         if text(&status.stdout).starts_with("input_required") {
             return;
         }
@@ -442,4 +443,57 @@ fn an_answer_is_sent_at_once_and_never_twice() {
     assert_eq!(waited.status.code(), Some(0), "{waited:?}");
     let out = text(&waited.stdout);
     assert!(out.contains("forty-two") && !out.contains("other"), "{out}");
+}
+
+/// `mcp-tasks ARGS` on the task list in `data`: its exit status and stderr.
+fn code_and_stderr(data: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = run(data, args);
+    (out.status.code(), text(&out.stderr))
+}
+
+#[test]
+fn status_and_wait_exit_with_how_the_task_stands() {
+    let demo = HttpDemo::start();
+    let dir = TempDir::new("exit");
+    let data = dir.data();
+    let url = demo.url();
+    for tool in ["long", "job", "migrate"] {
+        let out = run(&data, &["call", tool, "--detach", "--url", &url]);
+        assert_eq!(out.status.code(), Some(0), "{tool}: {out:?}");
+    }
+
+    // Still running: neither completed nor anything else.
+    let (code, err) = code_and_stderr(&data, &["status", "1"]);
+    assert_eq!(code, Some(7), "status of a running task: {err}");
+    let status = run(&data, &["status", "1", "--json"]);
+    assert_eq!(status.status.code(), Some(7), "{status:?}");
+
+    // The person's own cancel, then `wait` and `status`: cancelled, and
+    // never said to be someone else's doing.
+    let (code, err) = code_and_stderr(&data, &["cancel", "1"]);
+    assert_eq!(code, Some(0), "{err}");
+    for args in [
+        &["wait", "1"][..],
+        &["status", "1"],
+        &["wait", "1", "--json"],
+    ] {
+        let (code, err) = code_and_stderr(&data, args);
+        assert_eq!(code, Some(4), "{args:?}: {err}");
+        assert!(
+            !err.contains("another client") && !err.contains("someone else"),
+            "{args:?}: {err}"
+        );
+    }
+    // A second cancel: the task is cancelled, as asked.
+    let (code, err) = code_and_stderr(&data, &["cancel", "1"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("already"), "{err}");
+
+    // Completed, and failed: the same code from both commands.
+    for (name, expected) in [("2", 0), ("3", 3)] {
+        for command in ["wait", "status"] {
+            let (code, err) = code_and_stderr(&data, &[command, name]);
+            assert_eq!(code, Some(expected), "{command} {name}: {err}");
+        }
+    }
 }

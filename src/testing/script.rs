@@ -192,6 +192,11 @@ impl ScriptedTool {
     pub fn name(&self) -> &str {
         &self.tool.name
     }
+
+    /// The tool as `tools/list` shows it: name, description, input schema.
+    pub fn tool(&self) -> &Tool {
+        &self.tool
+    }
 }
 
 /// The life of a task, step by step, on tokio's clock.

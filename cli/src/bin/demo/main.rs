@@ -83,6 +83,24 @@ use tokio::net::{UnixListener, UnixStream};
 const USAGE: &str = "usage: mcp-tasks-demo \
     [--shared SOCKET | --serve-socket SOCKET | --http 127.0.0.1:PORT [--read-delay MS]]";
 
+/// What `--help` says of the ways to run the demo.
+const ABOUT: &str = "\
+Without options it serves one client over stdin and stdout, as a command after `--`:
+  --shared SOCKET        relay stdin and stdout to one server on the Unix socket SOCKET,
+                         started in the background when none listens there, so that tasks
+                         outlive the command that started them (for --detach-anyway, wait)
+  --serve-socket SOCKET  be that server (it stops after ten minutes without a connection)
+  --http ADDR            serve Streamable HTTP on a loopback ADDR (127.0.0.1:0 picks a port);
+                         --read-delay MS holds every tasks/get reply that long";
+
+/// The examples `--help` ends with.
+const EXAMPLES: &str = "\
+Try:
+  mcp-tasks tools -- mcp-tasks-demo
+  mcp-tasks call export table=orders -- mcp-tasks-demo
+  mcp-tasks call deploy -- mcp-tasks-demo
+  mcp-tasks call index --detach-anyway -- mcp-tasks-demo --shared /tmp/demo.sock";
+
 /// How long a `job` works when its arguments do not say.
 const JOB_MS: u64 = 300;
 
@@ -93,8 +111,33 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-/// The demo tools.
+/// The demo server: its tools, resources and prompt.
 fn server() -> TestServer {
+    tools()
+        .into_iter()
+        .fold(catalog(TestServer::new()), TestServer::tool)
+}
+
+/// `--help`: what the demo is, how to run it, and its tools with what
+/// each does.
+fn help() -> String {
+    let tools = tools();
+    let width = tools.iter().map(|t| t.name().len()).max().unwrap_or(4);
+    let mut text = format!(
+        "mcp-tasks-demo: a small MCP server (protocol 2026-07-28, with tasks), \
+         to try mcp-tasks on.\n\n{USAGE}\n\n{ABOUT}\n\nTools:\n"
+    );
+    for tool in &tools {
+        let about = tool.tool().description.as_deref().unwrap_or("");
+        text.push_str(&format!("  {:<width$}  {about}\n", tool.name()));
+    }
+    text.push('\n');
+    text.push_str(EXAMPLES);
+    text
+}
+
+/// The demo tools.
+fn tools() -> Vec<ScriptedTool> {
     let export = ScriptedTool::task(
         "export",
         TaskScript::new()
@@ -201,16 +244,17 @@ fn server() -> TestServer {
         ScriptedTool::immediate("hello", CallToolResult::text("hello from the demo server"))
             .description("Answer at once, without a task");
 
-    catalog(TestServer::new())
-        .tool(export)
-        .tool(deploy)
-        .tool(index)
-        .tool(archive)
-        .tool(migrate)
-        .tool(hello)
-        .tool(job())
-        .tool(ask())
-        .tool(long())
+    vec![
+        export,
+        deploy,
+        index,
+        archive,
+        migrate,
+        hello,
+        job(),
+        ask(),
+        long(),
+    ]
 }
 
 /// A 1x1 PNG, the demo's one binary resource.
@@ -324,11 +368,14 @@ fn job() -> ScriptedTool {
 }
 
 /// A task that asks one question (key `answer`, its message naming the
-/// arguments), then returns the answer.
+/// arguments as `key=value`), then returns the answer.
 fn ask() -> ScriptedTool {
     ScriptedTool::task_from_arguments("ask", |arguments| {
         let question = InputRequest::form(
-            format!("Your answer for {arguments}?"),
+            match pairs(arguments) {
+                pairs if pairs.is_empty() => "Your answer?".to_owned(),
+                pairs => format!("Your answer for {pairs}?"),
+            },
             json!({
                 "type": "object",
                 "properties": { "answer": { "type": "string", "title": "Answer" } },
@@ -342,6 +389,22 @@ fn ask() -> ScriptedTool {
             .complete_with_inputs(ms(100))
     })
     .description("Ask one question, then return the answer")
+}
+
+/// `arguments` as the command line gives them: `key=value` pairs, a
+/// string without its quotes; empty for none.
+fn pairs(arguments: &Value) -> String {
+    let Some(object) = arguments.as_object() else {
+        return String::new();
+    };
+    object
+        .iter()
+        .map(|(key, value)| match value {
+            Value::String(text) => format!("{key}={text}"),
+            other => format!("{key}={other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A task that works ten minutes: one to cancel.
@@ -368,7 +431,7 @@ async fn main() {
         [flag, path] if flag == "--serve-socket" => serve_socket(Path::new(path)).await,
         [flag, addr, options @ ..] if flag == "--http" => serve_http(addr, options).await,
         [flag] if flag == "--help" || flag == "-h" => {
-            println!("{USAGE}");
+            println!("{}", help());
             Ok(())
         }
         _ => Err(USAGE.to_owned()),
