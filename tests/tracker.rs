@@ -710,3 +710,49 @@ async fn a_reservation_whose_caller_stopped_ends_start_unknown_without_a_call() 
     );
     assert_eq!(server.count("tools/call"), 0);
 }
+
+#[tokio::test]
+async fn a_delivered_record_states_how_its_task_ended() {
+    let server = server();
+    let client = client(&server).await;
+    let store = MemoryStore::new();
+    let tracker = tracker(store.clone(), &client);
+    let mut ids = Vec::new();
+    for tool in ["export", "broken", "long"] {
+        let started = tracker.call_tool(client.task(), tool, ()).await.unwrap();
+        ids.push(started.record().expect("a task"));
+    }
+    tracker.pass(|_| async { true }).await.unwrap();
+    assert!(
+        store
+            .request_cancel(ids[2], SystemTime::now())
+            .await
+            .unwrap()
+    );
+    // What the application is handed, and what the store keeps after.
+    let mut delivered = Vec::new();
+    for _ in 0..1_000 {
+        tracker
+            .pass(|d| {
+                delivered.push((d.id(), d.ending().clone(), d.record().status));
+                async { true }
+            })
+            .await
+            .unwrap();
+        if delivered.len() == ids.len() {
+            break;
+        }
+        tokio::time::sleep(ms(5)).await;
+    }
+    assert_eq!(delivered.len(), ids.len(), "{delivered:?}");
+    for (id, ending, status) in &delivered {
+        let expected = match ending {
+            Ending::Completed { .. } => TaskStatus::Completed,
+            Ending::Failed { .. } => TaskStatus::Failed,
+            Ending::Cancelled => TaskStatus::Cancelled,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(*status, expected, "handed over with {ending:?}");
+        assert_eq!(record(&tracker, *id).await.status, expected, "{ending:?}");
+    }
+}

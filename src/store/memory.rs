@@ -69,6 +69,7 @@ impl Records {
     /// Adds `task` as a new record.
     fn add(&mut self, task: NewTask) -> RecordId {
         let now = SystemTime::now();
+        let status = task.recorded_status();
         self.next_id += 1;
         let id = RecordId(self.next_id);
         let record = TaskRecord {
@@ -80,7 +81,7 @@ impl Records {
             scope: task.scope,
             created: now,
             updated: now,
-            status: task.status,
+            status,
             status_message: task.status_message,
             poll_interval_ms: task.poll_interval_ms,
             due: task.due,
@@ -302,6 +303,7 @@ impl TaskStore for MemoryStore {
     async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {
         let mut records = self.lock();
         let r = records.held(id, fence)?;
+        r.status = ending.status();
         r.ending = Some(ending.clone());
         r.updated = SystemTime::now();
         Ok(())

@@ -247,6 +247,21 @@ impl Ending {
         matches!(self, Ending::Unreachable { .. })
     }
 
+    /// The status of a task that ended this way, as its record states it
+    /// ([`TaskRecord::status`]): `completed`, `failed` or `cancelled`. An
+    /// expired task was cancelled at its lifetime (`with_ttl`):
+    /// `cancelled`; one that can no longer be reached, or whose start is
+    /// unknown, never completed: `failed`.
+    pub fn status(&self) -> TaskStatus {
+        match self {
+            Ending::Completed { .. } => TaskStatus::Completed,
+            Ending::Failed { .. } | Ending::Unreachable { .. } | Ending::StartUnknown => {
+                TaskStatus::Failed
+            }
+            Ending::Cancelled | Ending::Expired => TaskStatus::Cancelled,
+        }
+    }
+
     /// A short name: `completed`, `failed`, `cancelled`, `expired`,
     /// `unreachable` or `start_unknown`.
     pub fn name(&self) -> &'static str {
@@ -302,6 +317,14 @@ pub struct NewTask {
     pub schedule: Schedule,
 }
 
+impl NewTask {
+    /// The status to record: the one its ending implies, for a task
+    /// recorded after its end, else the one the server stated.
+    pub(crate) fn recorded_status(&self) -> TaskStatus {
+        self.ending.as_ref().map_or(self.status, Ending::status)
+    }
+}
+
 /// One tracked task, as its store keeps it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskRecord {
@@ -321,7 +344,9 @@ pub struct TaskRecord {
     pub created: SystemTime,
     /// When the record last changed.
     pub updated: SystemTime,
-    /// The status the server last stated.
+    /// How the task stands: the status the server last stated while it
+    /// runs; once it ended, the one its ending implies
+    /// ([`Ending::status`]: `completed`, `failed` or `cancelled`).
     pub status: TaskStatus,
     /// The status message the server last stated.
     pub status_message: Option<String>,
@@ -653,7 +678,8 @@ pub trait TaskStore: Send + Sync + 'static {
         progress: Progress,
     ) -> impl Future<Output = StoreResult<()>> + Send;
 
-    /// Records how the task ended. The lease stays, so that the worker
+    /// Records how the task ended, and the status that ending implies
+    /// ([`Ending::status`]). The lease stays, so that the worker
     /// that saw the end delivers it; if that worker dies first, the ending
     /// is claimed for delivery once the lease runs out.
     fn finish(

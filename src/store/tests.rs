@@ -93,6 +93,7 @@ pub async fn contract<S: TaskStore>(store: &S) {
     a_schedule_is_kept(store).await;
     a_unique_key_names_one_record(store).await;
     a_reserved_key_is_started_once(store).await;
+    a_record_says_how_its_task_stands(store).await;
 }
 
 async fn records_come_back_as_inserted<S: TaskStore>(store: &S) {
@@ -792,4 +793,97 @@ async fn a_reserved_key_is_started_once<S: TaskStore>(store: &S) {
         .find(|r| r.id == lost)
         .expect("claimed after the lease");
     assert!(!found.is_started());
+}
+/// Once a task ended, its record's status is the one its ending implies,
+/// whatever the task last said before (`working`, `input_required`), in
+/// every read: `get`, a claim for delivery, a listing.
+async fn a_record_says_how_its_task_stands<S: TaskStore>(store: &S) {
+    let endings = [
+        (
+            Ending::Completed {
+                result: crate::protocol::CallToolResult::text("done"),
+            },
+            TaskStatus::Completed,
+        ),
+        (
+            Ending::Failed {
+                error: RpcError::new(-32603, "boom"),
+            },
+            TaskStatus::Failed,
+        ),
+        (Ending::Cancelled, TaskStatus::Cancelled),
+        // Cancelled by the client at the task's lifetime.
+        (Ending::Expired, TaskStatus::Cancelled),
+        (
+            Ending::Unreachable {
+                reason: "gone".into(),
+            },
+            TaskStatus::Failed,
+        ),
+    ];
+    let mut ids = Vec::new();
+    for (n, (ending, status)) in endings.iter().enumerate() {
+        assert_eq!(ending.status(), *status, "{ending:?}");
+        for before in [TaskStatus::Working, TaskStatus::InputRequired] {
+            let id = store.insert(new_task(60 + n as u32, t(0))).await.unwrap();
+            let c = Claim {
+                record: Some(id),
+                ..claim("w", 1, t(0))
+            };
+            let fence = claimed(store, c).await[0].fence().unwrap();
+            store
+                .save(
+                    id,
+                    fence,
+                    Progress {
+                        status: before,
+                        ..progress(t(0))
+                    },
+                )
+                .await
+                .unwrap();
+            let c = Claim {
+                record: Some(id),
+                ..claim("w", 1, t(0))
+            };
+            let fence = claimed(store, c).await[0].fence().unwrap();
+            store.finish(id, fence, ending).await.unwrap();
+            let r = store.get(id).await.unwrap().unwrap();
+            assert_eq!(r.status, *status, "{before:?} then {ending:?}");
+            ids.push((id, *status));
+        }
+        // Recorded after its end.
+        let id = store
+            .insert(NewTask {
+                ending: Some(ending.clone()),
+                ..new_task(70 + n as u32, t(0))
+            })
+            .await
+            .unwrap();
+        let r = store.get(id).await.unwrap().unwrap();
+        assert_eq!(r.status, *status, "inserted with {ending:?}");
+        ids.push((id, *status));
+    }
+    // A claim for delivery and a listing say the same.
+    for (id, status) in &ids {
+        let c = Claim {
+            record: Some(*id),
+            ..claim("w", 1, t(1_000))
+        };
+        let r = claimed(store, c).await.pop().expect("claimed for delivery");
+        assert_eq!(r.status, *status, "claimed");
+        store.acknowledge(r.id, r.fence().unwrap()).await.unwrap();
+    }
+    let listed = store
+        .list(&Filter::all().state(RecordState::Delivered))
+        .await
+        .unwrap();
+    for (id, status) in &ids {
+        let r = listed
+            .iter()
+            .map(|r| r.as_ref().unwrap())
+            .find(|r| r.id == *id)
+            .expect("listed");
+        assert_eq!(r.status, *status, "listed");
+    }
 }

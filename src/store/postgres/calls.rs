@@ -217,8 +217,14 @@ impl TaskStore for PostgresStore {
         let conn = self.conn().await?;
         let json = row::ending_json(ending);
         let now = self.to_db(SystemTime::now());
-        self.fenced(&conn, id, &conn.st.finish, &[&id.0, &fence.0, &json, &now])
-            .await
+        let status = ending.status().as_str();
+        self.fenced(
+            &conn,
+            id,
+            &conn.st.finish,
+            &[&id.0, &fence.0, &json, &now, &status],
+        )
+        .await
     }
 
     async fn acknowledge(&self, id: RecordId, fence: Fence) -> StoreResult<()> {

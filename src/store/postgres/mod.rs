@@ -469,7 +469,7 @@ impl PostgresStore {
                 (r.task_id().expose(), r.server(), r.protocol_version());
             let (now, due) = (self.to_db(SystemTime::now()), self.to_db(task.due));
             let (status, interval) = (
-                task.status.as_str(),
+                task.recorded_status().as_str(),
                 row::interval_column(task.poll_interval_ms),
             );
             let schedule = row::schedule_json(&task.schedule);

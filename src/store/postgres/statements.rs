@@ -153,7 +153,7 @@ impl Statements {
                 .await?,
             finish: client
                 .prepare(
-                    "UPDATE mcp_tasks_tasks SET ending = $3, updated = $4 \
+                    "UPDATE mcp_tasks_tasks SET ending = $3, updated = $4, status = $5 \
                      WHERE id = $1 AND fence = $2",
                 )
                 .await?,

@@ -454,15 +454,16 @@ impl TaskStore for SqliteStore {
     }
 
     async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {
+        let status = ending.status().as_str();
         let ending = row::ending_json(ending);
         self.run(move |conn| {
             let now = row::millis(SystemTime::now());
             write_held(
                 conn,
-                &format!("UPDATE tasks SET ending = ?3, updated_ms = ?4 WHERE {HELD}"),
+                &format!("UPDATE tasks SET ending = ?3, updated_ms = ?4, status = ?5 WHERE {HELD}"),
                 id,
                 fence,
-                &[&ending, &now],
+                &[&ending, &now, &status],
             )
         })
         .await
@@ -625,7 +626,7 @@ fn add(
             task.key,
             task.scope,
             now,
-            task.status.as_str(),
+            task.recorded_status().as_str(),
             task.status_message,
             row::interval_column(task.poll_interval_ms),
             row::millis(task.due),

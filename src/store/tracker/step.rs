@@ -92,6 +92,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             Step::Ended(ending) => {
                 store.finish(record.id, fence, &ending).await?;
                 tracing::info!(record = %record.id, ending = ending.name(), "a tracked task ended");
+                record.status = ending.status();
                 record.ending = Some(ending);
                 Ok(Some(record))
             }
