@@ -610,7 +610,9 @@ pub trait TaskStore: Send + Sync + 'static {
     ///
     /// A record that cannot be read (a corrupt row) comes back as an
     /// error in its place, still leased, so that it is not claimed again
-    /// before its lease runs out.
+    /// before its lease runs out; a row so damaged that its due time or
+    /// lease cannot be compared is reported too (first in the batch),
+    /// never passed over in silence.
     fn claim(
         &self,
         claim: Claim<'_>,

@@ -61,6 +61,14 @@ pub(super) const MIGRATIONS: &[&str] = &[
     CREATE UNIQUE INDEX tasks_unique_key ON tasks (scope, key)
         WHERE unique_key <> 0 AND key IS NOT NULL;
     CREATE INDEX tasks_by_key ON tasks (key) WHERE key IS NOT NULL;",
+    // 4: the rows no claim can judge, a value of the wrong type where a
+    // claim compares or writes one (`misfiled!`), so that the claims find
+    // and report them at once; empty while nothing is damaged.
+    concat!(
+        "CREATE INDEX tasks_misfiled ON tasks (id) WHERE ",
+        misfiled!(),
+        ";"
+    ),
 ];
 
 /// Creates the file at `path` readable by its owner alone, unless it

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use rusqlite::types::FromSql;
-use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, TransactionBehavior};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, TransactionBehavior, params};
 
 use super::super::row;
 use super::super::{
@@ -74,15 +74,15 @@ pub(super) fn decode(row: &Row<'_>) -> StoreResult<TaskRecord> {
         column(row, 2, id)?,
         column(row, 3, id)?,
     )?;
-    let lease = column::<Option<String>>(row, 14, id)?
-        .map(|owner| {
-            Ok::<_, StoreError>(Lease {
-                owner,
-                until: row::time(column(row, 15, id)?),
-                fence: Fence(column(row, 16, id)?),
-            })
-        })
-        .transpose()?;
+    // The lease's time and fence are read whoever holds the record: a bad
+    // value there keeps every claim from it, held or not.
+    let until = row::time(column(row, 15, id)?);
+    let fence = Fence(column(row, 16, id)?);
+    let lease = column::<Option<String>>(row, 14, id)?.map(|owner| Lease {
+        owner,
+        until,
+        fence,
+    });
     Ok(TaskRecord {
         id,
         reference,
@@ -252,6 +252,66 @@ pub(super) fn lease_sql(which: &str) -> String {
          fence = (SELECT last + 1 FROM fences) \
          WHERE id IN ({which}) RETURNING {COLUMNS}"
     )
+}
+
+/// Finds the damaged rows a claim at `now` may take ([`misfiled!`]: free
+/// or of unknown lease, not delivered), at most `limit` (or `record`
+/// alone), leases them to `worker` until `until` under the next fence,
+/// and gives each as the error that reports it, naming the bad column.
+pub(super) fn lease_misfiled(
+    conn: &Connection,
+    now: i64,
+    record: Option<RecordId>,
+    limit: i64,
+    worker: &str,
+    until: i64,
+) -> StoreResult<Vec<StoreError>> {
+    const COLUMNS: [&str; 5] = [
+        "due_ms",
+        "lease_until_ms",
+        "fence",
+        "delivered",
+        "lease_owner",
+    ];
+    let mut found = conn
+        .prepare_cached(concat!(
+            "SELECT id, typeof(due_ms), typeof(lease_until_ms), typeof(fence), \
+             typeof(delivered), typeof(lease_owner) FROM tasks WHERE ",
+            misfiled!(),
+            " AND (ending IS NULL OR delivered IS NOT 1) \
+             AND (typeof(lease_until_ms) <> 'integer' OR lease_until_ms <= ?1) \
+             AND (?2 IS NULL OR id = ?2) ORDER BY id LIMIT ?3"
+        ))
+        .map_err(sql)?;
+    let rows = found
+        .query_map(params![now, record.map(|r| r.0), limit], |r| {
+            let types: [String; 5] = [r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?];
+            Ok((r.get::<_, i64>(0)?, types))
+        })
+        .map_err(sql)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(sql)?;
+    let mut lease = conn
+        .prepare_cached(
+            "UPDATE tasks SET lease_owner = ?2, lease_until_ms = ?3, nudged = 0, \
+             fence = (SELECT last + 1 FROM fences) WHERE id = ?1",
+        )
+        .map_err(sql)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (id, types) in rows {
+        lease.execute(params![id, worker, until]).map_err(sql)?;
+        let bad: Vec<String> = COLUMNS
+            .iter()
+            .zip(&types)
+            .filter(|(column, kind)| match **column {
+                "lease_owner" => !matches!(kind.as_str(), "null" | "text"),
+                _ => kind.as_str() != "integer",
+            })
+            .map(|(column, kind)| format!("column {column} holds a bad value (a {kind})"))
+            .collect();
+        out.push(StoreError::corrupt(Some(RecordId(id)), bad.join(", ")));
+    }
+    Ok(out)
 }
 
 /// The claim of one record, due or not (`?2`), when it is free at `?1` and

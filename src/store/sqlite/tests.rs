@@ -226,6 +226,149 @@ async fn corrupt_rows_are_errors_in_their_place() {
     );
 }
 
+/// A bad value in each column of a record, written as a person (or a
+/// bug) might with raw SQL: every such row is reported, by listings and
+/// by claims alike (an error naming the record, in place of it), none is
+/// silently passed over for good, and none keeps the other rows from
+/// being claimed.
+#[tokio::test]
+async fn a_bad_value_in_any_column_is_reported_and_starves_nothing() {
+    let dir = Scratch::new("every-column");
+    let store = SqliteStore::open(dir.db()).await.unwrap();
+    let ended = r#"'{"ending": "cancelled"}'"#;
+    // One damaged row per column (and per claim path: open or ended).
+    let damage: Vec<(&str, String)> = [
+        ("task_id", "task_id = X'ff'".to_owned()),
+        ("server", "server = X'ff'".into()),
+        ("protocol_version", "protocol_version = '1999-01-01'".into()),
+        ("tool", "tool = X'ff'".into()),
+        ("key", "key = X'ff'".into()),
+        ("scope", "scope = X'ff'".into()),
+        ("created_ms", "created_ms = 'yesterday'".into()),
+        ("updated_ms", "updated_ms = 'today'".into()),
+        ("status", "status = 'sleeping'".into()),
+        ("status_message", "status_message = X'ff'".into()),
+        ("poll_interval_ms", "poll_interval_ms = -5".into()),
+        ("due_ms", "due_ms = 'soon'".into()),
+        ("due_ms, ended", format!("due_ms = X'ff', ending = {ended}")),
+        ("failed_reads", "failed_reads = 'many'".into()),
+        ("lease_owner", "lease_owner = X'ff'".into()),
+        ("lease_until_ms", "lease_until_ms = 'later'".into()),
+        (
+            "lease_until_ms, ended",
+            format!("lease_until_ms = 'later', ending = {ended}"),
+        ),
+        ("fence", "fence = 'first'".into()),
+        ("answers", "answers = '{not json'".into()),
+        ("cancel_requested", "cancel_requested = 'maybe'".into()),
+        ("ending", r#"ending = '{"ending": "exploded"}'"#.into()),
+        ("delivered", "delivered = 'perhaps'".into()),
+        (
+            "delivered, ended",
+            format!("delivered = 'perhaps', ending = {ended}"),
+        ),
+        ("questions", "questions = '[1'".into()),
+        ("schedule", "schedule = 'weekly'".into()),
+    ]
+    .into_iter()
+    .collect();
+    let mut good = BTreeSet::new();
+    let mut bad = std::collections::BTreeMap::new();
+    for (n, (what, set)) in damage.iter().enumerate() {
+        // A good row before each damaged one, both due.
+        good.insert(store.insert(task(2 * n as u64, t(n as u64))).await.unwrap());
+        let id = store
+            .insert(task(2 * n as u64 + 1, t(n as u64)))
+            .await
+            .unwrap();
+        raw(
+            &store,
+            &format!("UPDATE tasks SET {set} WHERE id = {}", id.0),
+        );
+        bad.insert(id, *what);
+    }
+
+    // Listed: each damaged row is an error naming it.
+    for r in store.list(&Filter::all()).await.unwrap() {
+        match r {
+            Ok(r) => assert!(good.contains(&r.id), "{} read as fine", bad[&r.id]),
+            Err(e) => {
+                let id = e.record().expect("the record is named");
+                assert!(e.is_corrupt(), "{}: {e}", bad[&id]);
+            }
+        }
+    }
+    for (id, what) in &bad {
+        let e = store.get(*id).await.unwrap_err();
+        assert!(e.is_corrupt(), "{what}: {e}");
+    }
+
+    // Claimed a few at a time until nothing is left: every good row once,
+    // every damaged row reported once, in place of its record.
+    let (mut claimed, mut reported) = (BTreeSet::new(), BTreeSet::new());
+    for _ in 0..100 {
+        let got = store.claim(claim("w", 4, t(1_000))).await.unwrap();
+        if got.is_empty() {
+            break;
+        }
+        for r in got {
+            match r {
+                Ok(r) => assert!(claimed.insert(r.id), "{} claimed twice", r.id),
+                Err(e) => {
+                    let id = e.record().expect("the record is named");
+                    assert!(e.is_corrupt(), "{e}");
+                    assert!(reported.insert(id), "{} reported twice", bad[&id]);
+                }
+            }
+        }
+    }
+    assert_eq!(claimed, good, "every readable row is claimed");
+    let missing: Vec<&str> = bad
+        .iter()
+        .filter(|(id, _)| !reported.contains(id))
+        .map(|(_, what)| *what)
+        .collect();
+    assert!(missing.is_empty(), "never reported: {missing:?}");
+
+    // Once their leases ran out, they come back: none is lost.
+    let mut back = BTreeSet::new();
+    for _ in 0..100 {
+        let got = store.claim(claim("w", 16, t(2_000))).await.unwrap();
+        if got.is_empty() {
+            break;
+        }
+        for r in got {
+            back.insert(r.map(|r| r.id).unwrap_or_else(|e| e.record().unwrap()));
+        }
+    }
+    let all: BTreeSet<RecordId> = good.iter().chain(bad.keys()).copied().collect();
+    assert_eq!(back, all, "every row comes back once its lease ran out");
+
+    // A claim of one damaged record by its id reports it as well.
+    let lease = bad
+        .iter()
+        .find(|(_, what)| **what == "lease_until_ms")
+        .map(|(id, _)| *id)
+        .unwrap();
+    raw(
+        &store,
+        &format!(
+            "UPDATE tasks SET lease_until_ms = 'later' WHERE id = {}",
+            lease.0
+        ),
+    );
+    let one = store
+        .claim(Claim {
+            record: Some(lease),
+            ..claim("w", 1, t(3_000))
+        })
+        .await
+        .unwrap();
+    assert_eq!(one.len(), 1, "the record, reported");
+    let e = one[0].as_ref().unwrap_err();
+    assert!(e.is_corrupt() && e.record() == Some(lease), "{e}");
+}
+
 #[tokio::test]
 async fn a_schema_newer_than_the_code_is_refused() {
     let dir = Scratch::new("newer");
