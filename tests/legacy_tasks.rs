@@ -1390,3 +1390,65 @@ async fn a_tracked_question_of_2025_11_25_closes_when_its_request_ends() {
         "{late}"
     );
 }
+
+/// A task `tasks/get` states `failed` has failed, whatever `tasks/result`
+/// does: when the fetch never answers, the wait still ends `Failed` (with
+/// the status message, all the server said), soon after the status was
+/// read, not at the wait's deadline; the same for a bare read, and for
+/// every way the task can fail.
+#[tokio::test(start_paused = true)]
+async fn a_failed_task_whose_result_never_comes_still_fails() {
+    for end in [
+        End::ToolError("disk full"),
+        End::Error(-32001, "backend down"),
+    ] {
+        let server = server_with(
+            vec![LegacyTool::new(
+                "broken",
+                "required",
+                vec![Step::Work(100, "trying")],
+                end.clone(),
+            )],
+            Knobs {
+                result_never_returns: true,
+                ..Knobs::default()
+            },
+        );
+        let client = legacy_client(&server, InputHandlers::new()).await;
+        let task = start(&client, "broken").await;
+        let id = task.id().clone();
+        let started = Instant::now();
+        let finished = task
+            .finish()
+            .await
+            .unwrap_or_else(|e| panic!("{end:?}: {}", e.error()));
+        let Outcome::Failed(error) = finished.outcome() else {
+            panic!("{end:?}: {:?}", finished.outcome());
+        };
+        assert_eq!(error.message, "trying", "{end:?}");
+        assert_eq!(finished.snapshot().status, TaskStatus::Failed);
+        assert!(started.elapsed() <= ms(10_000), "{:?}", started.elapsed());
+
+        drop(finished);
+
+        // A bare read of the same task says so too.
+        let read = client.get_task(&id).await.unwrap();
+        assert_eq!(read.status(), TaskStatus::Failed, "{end:?}");
+    }
+
+    // The other end that needs no result: `cancelled`.
+    let server = server_with(
+        vec![LegacyTool::new("forever", "required", vec![], End::Forever)],
+        Knobs {
+            result_never_returns: true,
+            ..Knobs::default()
+        },
+    );
+    let client = legacy_client(&server, InputHandlers::new()).await;
+    let finished = start(&client, "forever")
+        .await
+        .cancel_and_wait()
+        .await
+        .unwrap();
+    assert_eq!(finished.outcome(), &Outcome::Cancelled);
+}

@@ -40,6 +40,12 @@ use crate::protocol::{
 /// The longest a fetch stays open when the task names no lifetime.
 const MAX_FETCH: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// The longest a read waits for `tasks/result` once `tasks/get` stated
+/// the task `failed`: the status is final, and the fetch's answer only
+/// fills in the error. Past it (or when the fetch fails) the task ends
+/// `Failed` with what the status said.
+pub(crate) const FAILED_RESULT_WAIT: Duration = Duration::from_secs(5);
+
 /// The tasks a session follows.
 #[derive(Default)]
 pub(crate) struct Registry {
@@ -487,6 +493,15 @@ impl LegacyTasks {
         timeout: Duration,
         until: Instant,
     ) -> Result<crate::protocol::DetailedTask> {
+        // A failed task has failed, whatever `tasks/result` does: its
+        // answer is awaited a short while only.
+        let failed = task.status == TaskStatus::Failed;
+        let (timeout, until) = if failed {
+            let bound = timeout.min(FAILED_RESULT_WAIT);
+            (bound, until.min(later(Instant::now(), bound)))
+        } else {
+            (timeout, until)
+        };
         let outcome = if self.registry.ensure_fetch(conn, id, task.ttl_ms) == Fetching::NotFollowed
         {
             // A bare read of an ended task: its result, inline.
@@ -494,17 +509,24 @@ impl LegacyTasks {
         } else {
             match self.registry.gather(id, false, until).await {
                 Gathered::Ended(outcome) => outcome,
-                Gathered::Asked(_) | Gathered::Nothing => {
-                    return Err(Error::new(Kind::Timeout {
-                        after: timeout,
-                        discarded: 0,
-                    })
-                    .with_method(method::TASKS_RESULT)
-                    .with_task(id));
-                }
+                Gathered::Asked(_) | Gathered::Nothing => Err(Error::new(Kind::Timeout {
+                    after: timeout,
+                    discarded: 0,
+                })
+                .with_method(method::TASKS_RESULT)
+                .with_task(id)),
             }
         };
-        let payload = ended(id, &task, outcome)?;
+        let payload = match outcome {
+            // No answer about a failed task: it failed with what its
+            // status said.
+            Err(e) if failed && e.rpc_error().is_none() => {
+                tracing::debug!(task = ?id, "no tasks/result for a failed task: {e}");
+                TaskPayload::ended(task.status, task.status_message.as_deref(), None, None)
+                    .ok_or(e)?
+            }
+            outcome => ended(id, &task, outcome)?,
+        };
         Ok(task.into_detailed(payload))
     }
 
