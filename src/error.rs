@@ -78,6 +78,9 @@ pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 pub(crate) enum Kind {
     #[error("connection to the server failed: {0}")]
     Transport(String),
+    /// No connection could be made: the request was not sent.
+    #[error("could not connect to the server: {0}")]
+    Unreachable(String),
     #[error("the request timed out after {}{}", human::duration(*after), discarded_note(*discarded))]
     Timeout {
         after: Duration,
@@ -199,6 +202,13 @@ impl Error {
         self
     }
 
+    /// The error without the method it names: for a failure that is no
+    /// request's (a server that cannot be reached at all).
+    pub(crate) fn without_method(mut self) -> Self {
+        self.inner.method = None;
+        self
+    }
+
     pub(crate) fn with_source(mut self, source: impl Into<BoxError>) -> Self {
         self.inner.source = Some(source.into());
         self
@@ -209,6 +219,7 @@ impl Error {
     pub(crate) fn kind_name(&self) -> &'static str {
         match &self.inner.kind {
             Kind::Transport(_) => "transport",
+            Kind::Unreachable(_) => "connect",
             Kind::Timeout { .. } => "timeout",
             Kind::Deadline { .. } => "deadline",
             Kind::OverLimit(_) => "over_limit",
@@ -262,8 +273,17 @@ impl Error {
     pub fn is_transport(&self) -> bool {
         matches!(
             self.inner.kind,
-            Kind::Transport(_) | Kind::OutcomeUnknown(_)
+            Kind::Transport(_) | Kind::OutcomeUnknown(_) | Kind::Unreachable(_)
         )
+    }
+
+    /// No connection to the server could be made (nothing listens at its
+    /// address, its host is unknown, the TLS handshake failed), so the
+    /// request was not sent: a `tools/call` did not run. Also
+    /// [`is_transport`](Error::is_transport). When `connect` fails so, the
+    /// server is not running (or not there): no protocol era was tried.
+    pub fn is_connect(&self) -> bool {
+        matches!(self.inner.kind, Kind::Unreachable(_))
     }
 
     /// The server sent something the protocol does not allow (malformed

@@ -135,7 +135,10 @@ impl TestServer {
                     self.receive(&conn, &text, &mut handlers, &mut in_flight);
                 }
                 Inbound::Invalid(why) => warn!("test server: skipping an invalid message: {why}"),
-                Inbound::Lost { .. } | Inbound::NotSent { .. } | Inbound::HttpError { .. } => {}
+                Inbound::Lost { .. }
+                | Inbound::NotSent { .. }
+                | Inbound::Unreachable { .. }
+                | Inbound::HttpError { .. } => {}
             }
         };
         // Stop the handlers first, so none can open a listen stream afterwards.

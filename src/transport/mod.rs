@@ -188,6 +188,18 @@ pub enum Inbound {
         /// Why, for the error message.
         reason: String,
     },
+    /// A request never reached the server because no connection to it
+    /// could be made: nothing listens at the address, the host is unknown,
+    /// the TLS handshake failed. The client fails that request alone with
+    /// an error that is [`Error::is_connect`](crate::Error::is_connect)
+    /// (and [`Error::is_transport`](crate::Error::is_transport)); as with
+    /// [`Inbound::NotSent`], a `tools/call` is known not to have run.
+    Unreachable {
+        /// The request that was not sent.
+        id: RequestId,
+        /// Why, for the error message.
+        reason: String,
+    },
     /// The server (or a proxy) answered one request with an HTTP status
     /// that is not `2xx`, and no response to it. The client fails that
     /// request alone, with an error whose
@@ -233,6 +245,11 @@ impl fmt::Debug for Inbound {
                 .finish(),
             Inbound::NotSent { id, reason } => f
                 .debug_struct("NotSent")
+                .field("id", id)
+                .field("reason", reason)
+                .finish(),
+            Inbound::Unreachable { id, reason } => f
+                .debug_struct("Unreachable")
                 .field("id", id)
                 .field("reason", reason)
                 .finish(),

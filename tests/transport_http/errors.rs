@@ -156,10 +156,48 @@ async fn a_refused_connection_is_not_outcome_unknown() {
             .unwrap();
         let e = client.call_tool("ping", json!({})).await.unwrap_err();
         assert!(e.is_transport() && !e.is_outcome_unknown(), "{e}");
+        assert!(e.is_connect(), "{e}");
         assert!(
             client.closed_reason().is_none(),
             "one failed POST does not close the client"
         );
+    })
+    .await;
+}
+
+/// Nothing listens at the URL: `connect` fails as a connection error that
+/// says so, whatever version is pinned, before any era is guessed; the
+/// `server/discover` probe's refusal is not taken for an initialize-era
+/// server, and no `initialize` is tried.
+#[tokio::test]
+async fn connecting_where_nothing_listens_is_a_connection_error() {
+    bounded(async {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        for pin in [None, Some("2025-11-25"), Some("2026-07-28")] {
+            let http = Http::new(format!("http://127.0.0.1:{port}/mcp"));
+            let connected = match pin {
+                Some(v) => Client::builder().protocol_version(v).connect(http).await,
+                None => Client::builder().connect(http).await,
+            };
+            let Err(e) = connected else {
+                // A pinned 2026-07-28 client sends nothing to connect: its
+                // first request says it.
+                assert_eq!(pin, Some("2026-07-28"));
+                continue;
+            };
+            let text = e.to_string();
+            eprintln!("{pin:?}: {text}");
+            assert!(e.is_transport() && e.is_connect(), "{pin:?}: {text}");
+            let at = format!("could not connect to the server: 127.0.0.1:{port}: ");
+            assert!(text.starts_with(&at), "{pin:?}: {text}");
+            assert!(
+                !text.contains("initialize") && !text.contains("server/discover"),
+                "{pin:?}: no era was guessed: {text}"
+            );
+        }
     })
     .await;
 }

@@ -386,6 +386,7 @@ impl Connection {
             })),
             // Never delivered: even a tools/call is known not to have run.
             Ok(Reply::NotSent(reason)) => Err(Error::transport(reason)),
+            Ok(Reply::Unreachable(reason)) => Err(Error::new(Kind::Unreachable(reason))),
             Ok(Reply::Http(failure)) => {
                 let error = failure.into_error(lost_outcome);
                 // The server asked for a pause: every wait of this
@@ -601,6 +602,9 @@ async fn read_loop<S: MessageStream>(mut stream: S, shared: Arc<Shared>) {
             Ok(Some(Inbound::Lost { id, reason })) => shared.lose(&id, reason),
             Ok(Some(Inbound::NotSent { id, reason })) => {
                 shared.complete(&id, Reply::NotSent(reason));
+            }
+            Ok(Some(Inbound::Unreachable { id, reason })) => {
+                shared.complete(&id, Reply::Unreachable(reason));
             }
             Ok(Some(Inbound::HttpError {
                 id,

@@ -26,6 +26,8 @@ pub(super) enum Reply {
     Error(RpcError),
     /// The transport could not deliver the request.
     NotSent(String),
+    /// No connection to the server could be made.
+    Unreachable(String),
     /// An HTTP error status without a response.
     Http(Box<HttpFailure>),
     /// The server sent `notifications/cancelled` for the request, with

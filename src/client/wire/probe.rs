@@ -2,7 +2,9 @@
 //! `server/discover`; a discover result or a recognised 2026-07-28 error
 //! means the modern wire, anything else (an unknown method, "not
 //! initialized", an HTTP refusal without a modern error, silence within the
-//! probe bound) means the initialize era, which gets its handshake.
+//! probe bound) means the initialize era, which gets its handshake. A probe
+//! that could not connect at all guesses nothing: `connect` fails with
+//! that connection error.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -60,6 +62,9 @@ pub(crate) async fn negotiate(
     let held = conn.clone();
     match handshake(conn, envelope, hosted, pin, probe_timeout, request_timeout).await {
         Ok(session) => Ok(session),
+        // Nothing to talk to: the failure is the connection's, not the
+        // handshake request's.
+        Err(e) if e.is_connect() => Err(e.without_method()),
         Err(e) => Err(explain(e, &held).await),
     }
 }
@@ -134,6 +139,9 @@ async fn handshake(
                     });
                 }
                 Err(e) if conn.closed_reason().is_some() => return Err(e),
+                // No connection could be made: no era to guess, and an
+                // `initialize` would only fail the same way.
+                Err(e) if e.is_connect() => return Err(e),
                 // Nothing but unreadable lines (a usage text, a banner of a
                 // program that is not an MCP server) and no answer: the
                 // `initialize` would go the same way, only later.

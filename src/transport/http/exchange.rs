@@ -32,6 +32,8 @@ const QUOTE: usize = 200;
 enum Failure {
     /// The POST never reached the server.
     NotSent(String),
+    /// No connection to the server could be made: the POST was not sent.
+    Unreachable(String),
     /// The POST was sent; its reply is lost.
     Lost(String),
     /// The reply has an error status and no response to this request.
@@ -157,6 +159,10 @@ impl Exchange {
                 id: self.id.clone(),
                 reason,
             },
+            Err(Failure::Unreachable(reason)) => Inbound::Unreachable {
+                id: self.id.clone(),
+                reason,
+            },
             Err(Failure::Lost(reason)) => Inbound::Lost {
                 id: self.id.clone(),
                 reason,
@@ -248,7 +254,10 @@ impl Exchange {
         let body = bytes::Bytes::from(std::mem::take(&mut self.body));
         let shared = &self.shared;
         let Sent { response, refusal } = shared.post(headers, body).await.map_err(|e| match e {
-            SendError::Http(e) if e.is_connect() || e.is_builder() => Failure::NotSent(describe(e)),
+            SendError::Http(e) if e.is_connect() => {
+                Failure::Unreachable(format!("{}: {}", authority(&shared.url), describe(e)))
+            }
+            SendError::Http(e) if e.is_builder() => Failure::NotSent(describe(e)),
             SendError::Http(e) => Failure::Lost(describe(e)),
             SendError::Auth(why) => Failure::NotSent(why),
         })?;
@@ -616,5 +625,16 @@ fn text_of(body: Vec<u8>) -> String {
         text
     } else {
         trimmed.to_owned()
+    }
+}
+
+/// `host:port` of `url`, for an error that says where nothing answered
+/// (never the path or query, which may hold a secret).
+fn authority(url: &reqwest::Url) -> String {
+    let host = url.host_str().unwrap_or("?");
+    match url.port_or_known_default() {
+        Some(port) if host.contains(':') => format!("[{host}]:{port}"),
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
     }
 }
