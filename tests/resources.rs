@@ -576,3 +576,324 @@ async fn the_initialize_era_reads_subscribes_and_hears_updates() {
         (1, Some(40), Some(true))
     );
 }
+
+// ---- A hostile listen stream (2026-07-28) -------------------------------
+
+/// Answers the connect probe as a 2026-07-28 server whose resources can be
+/// subscribed to and whose lists change.
+async fn modern_handshake(server: &mut support::hand_peer::Peer) {
+    let probe = server.next().await;
+    assert_eq!(probe["method"], "server/discover");
+    server
+        .answer(
+            &probe,
+            json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                   "capabilities": {"tools": {"listChanged": true},
+                                    "resources": {"subscribe": true, "listChanged": true}}}),
+        )
+        .await;
+}
+
+/// `params` tagged with the listen stream `listen`.
+fn on_stream(listen: &serde_json::Value, mut params: serde_json::Value) -> serde_json::Value {
+    params["_meta"] = json!({"io.modelcontextprotocol/subscriptionId": listen["id"]});
+    params
+}
+
+/// Acknowledges `listen`, accepting what it asked for.
+async fn acknowledge(server: &mut support::hand_peer::Peer, listen: &serde_json::Value) {
+    let params = on_stream(
+        listen,
+        json!({"notifications": listen["params"]["notifications"]}),
+    );
+    server
+        .notify("notifications/subscriptions/acknowledged", params)
+        .await;
+}
+
+/// The next message the client sends, unless it sends none within `within`.
+async fn next_within(
+    server: &mut support::hand_peer::Peer,
+    within: Duration,
+) -> Option<serde_json::Value> {
+    tokio::time::timeout(within, support::next_json(&mut server.stream))
+        .await
+        .ok()
+}
+
+/// A counting callback: how many times it ran, and a channel of what it got.
+fn counting<T: Send + 'static>() -> (
+    std::sync::Arc<std::sync::atomic::AtomicU64>,
+    impl Fn(T) -> std::future::Ready<()> + Send + Sync + 'static,
+) {
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = count.clone();
+    (count, move |_| {
+        counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        std::future::ready(())
+    })
+}
+
+/// A flood on the list changes' stream right behind its acknowledgement:
+/// the client keeps its stream (no cancellation, later changes heard),
+/// and every notification is either delivered or counted as dropped.
+#[tokio::test(start_paused = true)]
+async fn a_flood_behind_the_acknowledgement_is_counted_and_the_stream_kept() {
+    const FLOOD: u64 = 20_000;
+    let (transport, mut server) = peer();
+    let (heard, on_list_changed) = counting::<ListChanged>();
+    let connecting = tokio::spawn(
+        Client::builder()
+            .on_list_changed(on_list_changed)
+            .connect(transport),
+    );
+    modern_handshake(&mut server).await;
+    let client = connecting.await.unwrap().unwrap();
+    let listen = server.next().await;
+    assert_eq!(listen["method"], "subscriptions/listen");
+    acknowledge(&mut server, &listen).await;
+    let changed = on_stream(&listen, json!({}));
+    for _ in 0..FLOOD {
+        server
+            .notify("notifications/tools/list_changed", changed.clone())
+            .await;
+    }
+    server.sync("after-flood").await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let delivered = heard.load(std::sync::atomic::Ordering::Relaxed);
+    let dropped = client.stats().dropped_notifications;
+    assert_eq!(
+        delivered + dropped,
+        FLOOD,
+        "every notification delivered or counted ({delivered} delivered, {dropped} dropped)"
+    );
+    // The stream is the client's still: nothing cancelled it, and a later
+    // change is heard.
+    assert_eq!(next_within(&mut server, Duration::from_secs(5)).await, None);
+    server
+        .notify("notifications/tools/list_changed", changed.clone())
+        .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        heard.load(std::sync::atomic::Ordering::Relaxed),
+        delivered + 1
+    );
+}
+
+/// Updates of resources never subscribed to (nor under one subscribed
+/// to) do not reach `on_resource_updated`, on either era.
+#[tokio::test(start_paused = true)]
+async fn updates_of_resources_not_subscribed_to_are_not_delivered() {
+    let (transport, mut server) = peer();
+    let (tx, mut updates) = mpsc::channel(64);
+    let connecting = tokio::spawn(
+        Client::builder()
+            .on_resource_updated(move |u: ResourceUpdated| {
+                let tx = tx.clone();
+                async move {
+                    let _ = tx.send(u.uri).await;
+                }
+            })
+            .connect(transport),
+    );
+    modern_handshake(&mut server).await;
+    let client = connecting.await.unwrap().unwrap();
+    let subscribing = tokio::spawn({
+        let client = client.clone();
+        async move { client.subscribe_resource("file:///dir").await }
+    });
+    let listen = server.next().await;
+    assert_eq!(listen["method"], "subscriptions/listen");
+    acknowledge(&mut server, &listen).await;
+    subscribing.await.unwrap().unwrap();
+    for uri in [
+        "file:///never",
+        "file:///dir",
+        "file:///directory",
+        "file:///dir/a.txt",
+        "file:///never",
+    ] {
+        server
+            .notify(
+                "notifications/resources/updated",
+                on_stream(&listen, json!({ "uri": uri })),
+            )
+            .await;
+    }
+    server.sync("s1").await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut got = Vec::new();
+    while let Ok(uri) = updates.try_recv() {
+        got.push(uri);
+    }
+    assert_eq!(got, ["file:///dir", "file:///dir/a.txt"]);
+
+    // The initialize era: the same rule.
+    let (transport, mut server) = peer();
+    let (tx, mut updates) = mpsc::channel(64);
+    let connecting = tokio::spawn(
+        Client::builder()
+            .on_resource_updated(move |u: ResourceUpdated| {
+                let tx = tx.clone();
+                async move {
+                    let _ = tx.send(u.uri).await;
+                }
+            })
+            .connect(transport),
+    );
+    let probe = server.next().await;
+    server.refuse(&probe, -32601, "Method not found").await;
+    let init = server.next().await;
+    server
+        .answer(
+            &init,
+            json!({"protocolVersion": "2025-11-25",
+                   "capabilities": {"resources": {"subscribe": true}},
+                   "serverInfo": {"name": "old", "version": "1"}}),
+        )
+        .await;
+    assert_eq!(server.next().await["method"], "notifications/initialized");
+    let client = connecting.await.unwrap().unwrap();
+    let subscribing = tokio::spawn({
+        let client = client.clone();
+        async move { client.subscribe_resource("file:///odd").await }
+    });
+    let request = server.next().await;
+    server.answer(&request, json!({})).await;
+    subscribing.await.unwrap().unwrap();
+    for uri in ["file:///never", "file:///odd"] {
+        server
+            .notify("notifications/resources/updated", json!({ "uri": uri }))
+            .await;
+    }
+    server.sync("s1").await;
+    assert_eq!(updates.recv().await.as_deref(), Some("file:///odd"));
+    let unsubscribing = tokio::spawn({
+        let client = client.clone();
+        async move { client.unsubscribe_resource("file:///odd").await }
+    });
+    let request = server.next().await;
+    server.answer(&request, json!({})).await;
+    unsubscribing.await.unwrap().unwrap();
+    server
+        .notify(
+            "notifications/resources/updated",
+            json!({"uri": "file:///odd"}),
+        )
+        .await;
+    server.sync("s2").await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(updates.try_recv().is_err(), "unsubscribed: not delivered");
+}
+
+/// A listen stream the server ends is opened again, after a backoff; one
+/// that keeps ending without delivering anything is given up after a
+/// bounded number of attempts.
+#[tokio::test(start_paused = true)]
+async fn an_ended_listen_stream_is_reopened_with_backoff_and_bounded() {
+    let (transport, mut server) = peer();
+    let (heard, on_list_changed) = counting::<ListChanged>();
+    let connecting = tokio::spawn(
+        Client::builder()
+            .on_list_changed(on_list_changed)
+            .connect(transport),
+    );
+    modern_handshake(&mut server).await;
+    let _client = connecting.await.unwrap().unwrap();
+    let listen = server.next().await;
+    acknowledge(&mut server, &listen).await;
+    // The server ends it with a final response.
+    server.answer(&listen, json!({})).await;
+    let again = server.next().await;
+    assert_eq!(again["method"], "subscriptions/listen", "{again}");
+    assert_eq!(
+        again["params"]["notifications"],
+        listen["params"]["notifications"]
+    );
+    acknowledge(&mut server, &again).await;
+    server
+        .notify(
+            "notifications/tools/list_changed",
+            on_stream(&again, json!({})),
+        )
+        .await;
+    server.sync("s1").await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(heard.load(std::sync::atomic::Ordering::Relaxed), 1);
+
+    // Now every stream ends at once (a cancellation from the server): the
+    // client tries a bounded number of times, then stops.
+    let mut current = again;
+    let mut reopened = 0;
+    loop {
+        server
+            .notify(
+                "notifications/cancelled",
+                json!({"requestId": current["id"], "reason": "bye"}),
+            )
+            .await;
+        match next_within(&mut server, Duration::from_secs(600)).await {
+            Some(listen) => {
+                assert_eq!(listen["method"], "subscriptions/listen", "{listen}");
+                reopened += 1;
+                assert!(reopened <= 10, "the reopening is bounded");
+                acknowledge(&mut server, &listen).await;
+                current = listen;
+            }
+            None => break,
+        }
+    }
+    assert!(reopened >= 1, "{reopened}");
+}
+
+/// `subscribe_resource` on a stream the server has ended is no silent
+/// `Ok`: the stream is opened again first, and when that fails, so does
+/// the subscription.
+#[tokio::test(start_paused = true)]
+async fn subscribing_on_an_ended_stream_reopens_it_or_fails() {
+    let (transport, mut server) = peer();
+    let connecting = tokio::spawn(
+        Client::builder()
+            .on_resource_updated(|_u: ResourceUpdated| async {})
+            .connect(transport),
+    );
+    modern_handshake(&mut server).await;
+    let client = connecting.await.unwrap().unwrap();
+    let subscribing = tokio::spawn({
+        let client = client.clone();
+        async move { client.subscribe_resource("file:///a").await }
+    });
+    let listen = server.next().await;
+    acknowledge(&mut server, &listen).await;
+    subscribing.await.unwrap().unwrap();
+    // The server sends a burst, ends the stream, and refuses every new one.
+    for _ in 0..500 {
+        server
+            .notify(
+                "notifications/resources/updated",
+                on_stream(&listen, json!({"uri": "file:///a"})),
+            )
+            .await;
+    }
+    server.answer(&listen, json!({})).await;
+    server.sync("s1").await;
+    for _ in 0..3 {
+        let subscribing = tokio::spawn({
+            let client = client.clone();
+            async move { client.subscribe_resource("file:///a").await }
+        });
+        let Some(listen) = next_within(&mut server, Duration::from_secs(5)).await else {
+            panic!(
+                "nothing sent: subscribe_resource said {:?}",
+                subscribing.await.unwrap()
+            );
+        };
+        assert_eq!(listen["method"], "subscriptions/listen", "{listen}");
+        server.refuse(&listen, -32603, "no more streams").await;
+        let e = subscribing.await.unwrap().unwrap_err();
+        assert!(
+            e.is_rpc() && e.to_string().contains("no more streams"),
+            "{e}"
+        );
+    }
+}

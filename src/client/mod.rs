@@ -129,6 +129,8 @@ struct Inner {
     /// The resource subscriptions of a 2026-07-28 session (the initialize
     /// era subscribes with requests instead).
     subscribed: Option<Subscribed>,
+    /// The URIs subscribed to, in either era, whose updates are delivered.
+    heard: notifications::Heard,
 }
 
 impl fmt::Debug for Client {
@@ -292,10 +294,11 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
             ),
             None => notifications::subscriptions::Lists::default(),
         };
+        let heard = notifications::Heard::default();
         let subscribed = session
             .wire
             .subscribes_by_listening()
-            .then(|| Subscribed::new(listened_tx, lists));
+            .then(|| Subscribed::new(listened_tx, lists, heard.clone()));
         notifications::spawn(
             notifications,
             listened,
@@ -310,6 +313,7 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
                 handlers: handlers.clone(),
                 dropped: notify_dropped.clone(),
                 tasks: session.wire.registry().cloned(),
+                heard: heard.clone(),
             },
         );
         let client = Client {
@@ -331,6 +335,7 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
                 notify_dropped,
                 host,
                 subscribed,
+                heard,
             }),
         };
         // Only when the server was probed: one that was not (a pinned
@@ -358,7 +363,11 @@ fn listen_for_list_changes(client: &Client) {
         };
         let wire = &inner.wire;
         let opened = subscribed
-            .listen_lists(wire.connection(), wire.envelope(), inner.request_timeout)
+            .listen_lists(
+                wire.connection(),
+                wire.shared_envelope(),
+                inner.request_timeout,
+            )
             .await;
         match opened {
             Ok(()) => {}
@@ -574,6 +583,11 @@ impl Client {
 
     /// The resource subscriptions of a 2026-07-28 session; `None` on the
     /// initialize era.
+    /// The URIs subscribed to, whose updates are delivered.
+    pub(crate) fn heard(&self) -> &notifications::Heard {
+        &self.inner.heard
+    }
+
     pub(crate) fn subscribed(&self) -> Option<&Subscribed> {
         self.inner.subscribed.as_ref()
     }

@@ -71,7 +71,9 @@ pub struct ClientStats {
     /// is never asked the same question twice.
     pub repeated_requests: u64,
     /// How many of the server's notifications were dropped because the
-    /// client fell behind: the connection's queue was full, or a callback
+    /// client fell behind: the connection's queue was full, a stream's
+    /// queue was (a listen stream's, a task's pushes, a call's progress:
+    /// 64 each), or a callback
     /// ([`on_log`](crate::ClientBuilder::on_log),
     /// [`on_list_changed`](crate::ClientBuilder::on_list_changed),
     /// [`on_elicitation_complete`](crate::input::InputHandlers::on_elicitation_complete))

@@ -106,7 +106,14 @@ impl Client {
     /// subscription opens a new stream with the whole set and closes the
     /// old one once the new one is acknowledged, so an update that comes
     /// right then may be delivered twice. Subscribing to a URI already
-    /// subscribed to sends nothing.
+    /// subscribed to sends nothing while its stream is open; when the
+    /// server has ended the stream, it is opened again first (the client
+    /// also reopens an ended stream by itself, after 1 s, doubling to 30 s,
+    /// and gives up after 5 attempts in a row that heard nothing).
+    ///
+    /// Only updates of subscribed resources reach the callback: the URI
+    /// subscribed to, or one under it (followed by `/`, `?` or `#`), as the
+    /// specification lets an update name a sub-resource.
     ///
     /// # Errors
     ///
@@ -114,7 +121,8 @@ impl Client {
     /// when the server did not advertise `resources.subscribe` (nothing is
     /// sent); on 2026-07-28 [`Error::is_protocol`](crate::Error::is_protocol)
     /// when the stream's acknowledgement leaves the URI out, or does not
-    /// come within the request timeout; any request error.
+    /// come within the request timeout, and the server's error when it
+    /// refuses the stream; any request error.
     pub async fn subscribe_resource(&self, uri: &str) -> Result<()> {
         self.require(Needs::ResourceSubscriptions, method::RESOURCES_SUBSCRIBE)
             .await?;
@@ -124,15 +132,22 @@ impl Client {
                 subscribed
                     .subscribe(
                         wire.connection(),
-                        wire.envelope(),
+                        wire.shared_envelope(),
                         uri,
                         self.request_timeout(),
                     )
                     .await
             }
             None => {
-                self.resource_request(method::RESOURCES_SUBSCRIBE, uri)
-                    .await
+                // Heard from the moment the server may send one.
+                let added = self.heard().add(uri);
+                let subscribed = self
+                    .resource_request(method::RESOURCES_SUBSCRIBE, uri)
+                    .await;
+                if subscribed.is_err() && added {
+                    self.heard().remove(uri);
+                }
+                subscribed
             }
         }
     }
@@ -154,13 +169,14 @@ impl Client {
                 subscribed
                     .unsubscribe(
                         wire.connection(),
-                        wire.envelope(),
+                        wire.shared_envelope(),
                         uri,
                         self.request_timeout(),
                     )
                     .await
             }
             None => {
+                self.heard().remove(uri);
                 self.resource_request(method::RESOURCES_UNSUBSCRIBE, uri)
                     .await
             }

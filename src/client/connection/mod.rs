@@ -211,6 +211,7 @@ impl Connection {
             t.task_pushes = Some(SubEntry {
                 tx,
                 lagged: lagged.clone(),
+                refusal: None,
             });
         }
         Pushes { rx, lagged }
@@ -266,6 +267,7 @@ impl Connection {
                 SubEntry {
                     tx,
                     lagged: lagged.clone(),
+                    refusal: None,
                 },
             );
         }
@@ -425,6 +427,7 @@ impl Connection {
         let (id, json) = self.encode(method, params)?;
         let (tx, rx) = mpsc::channel(SUBSCRIPTION_CAPACITY);
         let lagged = Arc::new(AtomicBool::new(false));
+        let refusal = Arc::new(std::sync::OnceLock::new());
         {
             let mut t = self.shared.tables.lock().unwrap();
             if let Some(reason) = &t.closed {
@@ -435,6 +438,7 @@ impl Connection {
                 SubEntry {
                     tx,
                     lagged: lagged.clone(),
+                    refusal: Some(refusal.clone()),
                 },
             );
         }
@@ -443,6 +447,7 @@ impl Connection {
             id: id.clone(),
             rx,
             lagged,
+            refusal,
         };
         let msg = Outbound::request(json, method, id);
         self.out
@@ -450,6 +455,17 @@ impl Connection {
             .await
             .map_err(|_| Error::transport("the connection is closed").with_method(method))?;
         Ok(sub)
+    }
+
+    /// Whether the listen stream `id` is still open: not ended by the
+    /// server, nor dropped, nor gone with the connection.
+    pub(crate) fn is_listening(&self, id: &RequestId) -> bool {
+        self.shared
+            .tables
+            .lock()
+            .unwrap()
+            .subscriptions
+            .contains_key(id)
     }
 
     /// Sends a notification.

@@ -31,6 +31,11 @@ impl Dropped {
     pub(super) fn count(&self) -> u64 {
         self.count.load(Ordering::Relaxed)
     }
+
+    /// Counts one notification dropped elsewhere (a stream's full queue).
+    pub(super) fn add(&self) {
+        self.count.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// Queues a notification for the client layer through `queue`, or drops it

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::value::RawValue;
 use tokio::sync::{Notify, mpsc, oneshot};
@@ -85,15 +85,20 @@ pub(crate) enum SubEvent {
 pub(super) struct SubEntry {
     pub(super) tx: mpsc::Sender<SubEvent>,
     pub(super) lagged: Arc<AtomicBool>,
+    /// Where a listen stream keeps the server's error, when the server
+    /// ended it with one (`None` for other streams).
+    pub(super) refusal: Option<Arc<OnceLock<RpcError>>>,
 }
 
 impl SubEntry {
     /// Queues an event, marking the consumer lagged when its queue is
-    /// full. `false` when the consumer is gone.
-    fn send(&self, event: SubEvent) -> bool {
+    /// full, and counting what is dropped in `dropped`. `false` when the
+    /// consumer is gone.
+    fn send(&self, event: SubEvent, dropped: &Dropped) -> bool {
         match self.tx.try_send(event) {
             Ok(()) => true,
             Err(mpsc::error::TrySendError::Full(_)) => {
+                dropped.add();
                 self.lagged.store(true, Ordering::Release);
                 true
             }
@@ -348,9 +353,12 @@ impl Shared {
         let mut t = self.tables.lock().unwrap();
         if let Some(tx) = t.pending.remove(id) {
             let _ = tx.send(Ok(reply));
-        } else if t.subscriptions.remove(id).is_some() {
+        } else if let Some(entry) = t.subscriptions.remove(id) {
             // The server ended a listen stream with a final response: dropping
-            // the sender ends the subscription.
+            // the sender ends the subscription; an error is kept for it.
+            if let (Reply::Error(e), Some(refusal)) = (reply, entry.refusal) {
+                let _ = refusal.set(e);
+            }
         } else {
             self.discard();
             tracing::debug!(%id, "a response for no pending request (late or unknown id)");
@@ -393,14 +401,20 @@ impl Shared {
             && let Some(token) = params.as_deref().and_then(progress_token_of)
         {
             if let Some(entry) = t.progress.get(&token)
-                && !entry.send(SubEvent::Notification { method, params })
+                && !entry.send(
+                    SubEvent::Notification { method, params },
+                    &self.notifications_dropped,
+                )
             {
                 t.progress.remove(&token);
             }
             return;
         }
         if let Some(entry) = sub_id.as_ref().and_then(|id| t.subscriptions.get(id)) {
-            if entry.send(SubEvent::Notification { method, params }) {
+            if entry.send(
+                SubEvent::Notification { method, params },
+                &self.notifications_dropped,
+            ) {
                 return;
             }
             if let Some(id) = sub_id {
@@ -417,7 +431,10 @@ impl Shared {
         let status = method == method::NOTIFICATIONS_TASKS_STATUS;
         if method == method::NOTIFICATIONS_TASKS || (status && t.task_pushes.is_some()) {
             if let Some(entry) = &t.task_pushes
-                && !entry.send(SubEvent::Notification { method, params })
+                && !entry.send(
+                    SubEvent::Notification { method, params },
+                    &self.notifications_dropped,
+                )
             {
                 t.task_pushes = None;
             }

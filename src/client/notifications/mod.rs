@@ -14,7 +14,9 @@
 //!   listen to the task read it at once (it carries no payload).
 //! - `notifications/resources/updated` goes to the builder's
 //!   `on_resource_updated` (on 2026-07-28 it comes on the listen stream of
-//!   the resource subscriptions, forwarded here).
+//!   the resource subscriptions, forwarded here), when its URI is one the
+//!   client subscribed to, or under one (the specification lets an update
+//!   name a sub-resource): see [`Heard::covers`]. Others are skipped.
 //! - Anything else (unknown methods) is skipped with a debug log.
 //!
 //! Nothing here ever makes the reader wait. The connection's queue holds at
@@ -30,6 +32,7 @@ pub(crate) mod observers;
 pub(crate) mod subscriptions;
 pub(crate) mod task_pushes;
 
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -72,6 +75,42 @@ pub enum ListChanged {
     Resources,
 }
 
+/// The URIs the client subscribed to, in either era: kept by the
+/// subscribing calls, read by the dispatcher, which delivers the updates
+/// of these resources alone.
+#[derive(Clone, Default)]
+pub(crate) struct Heard(Arc<Mutex<BTreeSet<String>>>);
+
+impl Heard {
+    /// Adds `uri`; `true` when it was not there.
+    pub(crate) fn add(&self, uri: &str) -> bool {
+        self.0.lock().unwrap().insert(uri.to_owned())
+    }
+
+    /// Removes `uri`.
+    pub(crate) fn remove(&self, uri: &str) {
+        self.0.lock().unwrap().remove(uri);
+    }
+
+    /// Whether an update of `uri` was asked for: `uri` is subscribed to,
+    /// or lies under a subscribed URI (the subscribed URI followed by `/`,
+    /// `?` or `#`, or one that ends with `/`). `file:///dir` covers
+    /// `file:///dir/a.txt`, not `file:///directory`. One look-up per such
+    /// boundary in `uri`.
+    pub(crate) fn covers(&self, uri: &str) -> bool {
+        let set = self.0.lock().unwrap();
+        if set.is_empty() {
+            return false;
+        }
+        if set.contains(uri) {
+            return true;
+        }
+        uri.char_indices()
+            .filter(|(_, c)| matches!(c, '/' | '?' | '#'))
+            .any(|(i, _)| set.contains(&uri[..i]) || set.contains(&uri[..=i]))
+    }
+}
+
 /// The callbacks a builder installs for notifications.
 #[derive(Default)]
 pub(crate) struct Observers {
@@ -91,6 +130,8 @@ pub(crate) struct Dispatch {
     /// The tasks a 2025-11-25 session follows, woken by
     /// `notifications/tasks/status`.
     pub(crate) tasks: Option<Arc<Registry>>,
+    /// The resources subscribed to.
+    pub(crate) heard: Heard,
 }
 
 /// Starts dispatching `notifications`, and those `listened` brings from
@@ -108,11 +149,13 @@ pub(crate) fn spawn(
         handlers,
         dropped,
         tasks,
+        heard,
     } = dispatch;
     let dispatcher = Dispatcher {
         conn,
         tools,
         tasks,
+        heard,
         log: observers
             .log
             .map(|f| Worker::spawn("on_log", f, dropped.clone())),
@@ -134,6 +177,7 @@ struct Dispatcher {
     conn: WeakConnection,
     tools: Arc<Mutex<KnownTools>>,
     tasks: Option<Arc<Registry>>,
+    heard: Heard,
     log: Option<Worker<LogMessage>>,
     list_changed: Option<Worker<ListChanged>>,
     resource_updated: Option<Worker<ResourceUpdated>>,
@@ -187,6 +231,10 @@ impl Dispatcher {
                 let Some(update) = self.parse::<ResourceUpdated>(&method, params) else {
                     return;
                 };
+                if !self.heard.covers(&update.uri) {
+                    tracing::debug!("skipping an update of a resource not subscribed to");
+                    return;
+                }
                 if let Some(w) = &mut self.resource_updated {
                     w.offer(update);
                 } else {

@@ -10,22 +10,51 @@
 //! the set opens a new stream with the whole set, waits for its
 //! acknowledgement, and only then closes the old one: no update falls
 //! into the gap, and one that comes right then may be delivered twice.
-//! Changes are made one at a time. When the server ends the stream, the
-//! set is kept and the next change opens a new one with it.
+//! Changes are made one at a time.
+//!
+//! When the server ends the stream (a final response, a cancellation), it
+//! is opened again with the same set after [`reopen_delay`] (1 s, doubled
+//! per attempt, up to 30 s); after [`MAX_REOPENS`] attempts in a row that
+//! delivered nothing (refused, unacknowledged, or ended at once) the
+//! client stops trying and says so, and the next subscription opens a new
+//! stream. A subscription is never confirmed on a stream that has ended:
+//! the stream is opened again first.
+//!
+//! Notifications that come right behind the acknowledgement may overflow
+//! the stream's queue before it is read: the acknowledgement is still the
+//! first message, and what was dropped is counted
+//! ([`ClientStats::dropped_notifications`](crate::ClientStats::dropped_notifications)).
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{Mutex, mpsc};
 use tokio::task::AbortHandle;
 
-use crate::client::connection::{Connection, Notification, SubEvent, Subscription};
+use super::Heard;
+use crate::client::connection::{Connection, Notification, SubEvent, Subscription, WeakConnection};
 use crate::client::envelope::Envelope;
 use crate::error::{Error, Result};
 use crate::protocol::method;
 use crate::protocol::{
-    ListenParams, ServerCapabilities, SubscriptionAcknowledged, SubscriptionFilter,
+    ListenParams, RequestId, ServerCapabilities, SubscriptionAcknowledged, SubscriptionFilter,
 };
+
+/// How many times in a row an ended stream is opened again without
+/// delivering anything before the client gives up on it.
+pub(crate) const MAX_REOPENS: u32 = 5;
+/// The first wait before opening an ended stream again.
+const REOPEN_BASE: Duration = Duration::from_secs(1);
+/// The longest wait before opening an ended stream again.
+const REOPEN_MAX: Duration = Duration::from_secs(30);
+
+/// How long to wait before the `attempt`-th (from 1) reopening in a row.
+pub(crate) fn reopen_delay(attempt: u32) -> Duration {
+    REOPEN_BASE
+        .saturating_mul(1 << attempt.saturating_sub(1).min(8))
+        .min(REOPEN_MAX)
+}
 
 /// The client's resource subscriptions on 2026-07-28.
 pub(crate) struct Subscribed {
@@ -34,6 +63,8 @@ pub(crate) struct Subscribed {
     forward: mpsc::Sender<Notification>,
     /// The list changes every stream asks for.
     lists: Lists,
+    /// The URIs whose updates the dispatcher delivers.
+    heard: Heard,
 }
 
 /// Which `list_changed` notifications the client listens for.
@@ -87,9 +118,27 @@ impl Lists {
 #[derive(Default)]
 struct State {
     uris: BTreeSet<String>,
-    /// The task forwarding the current stream's events; aborting it drops
-    /// the stream, which closes it on the server.
-    stream: Option<AbortOnDrop>,
+    /// The task forwarding the current stream's events (and opening it
+    /// again when the server ends it); dropping it drops the stream, which
+    /// closes it on the server.
+    stream: Option<Stream>,
+}
+
+/// The stream the client listens on, through the task that forwards it.
+struct Stream {
+    task: AbortOnDrop,
+    /// The id of the stream the task forwards now (it changes when the
+    /// task opens an ended stream again).
+    current: Arc<std::sync::Mutex<RequestId>>,
+}
+
+impl Stream {
+    /// Whether the server can still be heard on it: the task runs and its
+    /// stream is open on the connection (not ended by the server, even if
+    /// the task has not seen the end yet).
+    fn is_live(&self, conn: &Connection) -> bool {
+        !self.task.0.is_finished() && conn.is_listening(&self.current.lock().unwrap())
+    }
 }
 
 struct AbortOnDrop(AbortHandle);
@@ -100,13 +149,24 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// What the forwarding task needs to open its stream again.
+struct Reopen {
+    conn: WeakConnection,
+    envelope: Arc<Envelope>,
+    uris: BTreeSet<String>,
+    lists: Lists,
+    timeout: Duration,
+}
+
 impl Subscribed {
-    /// Subscriptions whose streams also carry the list changes of `lists`.
-    pub(crate) fn new(forward: mpsc::Sender<Notification>, lists: Lists) -> Self {
+    /// Subscriptions whose streams also carry the list changes of `lists`;
+    /// the URIs subscribed to are kept in `heard`.
+    pub(crate) fn new(forward: mpsc::Sender<Notification>, lists: Lists, heard: Heard) -> Self {
         Subscribed {
             state: Mutex::new(State::default()),
             forward,
             lists,
+            heard,
         }
     }
 
@@ -116,14 +176,14 @@ impl Subscribed {
     pub(crate) async fn listen_lists(
         &self,
         conn: &Connection,
-        envelope: &Envelope,
+        envelope: &Arc<Envelope>,
         timeout: Duration,
     ) -> Result<()> {
         if self.lists.is_empty() {
             return Ok(());
         }
         let mut state = self.state.lock().await;
-        if state.stream.as_ref().is_some_and(|s| !s.0.is_finished()) {
+        if state.stream.as_ref().is_some_and(|s| s.is_live(conn)) {
             return Ok(());
         }
         let (sub, accepted) = open(conn, envelope, &state.uris, self.lists, timeout).await?;
@@ -131,34 +191,51 @@ impl Subscribed {
             tracing::debug!("the server accepted no list changes on its listen stream");
             return Ok(());
         }
-        state.stream = Some(self.forward_from(sub));
+        let uris = state.uris.clone();
+        state.stream = Some(self.forward_from(sub, conn, envelope, uris, timeout));
         Ok(())
     }
 
-    /// Adds `uri` to the set (a no-op when it is there and its stream lives).
+    /// Adds `uri` to the set. A no-op when it is there and its stream
+    /// lives; a stream that has ended is opened again first, and a
+    /// failure to open it fails the subscription.
     pub(crate) async fn subscribe(
         &self,
         conn: &Connection,
-        envelope: &Envelope,
+        envelope: &Arc<Envelope>,
         uri: &str,
         timeout: Duration,
     ) -> Result<()> {
         let mut state = self.state.lock().await;
-        let live = state.stream.as_ref().is_some_and(|s| !s.0.is_finished());
+        let live = state.stream.as_ref().is_some_and(|s| s.is_live(conn));
         if live && state.uris.contains(uri) {
             return Ok(());
         }
         let mut uris = state.uris.clone();
         uris.insert(uri.to_owned());
-        let (sub, accepted) = open(conn, envelope, &uris, self.lists, timeout).await?;
+        // Heard from the moment the new stream may carry it.
+        let added = self.heard.add(uri);
+        let opened = open(conn, envelope, &uris, self.lists, timeout).await;
+        let (sub, accepted) = match opened {
+            Ok(opened) => opened,
+            Err(e) => {
+                if added {
+                    self.heard.remove(uri);
+                }
+                return Err(e);
+            }
+        };
         if !accepted.uris.contains(uri) {
+            if added {
+                self.heard.remove(uri);
+            }
             return Err(Error::protocol(format!(
                 "the server did not accept a subscription to {uri:?}"
             ))
             .with_method(method::SUBSCRIPTIONS_LISTEN));
         }
-        state.uris = uris;
-        state.stream = Some(self.forward_from(sub));
+        state.uris = uris.clone();
+        state.stream = Some(self.forward_from(sub, conn, envelope, uris, timeout));
         Ok(())
     }
 
@@ -167,7 +244,7 @@ impl Subscribed {
     pub(crate) async fn unsubscribe(
         &self,
         conn: &Connection,
-        envelope: &Envelope,
+        envelope: &Arc<Envelope>,
         uri: &str,
         timeout: Duration,
     ) -> Result<()> {
@@ -175,40 +252,118 @@ impl Subscribed {
         if !state.uris.remove(uri) {
             return Ok(());
         }
+        self.heard.remove(uri);
         if state.uris.is_empty() && self.lists.is_empty() {
             state.stream = None;
             return Ok(());
         }
         let uris = state.uris.clone();
         let (sub, _) = open(conn, envelope, &uris, self.lists, timeout).await?;
-        state.stream = Some(self.forward_from(sub));
+        state.stream = Some(self.forward_from(sub, conn, envelope, uris, timeout));
         Ok(())
     }
 
-    /// Forwards a stream's notifications to the dispatcher until it ends.
-    fn forward_from(&self, mut sub: Subscription) -> AbortOnDrop {
-        let forward = self.forward.clone();
-        let task = tokio::spawn(async move {
-            while let Some(event) = sub.next().await {
-                match event {
-                    SubEvent::Notification { method, params } => {
-                        if forward.send(Notification { method, params }).await.is_err() {
-                            return;
-                        }
-                    }
-                    SubEvent::Lagged => {
-                        tracing::warn!(
-                            "resource updates or list changes were dropped: the client was behind"
-                        );
+    /// Forwards a stream's notifications to the dispatcher, opening it
+    /// again (with `uris`) when the server ends it.
+    fn forward_from(
+        &self,
+        sub: Subscription,
+        conn: &Connection,
+        envelope: &Arc<Envelope>,
+        uris: BTreeSet<String>,
+        timeout: Duration,
+    ) -> Stream {
+        let current = Arc::new(std::sync::Mutex::new(sub.id().clone()));
+        let reopen = Reopen {
+            conn: conn.downgrade(),
+            envelope: envelope.clone(),
+            uris,
+            lists: self.lists,
+            timeout,
+        };
+        let task = tokio::spawn(forward(sub, self.forward.clone(), reopen, current.clone()));
+        Stream {
+            task: AbortOnDrop(task.abort_handle()),
+            current,
+        }
+    }
+}
+
+/// The forwarding task: the stream's notifications into the dispatcher;
+/// when the server ends the stream, it is opened again after a backoff,
+/// at most [`MAX_REOPENS`] times in a row without a notification between.
+async fn forward(
+    mut sub: Subscription,
+    forward: mpsc::Sender<Notification>,
+    reopen: Reopen,
+    current: Arc<std::sync::Mutex<RequestId>>,
+) {
+    let mut attempts: u32 = 0;
+    loop {
+        while let Some(event) = sub.next().await {
+            match event {
+                SubEvent::Notification { method, params } => {
+                    attempts = 0;
+                    if forward.send(Notification { method, params }).await.is_err() {
+                        return;
                     }
                 }
+                SubEvent::Lagged => {
+                    tracing::warn!(
+                        "resource updates or list changes were dropped: the client was behind"
+                    );
+                }
             }
+        }
+        drop(sub);
+        // Ended: opened again unless the connection is gone.
+        sub = loop {
+            let gone = || {
+                reopen
+                    .conn
+                    .upgrade()
+                    .is_none_or(|c| c.closed_reason().is_some())
+            };
+            if gone() {
+                return;
+            }
+            attempts += 1;
+            if attempts > MAX_REOPENS {
+                tracing::warn!(
+                    "the server keeps ending the stream of resource updates and list changes; \
+                     gave up after {MAX_REOPENS} attempts (a new subscription opens it again)"
+                );
+                return;
+            }
+            let delay = reopen_delay(attempts);
             tracing::info!(
                 "the server ended the stream of resource updates and list changes; \
-                 subscribe again to reopen it"
+                 opening it again in {}",
+                crate::human::duration(delay)
             );
-        });
-        AbortOnDrop(task.abort_handle())
+            tokio::time::sleep(delay).await;
+            let Some(conn) = reopen.conn.upgrade() else {
+                return;
+            };
+            let opened = open(
+                &conn,
+                &reopen.envelope,
+                &reopen.uris,
+                reopen.lists,
+                reopen.timeout,
+            )
+            .await;
+            match opened {
+                Ok((new, accepted)) => {
+                    if !reopen.uris.is_subset(&accepted.uris) {
+                        tracing::warn!("the reopened stream leaves out some subscribed resources");
+                    }
+                    *current.lock().unwrap() = new.id().clone();
+                    break new;
+                }
+                Err(e) => tracing::debug!("opening the stream again failed: {e}"),
+            }
+        };
     }
 }
 
@@ -243,7 +398,18 @@ async fn open(
         .subscribe(method::SUBSCRIPTIONS_LISTEN, &body)
         .await
         .map_err(|e| e.with_method(method::SUBSCRIPTIONS_LISTEN))?;
-    let first = tokio::time::timeout(timeout, sub.next()).await;
+    // Notifications right behind the acknowledgement may have overflowed
+    // the queue already: the lag is reported first, the acknowledgement
+    // is still the first message. The drops are counted by the connection.
+    let first = tokio::time::timeout(timeout, async {
+        loop {
+            match sub.next().await {
+                Some(SubEvent::Lagged) => {}
+                other => return other,
+            }
+        }
+    })
+    .await;
     match first {
         Ok(Some(SubEvent::Notification { method, params }))
             if method == method::NOTIFICATIONS_ACKNOWLEDGED =>
@@ -264,9 +430,16 @@ async fn open(
             "a listen stream began with something other than its acknowledgement",
         )
         .with_method(method::SUBSCRIPTIONS_LISTEN)),
-        Ok(None) => Err(Error::protocol(
-            "the server ended the listen stream before acknowledging it",
-        )
+        Ok(None) => Err(match sub.refusal() {
+            // Refused with an error: that error.
+            Some(rpc) => Error::rpc(rpc.clone()),
+            None => match conn.closed_reason() {
+                Some(reason) => Error::transport(reason),
+                None => {
+                    Error::protocol("the server ended the listen stream before acknowledging it")
+                }
+            },
+        }
         .with_method(method::SUBSCRIPTIONS_LISTEN)),
         Err(_) => Err(Error::protocol(format!(
             "the server did not acknowledge the listen stream within {timeout:?}"

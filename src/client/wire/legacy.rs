@@ -167,6 +167,10 @@ impl Legacy {
         &self.envelope
     }
 
+    pub(crate) fn shared_envelope(&self) -> &Arc<Envelope> {
+        &self.envelope
+    }
+
     /// Sends one request as this era does: the params alone, no `_meta`.
     pub(crate) async fn send<P: Serialize>(
         &self,

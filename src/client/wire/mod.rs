@@ -47,6 +47,14 @@ impl Wire {
         }
     }
 
+    /// The envelope, for a task that outlives the call that starts it.
+    pub(crate) fn shared_envelope(&self) -> &std::sync::Arc<Envelope> {
+        match self {
+            Wire::Modern(m) => m.shared_envelope(),
+            Wire::Legacy(l) => l.shared_envelope(),
+        }
+    }
+
     pub(crate) fn envelope(&self) -> &Envelope {
         match self {
             Wire::Modern(m) => m.envelope(),

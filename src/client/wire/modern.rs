@@ -52,6 +52,10 @@ impl Modern {
         &self.envelope
     }
 
+    pub(crate) fn shared_envelope(&self) -> &Arc<Envelope> {
+        &self.envelope
+    }
+
     /// Sends one request with the envelope's `_meta`, retrying once with
     /// another protocol version on `-32022`. Errors carry the method.
     pub(crate) async fn send<P: Serialize>(
