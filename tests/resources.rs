@@ -588,7 +588,7 @@ async fn modern_handshake(server: &mut support::hand_peer::Peer) {
         .answer(
             &probe,
             json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
-                   "capabilities": {"tools": {"listChanged": true},
+                   "capabilities": {"tools": {"listChanged": true}, "prompts": {},
                                     "resources": {"subscribe": true, "listChanged": true}}}),
         )
         .await;
@@ -896,4 +896,162 @@ async fn subscribing_on_an_ended_stream_reopens_it_or_fails() {
             "{e}"
         );
     }
+}
+
+// ---- Input rounds that never end -----------------------------------------
+
+/// `n` form questions, keyed `q0`, `q1`, …, as a round asks them on the wire.
+fn questions(n: usize) -> serde_json::Value {
+    let keys: Vec<String> = (0..n).map(|i| format!("q{i}")).collect();
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    serde_json::to_value(support::requests(&keys)).unwrap()
+}
+
+fn counting_handlers() -> (
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    InputHandlers,
+) {
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let handlers = InputHandlers::new().elicitation_form({
+        let asked = asked.clone();
+        move |_request| {
+            asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async { Ok(ElicitResult::accept(json!({"ok": true}))) }
+        }
+    });
+    (asked, handlers)
+}
+
+/// Sends `prompts/get` or `resources/read` from `client`, with the time it
+/// took.
+fn ask_once(
+    client: &Client,
+    method: &'static str,
+) -> tokio::task::JoinHandle<(mcp_tasks::Result<()>, Duration)> {
+    let client = client.clone();
+    tokio::spawn(async move {
+        let started = tokio::time::Instant::now();
+        let r = match method {
+            "prompts/get" => client
+                .get_prompt("review", [("file", "lib.rs")])
+                .await
+                .map(drop),
+            _ => client.read_resource("file:///a.txt").await.map(drop),
+        };
+        (r, started.elapsed())
+    })
+}
+
+/// A server that keeps asking, each answer 20 s after the request (the
+/// request timeout is 30 s): the rounds of one `prompts/get` or
+/// `resources/read` share one request timeout for the server's answers,
+/// so the call ends with `is_timeout()` within it, not after 11 rounds
+/// of 20 s each.
+#[tokio::test(start_paused = true)]
+async fn input_rounds_of_prompts_and_reads_share_one_request_timeout() {
+    for method in ["prompts/get", "resources/read"] {
+        let (transport, mut server) = peer();
+        let (_asked, handlers) = counting_handlers();
+        let connecting = tokio::spawn(
+            Client::builder()
+                .input_handlers(handlers)
+                .request_timeout(Duration::from_secs(30))
+                .connect(transport),
+        );
+        modern_handshake(&mut server).await;
+        let client = connecting.await.unwrap().unwrap();
+        let call = ask_once(&client, method);
+        let mut sent = 0;
+        while let Some(request) = next_within(&mut server, Duration::from_secs(120)).await {
+            if request["method"] != method {
+                continue;
+            }
+            sent += 1;
+            tokio::time::sleep(Duration::from_secs(20)).await;
+            server
+                .answer(
+                    &request,
+                    json!({"resultType": "input_required", "inputRequests": questions(1),
+                           "requestState": "again"}),
+                )
+                .await;
+        }
+        let (r, took) = call.await.unwrap();
+        let e = r.unwrap_err();
+        assert!(e.is_timeout(), "{method}: {e}");
+        assert!(took <= Duration::from_secs(30), "{method}: {took:?}");
+        assert_eq!(sent, 2, "{method}");
+    }
+}
+
+/// A round that asks for more inputs than the bound runs no handler, on
+/// every path that answers rounds: `prompts/get`, `resources/read`,
+/// `tools/call`, and a task's questions (the handle stops at
+/// `InputRequired`, to be answered by hand).
+#[tokio::test(start_paused = true)]
+async fn a_round_asking_too_much_runs_no_handler() {
+    for method in ["prompts/get", "resources/read"] {
+        let (transport, mut server) = peer();
+        let (asked, handlers) = counting_handlers();
+        let connecting = tokio::spawn(
+            Client::builder()
+                .input_handlers(handlers)
+                .connect(transport),
+        );
+        modern_handshake(&mut server).await;
+        let client = connecting.await.unwrap().unwrap();
+        let call = ask_once(&client, method);
+        let request = server.next().await;
+        assert_eq!(request["method"], method);
+        server
+            .answer(
+                &request,
+                json!({"resultType": "input_required", "inputRequests": questions(2_000)}),
+            )
+            .await;
+        let e = call.await.unwrap().0.unwrap_err();
+        assert!(
+            e.is_protocol() && e.to_string().contains("2000"),
+            "{method}: {e}"
+        );
+        assert_eq!(
+            asked.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+            "{method}"
+        );
+        assert_eq!(next_within(&mut server, Duration::from_secs(5)).await, None);
+    }
+
+    let keys: Vec<String> = (0..100).map(|i| format!("q{i}")).collect();
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let server = TestServer::new()
+        .tool(mcp_tasks::testing::ScriptedTool::input_forever(
+            "many",
+            support::requests(&keys),
+        ))
+        .tool(mcp_tasks::testing::ScriptedTool::task(
+            "asks",
+            mcp_tasks::testing::TaskScript::new()
+                .input(Duration::from_millis(10), support::requests(&keys))
+                .complete(
+                    Duration::from_millis(10),
+                    mcp_tasks::protocol::CallToolResult::text("done"),
+                ),
+        ));
+    let (asked, handlers) = counting_handlers();
+    let client = Client::builder()
+        .input_handlers(handlers)
+        .connect(server.connect())
+        .await
+        .unwrap();
+    let e = client.call_tool("many", json!({})).await.unwrap_err();
+    assert!(e.is_protocol() && e.to_string().contains("100"), "{e}");
+    assert_eq!(server.count("tools/call"), 1);
+    let state = client.task().call_tool("asks", json!({})).await.unwrap();
+    let mcp_tasks::TaskState::Pending(task) = state else {
+        panic!("a task");
+    };
+    let e = task.finish().await.unwrap_err();
+    assert!(e.error().is_input_required(), "{}", e.error());
+    assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 0);
 }

@@ -33,6 +33,13 @@ mod validate;
 pub(crate) use ledger::Ledger;
 pub use validate::{InvalidAnswer, validate};
 
+/// The most input requests of one round (one `input_required` result, or a
+/// task's questions at one time) the handlers are run for. A round that
+/// asks more runs no handler: a `tools/call`, `prompts/get` or
+/// `resources/read` fails with `is_protocol()`, and a task stops at
+/// `InputRequired`, to be answered by hand.
+pub const MAX_INPUTS_PER_ROUND: usize = 64;
+
 /// A form elicitation, as handed to a form handler.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -241,6 +248,12 @@ impl InputHandlers {
     /// Whether a sampling handler is installed.
     pub(crate) fn answers_sampling(&self) -> bool {
         self.sampling.is_some()
+    }
+
+    /// Whether the handlers answer a round of `count` requests at all:
+    /// at most [`MAX_INPUTS_PER_ROUND`].
+    pub(crate) fn answers_round_of(count: usize) -> bool {
+        count <= MAX_INPUTS_PER_ROUND
     }
 
     /// Whether a handler is installed for this request's kind.

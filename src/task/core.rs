@@ -245,10 +245,12 @@ impl Core {
     }
 
     /// Whether a wait may answer these requests itself: input is not
-    /// manual and a handler answers every one of them.
+    /// manual, the round is within [`MAX_INPUTS_PER_ROUND`](crate::input::MAX_INPUTS_PER_ROUND),
+    /// and a handler answers every one of them.
     pub(crate) fn can_answer(&self, requests: &InputRequests) -> bool {
         let handlers = self.client().handlers();
         self.settings.input != InputMode::Manual
+            && crate::input::InputHandlers::answers_round_of(requests.len())
             && requests.values().all(|r| handlers.can_answer(r))
     }
 

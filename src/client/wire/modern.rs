@@ -191,8 +191,21 @@ impl Modern {
             input_responses: None,
             request_state: None,
         };
+        // The server's answers of every round share one request timeout
+        // (the handlers' time is not counted).
+        let mut left = self.request_timeout;
         for round in 0..=max_rounds {
-            let raw = self.send(method, Some(name), &answered, None).await?;
+            if left.is_zero() {
+                return Err(rounds_timed_out(method, self.request_timeout));
+            }
+            let sent = tokio::time::Instant::now();
+            let raw = match self.send(method, Some(name), &answered, Some(left)).await {
+                Err(e) if e.is_timeout() && left < self.request_timeout => {
+                    return Err(rounds_timed_out(method, self.request_timeout));
+                }
+                sent => sent?,
+            };
+            left = left.saturating_sub(sent.elapsed());
             if !matches!(ResultType::of(raw.get()), Ok(ResultType::InputRequired)) {
                 return Ok(raw);
             }
@@ -326,6 +339,14 @@ async fn answer_round(
         requests = input_requests.as_ref().map_or(0, |r| r.len()),
         "{method} asked for input"
     );
+    let count = input_requests.as_ref().map_or(0, |r| r.len());
+    if !InputHandlers::answers_round_of(count) {
+        return Err(Error::protocol(format!(
+            "the server asked for {count} inputs in one round; the handlers answer at most {}",
+            crate::input::MAX_INPUTS_PER_ROUND
+        ))
+        .with_method(method));
+    }
     let requests = input_requests.iter().flatten();
     for (key, request) in requests.clone() {
         if !handlers.can_answer(request) {
@@ -343,6 +364,23 @@ async fn answer_round(
     }
     Ok(((!responses.is_empty()).then_some(responses), request_state))
 }
+
+/// The error of a request whose input rounds used up the one request
+/// timeout they share.
+fn rounds_timed_out(method: &'static str, after: Duration) -> Error {
+    Error::new(Kind::Timeout {
+        after,
+        discarded: 0,
+    })
+    .with_method(method)
+    .with_hint(ROUNDS_SHARE_ONE_TIMEOUT)
+}
+
+/// Said of a request whose input rounds ran out of time together.
+const ROUNDS_SHARE_ONE_TIMEOUT: Hint = Hint {
+    text: "its input rounds share one request timeout for the server's answers",
+    missing_capability: false,
+};
 
 /// The error of a request that still asked for input after `max_rounds`.
 fn too_many_rounds(method: &'static str, max_rounds: usize) -> Error {
