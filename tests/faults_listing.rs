@@ -218,6 +218,69 @@ async fn pages_follow_a_listing_past_the_bound_one_page_at_a_time() {
     assert!(ended, "no page after an error");
 }
 
+/// Endless empty pages, each with a fresh cursor: the page reader stops
+/// at the whole listing's page bound (1,000) with `is_protocol()`, as
+/// `list_tools` does, instead of asking (and remembering cursors)
+/// forever; a cursor repeated long after is still caught.
+#[tokio::test(start_paused = true)]
+async fn pages_of_fresh_cursors_end_at_the_page_bound() {
+    let (client, mut sink, mut stream) = pinned().await;
+    let reader = tokio::spawn(async move {
+        let mut pages = client.tool_pages();
+        let mut read = 0;
+        while let Some(page) = pages.next().await {
+            match page {
+                Ok(_) => read += 1,
+                Err(e) => return (read, Some(e)),
+            }
+        }
+        (read, None)
+    });
+    let mut served = 0;
+    while let Some(request) = next_request(&mut stream).await {
+        served += 1;
+        if served > 1_500 {
+            break;
+        }
+        let cursor = format!("{served:0>64}");
+        reply(&mut sink, page(&request, 0, 0, 0, Some(cursor))).await;
+    }
+    drop(sink);
+    let (read, error) = reader.await.unwrap();
+    let e = error.expect("the reader stops with an error");
+    assert!(
+        e.is_protocol() && e.to_string().contains("1000 pages"),
+        "{e}"
+    );
+    assert_eq!((read, served), (999, 1_000));
+
+    // A cursor repeated after 500 others is still caught.
+    let (client, mut sink, mut stream) = pinned().await;
+    let reader = tokio::spawn(async move {
+        let mut pages = client.tool_pages();
+        let mut read = 0;
+        while let Some(page) = pages.next().await {
+            match page {
+                Ok(_) => read += 1,
+                Err(e) => return (read, e),
+            }
+        }
+        panic!("the repeated cursor was not caught");
+    });
+    for served in 1..=502 {
+        let request = next_request(&mut stream).await.unwrap();
+        let cursor = if served == 502 { 1 } else { served };
+        reply(
+            &mut sink,
+            page(&request, 0, 0, 0, Some(format!("c{cursor}"))),
+        )
+        .await;
+    }
+    let (read, e) = reader.await.unwrap();
+    assert!(e.to_string().contains("same cursor"), "{e}");
+    assert_eq!(read, 501);
+}
+
 fn tool_named(i: usize, description: usize) -> ScriptedTool {
     ScriptedTool::immediate(format!("tool-{i}"), text("x")).description("d".repeat(description))
 }

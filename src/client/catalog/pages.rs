@@ -5,6 +5,8 @@
 //! ([`Pages`]).
 
 use std::collections::HashSet;
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -107,11 +109,15 @@ impl Sealed for Prompt {
 /// [`Client::resource_pages`], [`Client::resource_template_pages`] or
 /// [`Client::prompt_pages`].
 ///
-/// Only the page being read is held, so no bound on the whole listing
-/// applies: each page is one reply (bounded by the transport's
-/// `max_message_size`) and one request (bounded by the client's request
-/// timeout). A server that sends a cursor it sent before (it loops) fails
-/// the listing. Reading tool pages does not change what the client
+/// Only the page being read is held, so the whole listing's bound on
+/// bytes does not apply: each page is one reply (bounded by the
+/// transport's `max_message_size`) and one request (bounded by the
+/// client's request timeout). Its bound on pages does: at most 1,000
+/// pages, as [`Client::list_tools`] follows, then
+/// [`Error::is_protocol`]. To tell a server that loops, the reader keeps
+/// a 64-bit keyed digest of each cursor (8 bytes a page), never the
+/// cursors: a server that sends a cursor it sent before fails the
+/// listing. Reading tool pages does not change what the client
 /// remembers of the tools' 2025-11-25 task support; only
 /// [`Client::list_tools`] does.
 ///
@@ -141,8 +147,13 @@ pub struct Pages<T> {
     client: Client,
     /// The cursor of the next page, once the first came.
     cursor: Option<String>,
-    /// Every cursor the server sent so far.
-    seen: HashSet<String>,
+    /// A digest of every cursor the server sent so far (keyed per reader,
+    /// so a server cannot make two cursors collide on purpose).
+    seen: HashSet<u64>,
+    /// The key of the digests.
+    key: RandomState,
+    /// Pages asked for so far.
+    pages: usize,
     /// Set once the last page came, or a page failed.
     done: bool,
     _items: std::marker::PhantomData<fn() -> T>,
@@ -163,6 +174,8 @@ impl<T: Listed> Pages<T> {
             client,
             cursor: None,
             seen: HashSet::new(),
+            key: RandomState::new(),
+            pages: 0,
             done: false,
             _items: std::marker::PhantomData,
         }
@@ -174,8 +187,9 @@ impl<T: Listed> Pages<T> {
     ///
     /// Any request error; [`Error::is_missing_capability`] when the server
     /// did not advertise what is listed (resources, prompts), without a
-    /// request; [`Error::is_protocol`] for a malformed page or a server
-    /// that sends a cursor it sent before (it loops).
+    /// request; [`Error::is_protocol`] for a malformed page, a server
+    /// that sends a cursor it sent before (it loops), or a listing that
+    /// goes on past 1,000 pages.
     pub async fn next(&mut self) -> Option<Result<Vec<T>>> {
         self.next_sized().await.map(|page| page.map(|p| p.items))
     }
@@ -197,6 +211,10 @@ impl<T: Listed> Pages<T> {
         {
             self.client.require(needs, T::METHOD).await?;
         }
+        self.pages += 1;
+        if self.pages > MAX_PAGES {
+            return Err(too_many_pages(T::METHOD));
+        }
         let params = ListParams {
             cursor: self.cursor.clone(),
         };
@@ -205,11 +223,12 @@ impl<T: Listed> Pages<T> {
         let (items, next) = T::split(&raw)?;
         drop(raw);
         match next {
-            Some(c) if !self.seen.insert(c.clone()) => Err(Error::protocol(format!(
+            Some(c) if !self.seen.insert(self.key.hash_one(&c)) => Err(Error::protocol(format!(
                 "{} sent the same cursor twice (the server loops)",
                 T::METHOD
             ))
             .with_method(T::METHOD)),
+            Some(_) if self.pages == MAX_PAGES => Err(too_many_pages(T::METHOD)),
             Some(c) => {
                 self.cursor = Some(c);
                 Ok(Page { items, bytes })
@@ -302,9 +321,11 @@ impl Client {
                 return Ok(items);
             }
         }
-        Err(
-            Error::protocol(format!("{} did not end after {MAX_PAGES} pages", T::METHOD))
-                .with_method(T::METHOD),
-        )
+        Err(too_many_pages(T::METHOD))
     }
+}
+
+/// The error of a listing that did not end within [`MAX_PAGES`].
+fn too_many_pages(method: &'static str) -> Error {
+    Error::protocol(format!("{method} did not end after {MAX_PAGES} pages")).with_method(method)
 }
