@@ -1055,3 +1055,44 @@ async fn a_round_asking_too_much_runs_no_handler() {
     assert!(e.error().is_input_required(), "{}", e.error());
     assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 0);
 }
+
+/// A completion of 3,000 values (the protocol allows at most 100) is cut
+/// to its first 100 while it is read, and says there are more; what fits
+/// is kept as sent.
+#[tokio::test(start_paused = true)]
+async fn a_completion_past_100_values_is_cut_to_100() {
+    let many: Vec<String> = (0..3_000).map(|i| format!("v{i}")).collect();
+    let server = server()
+        .completion(
+            CompletionRef::prompt("many"),
+            "file",
+            Completion::new(many.clone()),
+        )
+        .completion(
+            CompletionRef::prompt("few"),
+            "file",
+            Completion::new(["a", "b"]),
+        );
+    let client = Client::connect(server.connect()).await.unwrap();
+    let found = client
+        .complete(
+            CompletionRef::prompt("many"),
+            CompletionArgument::new("file", "v"),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(found.values.len(), 100, "cut to the protocol's bound");
+    assert!(found.values == many[..100], "the first 100, as sent");
+    assert_eq!(found.has_more, Some(true));
+    let found = client
+        .complete(
+            CompletionRef::prompt("few"),
+            CompletionArgument::new("file", ""),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(found.values, ["a", "b"]);
+    assert_eq!(found.has_more, None);
+}

@@ -98,8 +98,13 @@ impl CompletionContext {
 }
 
 /// The suggestions of a `completion/complete`.
+///
+/// Read from the server, it holds at most [`MAX_COMPLETION_VALUES`]
+/// values: the protocol allows no more, and a server that sends more has
+/// the rest skipped while the reply is read (never kept in memory), with
+/// `has_more` set to `Some(true)`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", from = "WireCompletion")]
 pub struct Completion {
     /// The suggestions, best first (at most 100, says the protocol).
     #[serde(default)]
@@ -110,6 +115,74 @@ pub struct Completion {
     /// Whether there are more than `values` holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has_more: Option<bool>,
+}
+
+/// The most completion values the protocol allows, and the most the
+/// client keeps of a reply.
+pub const MAX_COMPLETION_VALUES: usize = 100;
+
+/// A completion as sent, its values cut to [`MAX_COMPLETION_VALUES`].
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireCompletion {
+    #[serde(default)]
+    values: FirstValues,
+    #[serde(default)]
+    total: Option<u64>,
+    #[serde(default)]
+    has_more: Option<bool>,
+}
+
+impl From<WireCompletion> for Completion {
+    fn from(wire: WireCompletion) -> Self {
+        let WireCompletion {
+            values,
+            total,
+            has_more,
+        } = wire;
+        Completion {
+            has_more: if values.cut { Some(true) } else { has_more },
+            values: values.kept,
+            total,
+        }
+    }
+}
+
+/// The first [`MAX_COMPLETION_VALUES`] strings of an array; the rest are
+/// read past without being kept.
+#[derive(Default)]
+struct FirstValues {
+    kept: Vec<String>,
+    cut: bool,
+}
+
+impl<'de> Deserialize<'de> for FirstValues {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = FirstValues;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array of strings")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<FirstValues, A::Error> {
+                let mut first = FirstValues::default();
+                while first.kept.len() < MAX_COMPLETION_VALUES {
+                    match seq.next_element::<String>()? {
+                        Some(v) => first.kept.push(v),
+                        None => return Ok(first),
+                    }
+                }
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                    first.cut = true;
+                }
+                Ok(first)
+            }
+        }
+        d.deserialize_seq(Visit)
+    }
 }
 
 impl Completion {

@@ -48,7 +48,7 @@ pub fn supported_versions() -> impl Iterator<Item = &'static str> {
 
 pub use completion::{
     CompleteParams, CompleteResult, Completion, CompletionArgument, CompletionContext,
-    CompletionRef,
+    CompletionRef, MAX_COMPLETION_VALUES,
 };
 pub use decode_error::DecodeError;
 pub use discover::{DiscoverResult, ServerCapabilities};
