@@ -29,7 +29,7 @@ use std::time::Duration;
 use mcp_tasks::Client;
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 use mcp_tasks::transport::{
-    Inbound, LineTransport, MessageSink, MessageStream, Outbound, Stdio, Transport, memory,
+    Closed, Inbound, LineTransport, MessageSink, MessageStream, Outbound, Stdio, Transport, memory,
 };
 use serde_json::{Value, json};
 
@@ -191,7 +191,7 @@ impl<S: MessageSink> MessageSink for RecordingSink<S> {
         self.1.lock().unwrap().push(m.clone());
         self.0.send(m).await
     }
-    async fn close(&mut self) -> io::Result<()> {
+    async fn close(&mut self) -> io::Result<Closed> {
         self.0.close().await
     }
 }

@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 
 use mcp_tasks::protocol::CallToolResult;
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
-use mcp_tasks::transport::{MessageSink, Outbound, Stdio, Transport};
+use mcp_tasks::transport::{Closed, MessageSink, Outbound, Stdio, Transport};
 use mcp_tasks::{Client, Pending, Task, TaskState};
 use serde_json::json;
 
@@ -124,7 +124,7 @@ impl<S: MessageSink> MessageSink for CountingSink<S> {
         }
         self.0.send(m).await
     }
-    async fn close(&mut self) -> io::Result<()> {
+    async fn close(&mut self) -> io::Result<Closed> {
         self.0.close().await
     }
 }

@@ -17,7 +17,9 @@ use std::sync::{Arc, Mutex};
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, RpcError, TaskId};
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
-use mcp_tasks::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport, memory};
+use mcp_tasks::transport::{
+    Closed, Inbound, MessageSink, MessageStream, Outbound, Transport, memory,
+};
 use mcp_tasks::{Client, TaskRef, TaskState};
 use serde_json::json;
 use support::*;
@@ -260,7 +262,7 @@ impl MessageSink for GatewaySink {
         m.name = m.name.map(|n| to_server(&n));
         self.0.send(m).await
     }
-    async fn close(&mut self) -> io::Result<()> {
+    async fn close(&mut self) -> io::Result<Closed> {
         self.0.close().await
     }
 }

@@ -6,7 +6,9 @@ use std::io;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 use super::batch::batch_items;
-use super::{DEFAULT_MAX_MESSAGE_SIZE, Inbound, MessageSink, MessageStream, Outbound, Transport};
+use super::{
+    Closed, DEFAULT_MAX_MESSAGE_SIZE, Inbound, MessageSink, MessageStream, Outbound, Transport,
+};
 
 /// MCP over any reader and writer, one JSON message per line.
 ///
@@ -92,11 +94,11 @@ impl<W: AsyncWrite + Unpin + Send + 'static> MessageSink for LineSink<W> {
         write_line(w, message.json).await
     }
 
-    async fn close(&mut self) -> io::Result<()> {
-        match self.writer.take() {
-            Some(mut w) => w.shutdown().await,
-            None => Ok(()),
+    async fn close(&mut self) -> io::Result<Closed> {
+        if let Some(mut w) = self.writer.take() {
+            w.shutdown().await?;
         }
+        Ok(Closed::gracefully())
     }
 }
 

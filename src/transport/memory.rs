@@ -12,7 +12,7 @@ use std::io;
 
 use tokio::sync::mpsc;
 
-use super::{Inbound, MessageSink, MessageStream, Outbound, Transport};
+use super::{Closed, Inbound, MessageSink, MessageStream, Outbound, Transport};
 
 /// How many messages may wait in each direction before a sender waits.
 const CAPACITY: usize = 256;
@@ -58,9 +58,9 @@ impl MessageSink for MemorySink {
         tx.send(message).await.map_err(|_| closed())
     }
 
-    async fn close(&mut self) -> io::Result<()> {
+    async fn close(&mut self) -> io::Result<Closed> {
         self.0 = None;
-        Ok(())
+        Ok(Closed::gracefully())
     }
 }
 

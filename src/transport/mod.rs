@@ -23,6 +23,7 @@
 use std::fmt;
 use std::future::Future;
 use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::protocol::RequestId;
@@ -81,8 +82,9 @@ pub enum OutboundKind {
 /// One outgoing JSON-RPC message, serialized, with what a transport may need
 /// to route it (HTTP headers, say) without parsing it again: the client
 /// states its kind, method, id and routing name on every message it
-/// writes. The protocol version is not per message: the client tells the
-/// sink once, with [`MessageSink::negotiated`].
+/// writes, and, once negotiation settled it, the protocol version the
+/// message is in. A wrapper that passes messages on passes all of it on
+/// with them: there is nothing else to forward.
 ///
 /// `Debug` shows the method, the id and the size of the JSON, never the
 /// JSON itself or the routing name: on `tasks/*` both carry a task id,
@@ -109,6 +111,16 @@ pub struct Outbound {
     pub name: Option<String>,
     /// The request id a `notifications/cancelled` refers to.
     pub cancels: Option<RequestId>,
+    /// The protocol version the message is in. The client sets it on every
+    /// message once the version is settled (after `server/discover` or the
+    /// `initialize` handshake, or from the start when the builder pins
+    /// one), and changes it only if the server asks for another version
+    /// (`-32022`). `None` on the negotiation's own messages: the probe in
+    /// the newest version, or `initialize`, which carries its offer in its
+    /// params. Streamable HTTP sends it as `MCP-Protocol-Version`, and
+    /// reads from it whether the server keeps a session; a transport that
+    /// carries messages as they are (stdio, the in-memory pair) ignores it.
+    pub protocol_version: Option<Arc<str>>,
 }
 
 impl fmt::Debug for Outbound {
@@ -120,6 +132,7 @@ impl fmt::Debug for Outbound {
             .field("json_bytes", &self.json.len())
             .field("name", &self.name.as_ref().map(|_| "…"))
             .field("cancels", &self.cancels)
+            .field("protocol_version", &self.protocol_version)
             .finish()
     }
 }
@@ -135,6 +148,7 @@ impl Outbound {
             id: None,
             name: None,
             cancels: None,
+            protocol_version: None,
         }
     }
 
@@ -145,6 +159,13 @@ impl Outbound {
             id: Some(id),
             ..Outbound::new(json, method)
         }
+    }
+
+    /// The same message, stating that it is in protocol `version`
+    /// ([`Outbound::protocol_version`]).
+    pub fn in_version(mut self, version: impl Into<Arc<str>>) -> Self {
+        self.protocol_version = Some(version.into());
+        self
     }
 
     /// A response to the server's request `id`.
@@ -278,24 +299,6 @@ pub trait MessageSink: Send + 'static {
     /// Sends one message.
     fn send(&mut self, message: Outbound) -> impl Future<Output = io::Result<()>> + Send;
 
-    /// The protocol version the client settled on with the server: the
-    /// messages sent after this call are in `version`.
-    ///
-    /// The client calls it once negotiation is done (after `server/discover`
-    /// or the `initialize` handshake, before `notifications/initialized`),
-    /// or at once when the builder pins a version, and again only if the
-    /// server asks for another version (`-32022`). Before the first call
-    /// the messages are the negotiation's own: the probe in the newest
-    /// version, or `initialize`, which carries its offer in its params.
-    ///
-    /// The default does nothing, which suits a transport that carries
-    /// messages as they are (stdio, the in-memory pair); Streamable HTTP
-    /// sends it as the `MCP-Protocol-Version` header, and reads from it
-    /// whether the server keeps a session.
-    fn negotiated(&mut self, version: &str) {
-        let _ = version;
-    }
-
     /// Ends the connection gracefully: for a child process, closes its
     /// stdin, waits for it to exit, and ends it (and its process group)
     /// by signals after a bound; for an
@@ -316,18 +319,30 @@ pub trait MessageSink: Send + 'static {
     /// that `Client::close` is bounded too. An `Err` says the close could
     /// not be done as it should (the `DELETE` went unanswered); the
     /// connection is closed either way. A peer that had to be ended by
-    /// force (a child killed) is closed: that is `Ok`, and
-    /// [`killed_on_close`](MessageSink::killed_on_close) says so.
-    fn close(&mut self) -> impl Future<Output = io::Result<()>> + Send;
-
-    /// Whether [`close`](MessageSink::close) had to end the peer by force:
-    /// a child process that did not exit once its stdin closed, and was
-    /// sent a signal. The client counts it in
+    /// force (a child killed) is closed: that is `Ok`, with
+    /// [`Closed::by_force`], which the client counts in
     /// [`ClientStats::servers_killed`](crate::ClientStats::servers_killed).
-    ///
-    /// Asked once, after `close` has returned. The default says `false`.
-    fn killed_on_close(&self) -> bool {
-        false
+    fn close(&mut self) -> impl Future<Output = io::Result<Closed>> + Send;
+}
+
+/// How a connection ended, as [`MessageSink::close`] says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Closed {
+    /// Whether the peer had to be ended by force: a child process that did
+    /// not exit once its stdin closed, and was sent a signal.
+    pub forced: bool,
+}
+
+impl Closed {
+    /// The peer let go when asked.
+    pub fn gracefully() -> Closed {
+        Closed { forced: false }
+    }
+
+    /// The peer had to be ended by force.
+    pub fn by_force() -> Closed {
+        Closed { forced: true }
     }
 }
 

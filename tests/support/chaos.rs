@@ -2,7 +2,9 @@
 
 use std::io;
 
-use mcp_tasks::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport, memory};
+use mcp_tasks::transport::{
+    Closed, Inbound, MessageSink, MessageStream, Outbound, Transport, memory,
+};
 use tokio::sync::mpsc;
 
 /// Loses the reply to the first request of method `.1` (reported as
@@ -129,7 +131,7 @@ impl MessageSink for ChaosSink {
             Fate::Swallow => Ok(()),
         }
     }
-    async fn close(&mut self) -> io::Result<()> {
+    async fn close(&mut self) -> io::Result<Closed> {
         self.inner.close().await
     }
 }

@@ -1,6 +1,7 @@
-//! The version header is what the client told the transport
-//! (`MessageSink::negotiated`), on both eras; the transport never reads it
-//! from a reply or a body.
+//! The version header is what the client states on each message
+//! (`Outbound::protocol_version`), on both eras; the transport never reads
+//! it from a reply or a body, and a wrapper that passes messages on cannot
+//! lose it.
 
 use mcp_tasks::protocol::RequestId;
 use mcp_tasks::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
@@ -83,7 +84,7 @@ async fn a_modern_session_sends_its_version_in_the_header_and_the_body() {
 }
 
 /// The transport alone: an `initialize` reply naming 2025-06-18 changes
-/// nothing until the version is told.
+/// nothing until a message states the version.
 #[tokio::test]
 async fn the_transport_sends_the_version_it_is_told_never_one_it_reads() {
     bounded(async {
@@ -109,15 +110,58 @@ async fn the_transport_sends_the_version_it_is_told_never_one_it_reads() {
         };
         sink.send(list(2)).await.unwrap();
         stream.recv().await.unwrap();
-        sink.negotiated("2025-06-18");
-        sink.send(list(3)).await.unwrap();
+        sink.send(list(3).in_version("2025-06-18")).await.unwrap();
+        stream.recv().await.unwrap();
+        // A message that states none goes in the last version stated.
+        sink.send(list(4)).await.unwrap();
         stream.recv().await.unwrap();
         let lists = peer.posts_of("tools/list");
-        // Not read from the reply: the newest version until told.
+        // Not read from the reply: the newest version until a message
+        // states one.
         assert_eq!(lists[0].header(VERSION_HEADER), Some("2026-07-28"));
         assert_eq!(lists[1].header(VERSION_HEADER), Some("2025-06-18"));
+        assert_eq!(lists[2].header(VERSION_HEADER), Some("2025-06-18"));
         // The session id is an HTTP header, kept from the reply's headers.
         assert_eq!(lists[0].header("mcp-session-id"), Some("s-9"));
+    })
+    .await;
+}
+
+/// A user's pass-through wrapper around `Http` that forwards `send` and
+/// `close` and nothing else: on an initialize-era server every request
+/// after the handshake still goes in the version the server chose (it
+/// went in the newest, and such servers refuse that with 400).
+#[tokio::test]
+async fn a_pass_through_wrapper_keeps_the_version_the_server_chose() {
+    struct Wrapped(Http);
+    struct Sink(<Http as Transport>::Sink);
+    impl Transport for Wrapped {
+        type Sink = Sink;
+        type Stream = <Http as Transport>::Stream;
+        async fn connect(self) -> std::io::Result<(Sink, Self::Stream)> {
+            let (sink, stream) = self.0.connect().await?;
+            Ok((Sink(sink), stream))
+        }
+    }
+    impl MessageSink for Sink {
+        async fn send(&mut self, message: Outbound) -> std::io::Result<()> {
+            self.0.send(message).await
+        }
+        async fn close(&mut self) -> std::io::Result<mcp_tasks::transport::Closed> {
+            self.0.close().await
+        }
+    }
+    bounded(async {
+        let peer = ScriptedHttp::start(initialize_era).await;
+        let client = Client::connect(Wrapped(Http::new(&peer.url)))
+            .await
+            .expect("connect");
+        assert_eq!(&*client.protocol_version(), "2025-06-18");
+        client.list_tools().await.unwrap();
+        for method in ["notifications/initialized", "tools/list"] {
+            let hit = &peer.posts_of(method)[0];
+            assert_eq!(hit.header(VERSION_HEADER), Some("2025-06-18"), "{method}");
+        }
     })
     .await;
 }

@@ -254,13 +254,11 @@ async fn a_batch_reply_delivers_each_message_in_order() {
         };
         assert!(reply.contains("protocolVersion"), "{reply}");
         // What a client does once the handshake settled the version.
-        sink.negotiated(VERSION);
         let list = json!({"jsonrpc":"2.0","id":2,"method":"tools/list"});
-        sink.send(Outbound::request(
-            list.to_string(),
-            "tools/list",
-            RequestId::Number(2),
-        ))
+        sink.send(
+            Outbound::request(list.to_string(), "tools/list", RequestId::Number(2))
+                .in_version(VERSION),
+        )
         .await
         .unwrap();
         let mut got = Vec::new();

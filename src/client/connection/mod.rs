@@ -110,9 +110,8 @@ impl Connection {
         Ok(Connection { out, shared })
     }
 
-    /// Tells the transport the protocol version the client settled on
-    /// (see [`MessageSink::negotiated`]): it hears it before the next
-    /// message this connection writes.
+    /// Settles the protocol version: every message this connection writes
+    /// from now on states it ([`Outbound::protocol_version`]).
     pub(crate) fn negotiated(&self, version: &str) {
         self.shared
             .negotiated
@@ -533,7 +532,7 @@ async fn write_loop<S: MessageSink>(
     mut sink: S,
     mut queues: Queues,
     mut close_rx: mpsc::Receiver<oneshot::Sender<std::io::Result<()>>>,
-    mut version_rx: watch::Receiver<Option<Arc<str>>>,
+    version_rx: watch::Receiver<Option<Arc<str>>>,
     shared: Arc<Shared>,
 ) {
     let asked = loop {
@@ -542,17 +541,12 @@ async fn write_loop<S: MessageSink>(
             Some(asked) = close_rx.recv() => break Some(asked),
             msg = queues.next() => msg,
         };
-        let Some(msg) = msg else { break None };
+        let Some(mut msg) = msg else { break None };
         let answering = (msg.kind == OutboundKind::Response)
             .then(|| msg.id.clone())
             .flatten();
-        // A version settled since the last message: the transport hears it
-        // first (it was set before this message was queued).
-        if version_rx.has_changed().unwrap_or(false)
-            && let Some(version) = version_rx.borrow_and_update().clone()
-        {
-            sink.negotiated(&version);
-        }
+        // The version settled before this message was queued goes with it.
+        msg.protocol_version.clone_from(&version_rx.borrow());
         tokio::select! {
             biased;
             Some(asked) = close_rx.recv() => {
@@ -582,14 +576,15 @@ async fn write_loop<S: MessageSink>(
     }
     queues.quick.drop_all("the connection closed");
     let closed = sink.close().await;
-    if let Err(e) = &closed {
-        tracing::debug!("the transport did not close gracefully: {e}");
-    }
-    if sink.killed_on_close() {
-        shared.killed.fetch_add(1, Ordering::Relaxed);
+    match &closed {
+        Err(e) => tracing::debug!("the transport did not close gracefully: {e}"),
+        Ok(how) if how.forced => {
+            shared.killed.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(_) => {}
     }
     if let Some(asked) = asked {
-        let _ = asked.send(closed);
+        let _ = asked.send(closed.map(drop));
     }
 }
 

@@ -139,7 +139,7 @@ pub(crate) struct Shared {
     /// Messages skipped as unreadable or unmatched.
     pub(super) discarded: AtomicU64,
     /// Times closing the transport had to end the server by force (see
-    /// [`MessageSink::killed_on_close`](crate::transport::MessageSink::killed_on_close)).
+    /// [`Closed::forced`](crate::transport::Closed::forced)).
     pub(super) killed: AtomicU64,
     /// Asks the writer to close the transport now (see
     /// [`Connection::close`](super::Connection::close)); the writer

@@ -66,8 +66,8 @@ impl MessageSink for RecordingSink {
         let _ = self.0.send(message);
         Ok(())
     }
-    async fn close(&mut self) -> std::io::Result<()> {
-        Ok(())
+    async fn close(&mut self) -> std::io::Result<crate::transport::Closed> {
+        Ok(crate::transport::Closed::gracefully())
     }
 }
 impl MessageStream for RecordingStream {

@@ -13,7 +13,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::AbortHandle;
 
 use super::{
-    DEFAULT_MAX_MESSAGE_SIZE, Inbound, MessageSink, MessageStream, Outbound, OutboundKind,
+    Closed, DEFAULT_MAX_MESSAGE_SIZE, Inbound, MessageSink, MessageStream, Outbound, OutboundKind,
     Transport,
 };
 use crate::protocol::method;
@@ -59,7 +59,7 @@ const MAX_REDIRECTS: usize = 5;
 /// - The `Mcp-Session-Id` of the `initialize` reply goes on every later
 ///   request, with the version the server chose as `MCP-Protocol-Version`
 ///   (the client tells the transport which, with
-///   [`MessageSink::negotiated`]; the transport never reads the reply).
+///   [`Outbound::protocol_version`]; the transport never reads the reply).
 /// - Once `notifications/initialized` is sent, the transport opens the
 ///   server's own stream: a `GET` with `Accept: text/event-stream`. The
 ///   requests and notifications the server sends there (`roots/list`,
@@ -128,7 +128,7 @@ const MAX_REDIRECTS: usize = 5;
 /// what the client states, never read back from the message: the method
 /// and routing name on the [`Outbound`] it wrote ([`Outbound::method`],
 /// [`Outbound::name`]), and the version it negotiated
-/// ([`MessageSink::negotiated`]; until then the newest version this
+/// ([`Outbound::protocol_version`]; until a message states one, the newest version this
 /// client speaks, and none on `initialize`):
 ///
 /// | header | value |
@@ -407,7 +407,7 @@ struct Shared {
     timeout: Option<Duration>,
     max_message_size: usize,
     /// The protocol version the client negotiated
-    /// ([`MessageSink::negotiated`]); the newest one until it says.
+    /// ([`Outbound::protocol_version`]); the newest one until it says.
     version: Mutex<Arc<str>>,
     /// The requests whose replies are being read, to drop on cancellation.
     in_flight: Mutex<HashMap<RequestId, AbortHandle>>,
@@ -453,7 +453,7 @@ impl Shared {
 
     /// The headers of one message's POST, from what the client states: the
     /// method and routing name on the [`Outbound`], the version it
-    /// negotiated ([`MessageSink::negotiated`]). The body is read only for
+    /// negotiated ([`Outbound::protocol_version`]). The body is read only for
     /// the arguments of a tool that mirrors them in headers.
     fn headers_for(&self, message: &Outbound) -> Result<HeaderMap, String> {
         let method = message.method.as_str();
@@ -470,7 +470,11 @@ impl Shared {
             })
             .flatten()
             .unwrap_or_default();
-        let version = self.version();
+        // The version the message states; before any, the last stated.
+        let version = message
+            .protocol_version
+            .clone()
+            .unwrap_or_else(|| self.version());
         let mut headers =
             headers::for_message(&self.base_headers, method, &version, routing, &mirrored)?;
         if message.kind == OutboundKind::Response {
@@ -518,6 +522,17 @@ impl Shared {
         let handles: Vec<_> = self.in_flight.lock().unwrap().drain().collect();
         for (_, handle) in handles {
             handle.abort();
+        }
+    }
+
+    /// Sends `version` as `MCP-Protocol-Version` from now on (a message
+    /// stated it: [`Outbound::protocol_version`]); it also says whether
+    /// the server keeps a session (the initialize era's, opened by
+    /// `initialize`) and may answer with batches.
+    fn settle(&self, version: &Arc<str>) {
+        let mut current = self.version.lock().unwrap();
+        if *current != *version {
+            *current = Arc::clone(version);
         }
     }
 
@@ -742,6 +757,9 @@ impl MessageSink for HttpSink {
             self.shared.cancel(id);
             return Ok(());
         }
+        if let Some(version) = &message.protocol_version {
+            self.shared.settle(version);
+        }
         let headers = self.shared.headers_for(&message);
         // A `tasks/*` request is named by its task id.
         let task = message
@@ -796,19 +814,13 @@ impl MessageSink for HttpSink {
         Ok(())
     }
 
-    /// Sends `version` as `MCP-Protocol-Version` from now on; it also says
-    /// whether the server keeps a session (the initialize era's, opened
-    /// by `initialize`) and may answer with batches.
-    fn negotiated(&mut self, version: &str) {
-        *self.shared.version.lock().unwrap() = Arc::from(version);
-    }
-
-    async fn close(&mut self) -> io::Result<()> {
+    async fn close(&mut self) -> io::Result<Closed> {
         self.inbound = None;
         self.shared.closed.store(true, Ordering::SeqCst);
         self.shared.stop_listening();
         self.shared.abort_all();
-        session::end(&self.shared).await
+        session::end(&self.shared).await?;
+        Ok(Closed::gracefully())
     }
 }
 
@@ -872,18 +884,18 @@ mod tests {
         }
     }
 
-    /// The headers carry what the client states: the routing name on the
-    /// message and the version it negotiated, whatever the body says.
+    /// The headers carry what the client states on the message: the
+    /// routing name and the version, whatever the body says.
     #[tokio::test]
     async fn headers_come_from_what_the_client_states_never_from_the_body() {
-        let (mut sink, _stream) = Http::new("http://127.0.0.1:9/mcp").connect().await.unwrap();
+        let (sink, _stream) = Http::new("http://127.0.0.1:9/mcp").connect().await.unwrap();
         let body = r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"from-body","_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}}"#;
         let mut m = Outbound::request(body.into(), "tasks/get", RequestId::Number(1));
         m.name = Some("stated".into());
         let h = sink.shared.headers_for(&m).unwrap();
         assert_eq!(h[headers::NAME_HEADER], "stated");
         assert_eq!(h[headers::PROTOCOL_VERSION_HEADER], versions::NEWEST);
-        sink.negotiated("2025-06-18");
+        m.protocol_version = Some("2025-06-18".into());
         m.name = None;
         let h = sink.shared.headers_for(&m).unwrap();
         assert!(h.get(headers::NAME_HEADER).is_none());

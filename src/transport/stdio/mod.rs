@@ -17,7 +17,9 @@ use super::line::{LineStream, write_line};
 use crate::protocol::Message;
 use child::{Close, Ended, Group};
 
-use super::{DEFAULT_MAX_MESSAGE_SIZE, Inbound, MessageSink, MessageStream, Outbound, Transport};
+use super::{
+    Closed, DEFAULT_MAX_MESSAGE_SIZE, Inbound, MessageSink, MessageStream, Outbound, Transport,
+};
 
 mod child;
 
@@ -251,8 +253,6 @@ pub struct StdioSink {
     exit: Exit,
     shutdown_timeout: Duration,
     terminate_timeout: Duration,
-    /// Whether `close` had to end the child, or its group, by force.
-    killed: bool,
 }
 
 /// The reading half of a [`Stdio`] transport.
@@ -390,7 +390,6 @@ impl Transport for Stdio {
                 exit: exit.clone(),
                 shutdown_timeout: self.shutdown_timeout,
                 terminate_timeout: self.terminate_timeout,
-                killed: false,
             },
             StdioStream {
                 lines: LineStream::new(stdout, self.max_message_size),
@@ -485,10 +484,10 @@ impl MessageSink for StdioSink {
         }
     }
 
-    async fn close(&mut self) -> io::Result<()> {
+    async fn close(&mut self) -> io::Result<Closed> {
         drop(self.stdin.take());
         let Some(close) = self.close.take() else {
-            return Ok(());
+            return Ok(Closed::gracefully());
         };
         let (done, ended) = oneshot::channel();
         let order = Close {
@@ -497,11 +496,11 @@ impl MessageSink for StdioSink {
             done,
         };
         if close.send(order).is_err() {
-            return Ok(()); // the task is gone: the runtime is stopping
+            return Ok(Closed::gracefully()); // the task is gone: the runtime is stopping
         }
         let ended = match ended.await {
             Ok(ended) => ended,
-            Err(_) => return Ok(()),
+            Err(_) => return Ok(Closed::gracefully()),
         };
         let grace = self.shutdown_timeout;
         match ended {
@@ -517,12 +516,10 @@ impl MessageSink for StdioSink {
             ),
             Err(_) => tracing::warn!("the server did not end, even when killed"),
         }
-        self.killed = !matches!(ended, Ok(Ended::Exited));
-        ended.map(drop)
-    }
-
-    fn killed_on_close(&self) -> bool {
-        self.killed
+        ended.map(|ended| match ended {
+            Ended::Exited => Closed::gracefully(),
+            Ended::Terminated | Ended::Killed => Closed::by_force(),
+        })
     }
 }
 
