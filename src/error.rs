@@ -699,16 +699,24 @@ impl std::error::Error for Error {
 /// a code, a state or another secret): for an error message or a log line.
 #[cfg(feature = "http")]
 pub(crate) fn describe_reqwest(e: reqwest::Error) -> String {
-    use std::error::Error as _;
-    let e = e.without_url();
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
+    one_line(&e.without_url())
+}
+
+/// An error and its causes on one line, `: ` between them, each said once
+/// (a cause whose text the line already holds is left out).
+#[cfg_attr(not(any(feature = "http", feature = "postgres")), allow(dead_code))]
+pub(crate) fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+        cause = c.source();
     }
-    text
+    line
 }
 
 #[cfg(test)]

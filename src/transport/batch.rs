@@ -7,6 +7,7 @@ use serde_json::value::RawValue;
 /// The elements of a batch, when `text` is one (a non-empty JSON array),
 /// each as its own JSON text, in order; `None` for anything else (a single
 /// message, an empty array, text that is not JSON).
+#[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
 pub(crate) fn batch_items(text: &str) -> Option<Vec<String>> {
     if text.trim_start().starts_with('[')
         && let Ok(items) = serde_json::from_str::<Vec<Box<RawValue>>>(text)

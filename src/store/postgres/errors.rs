@@ -2,6 +2,7 @@
 //! pauses), refused, or an error.
 
 use super::*;
+use crate::error::one_line;
 
 /// The store's error for a server that refused a new connection. A
 /// database that is not accepting connections for now (`ALLOW_CONNECTIONS
@@ -29,23 +30,9 @@ fn tls_failure(e: &tokio_postgres::Error) -> Option<String> {
     if !text.contains("TLS") {
         return None;
     }
-    Some(format!("TLS to the database failed: {}", chain(e)))
+    Some(format!("TLS to the database failed: {}", one_line(e)))
 }
 
-/// `e` and its causes, joined, each said once.
-pub(super) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        cause = c.source();
-    }
-    out
-}
 
 /// The store's error for a database error, and whether the connection is
 /// lost. A server's message is kept, never its detail (which may quote a
@@ -84,7 +71,7 @@ pub(super) fn classify(e: tokio_postgres::Error) -> (StoreError, bool) {
         return (error, lost);
     }
     let io = std::error::Error::source(&e).is_some_and(|s| s.is::<std::io::Error>());
-    let what = chain(&e);
+    let what = one_line(&e);
     if io {
         (
             StoreError::unavailable(format!("cannot reach the database: {what}")).with_source(e),
