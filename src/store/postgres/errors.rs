@@ -33,7 +33,6 @@ fn tls_failure(e: &tokio_postgres::Error) -> Option<String> {
     Some(format!("TLS to the database failed: {}", one_line(e)))
 }
 
-
 /// The store's error for a database error, and whether the connection is
 /// lost. A server's message is kept, never its detail (which may quote a
 /// row, task id included).
