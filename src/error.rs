@@ -255,13 +255,15 @@ impl Error {
         matches!(self.inner.kind, Kind::Deadline { .. })
     }
 
-    /// A call that gathers many replies passed a bound on what it keeps:
-    /// [`Client::list_tools`](crate::Client::list_tools) read more than
+    /// A listing passed a bound on what it keeps:
+    /// [`Client::list_tools`](crate::Client::list_tools) (or its siblings)
+    /// read more than
     /// [`ClientBuilder::max_listed_bytes`](crate::ClientBuilder::max_listed_bytes)
-    /// of pages. The message names the bound and its value. Nothing is
-    /// kept; read such a listing page by page with
-    /// [`Client::tool_pages`](crate::Client::tool_pages), or raise the
-    /// bound.
+    /// of pages, or its items, or those of one page read alone with
+    /// [`Client::tool_pages`](crate::Client::tool_pages), took more than
+    /// [`ClientBuilder::max_listed_memory`](crate::ClientBuilder::max_listed_memory)
+    /// in memory. The message names the bound and its value. Nothing is
+    /// kept; read such a listing page by page, or raise the bound.
     ///
     /// (A single reply larger than the transport's `max_message_size`
     /// fails its request as [`is_transport`](Error::is_transport).)

@@ -340,3 +340,200 @@ async fn server_tools(client: &Client) -> Vec<Tool> {
     }
     all
 }
+
+/// The four listings: the method, the member holding the items, and the
+/// smallest item the server can send for it.
+const KINDS: [(&str, &str, &str); 4] = [
+    ("tools/list", "tools", r#"{"name":"t"}"#),
+    ("resources/list", "resources", r#"{"uri":"u","name":"n"}"#),
+    (
+        "resources/templates/list",
+        "resourceTemplates",
+        r#"{"uriTemplate":"u","name":"n"}"#,
+    ),
+    ("prompts/list", "prompts", r#"{"name":"p"}"#),
+];
+
+/// Serves `pages` pages of `per_page` copies of `item` under `member`
+/// (answering `server/discover` with every capability), until the client
+/// stops asking; returns the pages served and the bytes of their results.
+async fn serve_items(
+    sink: &mut memory::MemorySink,
+    stream: &mut memory::MemoryStream,
+    member: &str,
+    item: &str,
+    per_page: usize,
+    pages: usize,
+) -> (usize, usize) {
+    let (mut served, mut bytes) = (0, 0);
+    while let Some(request) = next_request(stream).await {
+        let id = &request["id"];
+        if request["method"] == "server/discover" {
+            let result = json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}, "resources": {}, "prompts": {}}});
+            reply(
+                sink,
+                json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
+            )
+            .await;
+            continue;
+        }
+        served += 1;
+        let items = vec![item; per_page].join(",");
+        let next = if served < pages {
+            format!(r#","nextCursor":"c{served}""#)
+        } else {
+            String::new()
+        };
+        let result = format!(r#"{{"resultType":"complete","{member}":[{items}]{next}}}"#);
+        bytes += result.len();
+        reply(
+            sink,
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+        )
+        .await;
+        if served == pages {
+            break;
+        }
+    }
+    (served, bytes)
+}
+
+/// Lists every item of `method` with the default bounds, by the whole
+/// listing or page by page: the items read, or the error that ended it.
+async fn list_all(client: &Client, method: &str, paged: bool) -> Result<usize, mcp_tasks::Error> {
+    macro_rules! pages {
+        ($pages:expr) => {{
+            let mut pages = $pages;
+            let mut read = 0;
+            while let Some(page) = pages.next().await {
+                read += page?.len();
+            }
+            Ok(read)
+        }};
+    }
+    match (method, paged) {
+        ("tools/list", false) => client.list_tools().await.map(|v| v.len()),
+        ("resources/list", false) => client.list_resources().await.map(|v| v.len()),
+        ("resources/templates/list", false) => {
+            client.list_resource_templates().await.map(|v| v.len())
+        }
+        ("prompts/list", false) => client.list_prompts().await.map(|v| v.len()),
+        ("tools/list", true) => pages!(client.tool_pages()),
+        ("resources/list", true) => pages!(client.resource_pages()),
+        ("resources/templates/list", true) => pages!(client.resource_template_pages()),
+        ("prompts/list", true) => pages!(client.prompt_pages()),
+        _ => unreachable!(),
+    }
+}
+
+/// 30 pages of 20,000 of the smallest items each (3.7–20 MB of memory a
+/// page, 600,000 items) are within the byte bound (16 MiB of JSON) but
+/// not within the memory bound (64 MiB): each listing stops at the
+/// memory bound, says so, and asks for no further page.
+#[tokio::test(start_paused = true)]
+async fn every_listing_stops_at_the_memory_bound_within_the_byte_bound() {
+    for (method, member, item) in KINDS {
+        let (client, mut sink, mut stream) = pinned().await;
+        let listing = tokio::spawn(async move { list_all(&client, method, false).await });
+        let (served, bytes) = serve_items(&mut sink, &mut stream, member, item, 20_000, 30).await;
+        let e = match listing.await.unwrap() {
+            Ok(n) => panic!("{method}: {n} items kept past the memory bound"),
+            Err(e) => e,
+        };
+        assert!(e.is_over_limit(), "{method}: {e}");
+        assert_eq!(e.method(), Some(method));
+        let text = e.to_string();
+        assert!(
+            text.contains("max_listed_memory") && text.contains("64 MiB"),
+            "{text}"
+        );
+        assert!(bytes < 16 << 20, "{method}: the byte bound was reached");
+        assert!(served < 30, "{method}: asked for all {served} pages");
+    }
+}
+
+/// One page of 400,000 of the smallest items (at least 73 MB of memory
+/// however small each is) is past the memory bound on its own: the page
+/// reader refuses it, says which bound, and reads no further.
+#[tokio::test(start_paused = true)]
+async fn a_page_past_the_memory_bound_fails_the_page_reader() {
+    for (method, member, item) in KINDS {
+        let (client, mut sink, mut stream) = pinned().await;
+        let listing = tokio::spawn(async move { list_all(&client, method, true).await });
+        let (served, _) = serve_items(&mut sink, &mut stream, member, item, 400_000, 2).await;
+        let e = match listing.await.unwrap() {
+            Ok(n) => panic!("{method}: {n} items read past the memory bound"),
+            Err(e) => e,
+        };
+        assert!(e.is_over_limit(), "{method}: {e}");
+        assert!(
+            e.to_string().contains("page 1") && e.to_string().contains("max_listed_memory"),
+            "{e}"
+        );
+        assert_eq!(served, 1, "{method}: read on after the refused page");
+    }
+}
+
+/// One tool whose schema is 150,000 small objects (1.2 MB of JSON, over
+/// 100 MB once decoded) is refused before it is built: the listing and
+/// the page reader fail alike.
+#[tokio::test(start_paused = true)]
+async fn one_item_past_the_memory_bound_is_never_decoded() {
+    let objects = vec![r#"{"a":0}"#; 150_000].join(",");
+    let tool = format!(r#"{{"name":"t","inputSchema":{{"type":"object","x":[{objects}]}}}}"#);
+    for paged in [false, true] {
+        let (client, mut sink, mut stream) = pinned().await;
+        let listing = tokio::spawn(async move { list_all(&client, "tools/list", paged).await });
+        serve_items(&mut sink, &mut stream, "tools", &tool, 1, 1).await;
+        let e = listing.await.unwrap().unwrap_err();
+        assert!(e.is_over_limit(), "{e}");
+        assert!(e.to_string().contains("max_listed_memory"), "{e}");
+    }
+}
+
+/// The memory bound is the client's to set: three tools that count 984
+/// bytes each (a name, and the default schema they are given) fit in 3
+/// KiB, not in 2 KiB, where the second page passes it; each page of two
+/// fits alone, for the page reader, in 2 KiB but not in 1,000 bytes.
+#[tokio::test(start_paused = true)]
+async fn the_memory_bound_is_set_on_the_builder() {
+    let server = TestServer::new()
+        .page_size(2)
+        .tool(ScriptedTool::immediate("a", text("a")))
+        .tool(ScriptedTool::immediate("b", text("b")))
+        .tool(ScriptedTool::immediate("c", text("c")));
+    let tight = Client::builder()
+        .max_listed_memory(2 << 10)
+        .connect(server.connect())
+        .await
+        .unwrap();
+    let e = tight.list_tools().await.unwrap_err();
+    assert!(
+        e.is_over_limit() && e.to_string().contains("2 KiB") && e.to_string().contains("page 2"),
+        "{e}"
+    );
+    // Each page of two fits alone.
+    let mut pages = tight.tool_pages();
+    let mut read = Vec::new();
+    while let Some(page) = pages.next().await {
+        read.push(page.unwrap().len());
+    }
+    assert_eq!(read, [2, 1]);
+    let roomy = Client::builder()
+        .max_listed_memory(3 << 10)
+        .connect(server.connect())
+        .await
+        .unwrap();
+    assert_eq!(roomy.list_tools().await.unwrap().len(), 3);
+    let one = Client::builder()
+        .max_listed_memory(1_000)
+        .connect(server.connect())
+        .await
+        .unwrap();
+    let e = one.tool_pages().next().await.unwrap().unwrap_err();
+    assert!(
+        e.is_over_limit() && e.to_string().contains("1000 bytes"),
+        "{e}"
+    );
+}

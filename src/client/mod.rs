@@ -110,8 +110,11 @@ struct Inner {
     handlers: InputHandlers,
     request_timeout: Duration,
     max_input_rounds: usize,
-    /// The bound on the JSON one `list_tools()` keeps.
+    /// The bound on the JSON one `list_tools()` reads.
     max_listed_bytes: usize,
+    /// The bound on what the items of one `list_tools()`, or of one page
+    /// read alone, take in memory.
+    max_listed_memory: usize,
     /// The bound on one whole `list_tools()`.
     list_timeout: Duration,
     server_id: Option<String>,
@@ -190,12 +193,46 @@ pub(crate) struct Config {
     /// Most MRTR rounds for one `tools/call`, `prompts/get` or
     /// `resources/read` before giving up (default 10).
     max_input_rounds: Option<usize>,
-    /// Most bytes of JSON one [`Client::list_tools`] keeps, summed over
-    /// its pages (default 16 MiB). A listing that passes it fails with
-    /// [`Error::is_over_limit`] without asking for more pages; the tools
-    /// take some times their JSON in memory. Read a larger listing page
-    /// by page with [`Client::tool_pages`].
+    /// Most bytes of JSON one [`Client::list_tools`] (or
+    /// `list_resources`, `list_resource_templates`, `list_prompts`) reads,
+    /// summed over its pages (default 16 MiB). A listing that passes it
+    /// fails with [`Error::is_over_limit`] without asking for more pages.
+    /// What the items take in memory is bounded by `max_listed_memory`.
+    /// Read a larger listing page by page with [`Client::tool_pages`].
     max_listed_bytes: Option<usize>,
+    /// Most bytes of memory the items of one [`Client::list_tools`] (or
+    /// `list_resources`, `list_resource_templates`, `list_prompts`) take,
+    /// and those of one page read alone with [`Client::tool_pages`] and
+    /// its siblings (default 64 MiB).
+    ///
+    /// Each page is measured on its JSON before anything of it is
+    /// decoded, so nothing past the bound is ever built. An item counts:
+    ///
+    /// - its own size (`size_of`: 248 bytes for a
+    ///   [`Tool`](crate::protocol::Tool), 224 for a
+    ///   [`Resource`](crate::protocol::Resource), 208 for a
+    ///   [`ResourceTemplate`](crate::protocol::ResourceTemplate), 152 for
+    ///   a [`Prompt`](crate::protocol::Prompt), on 64-bit targets);
+    /// - each string in it as allocated: its length plus 8 bytes, rounded
+    ///   up to 16, at least 32 (member names of the item itself are not
+    ///   kept, so not counted);
+    /// - each array as its 32-byte slots (4, then doubling), and each JSON
+    ///   object as 640 bytes a node (one node up to 11 entries; past that,
+    ///   one per 5 entries, the most it can take) and its keys;
+    /// - for a tool sent without `inputSchema`, the `{"type":"object"}` it
+    ///   is given (704 bytes).
+    ///
+    /// This is what the decoded items take, within a few percent (typed
+    /// members, such as a tool's `annotations`, count as the JSON objects
+    /// they are sent as, which is more). So the default holds about
+    /// 230,000 resources with short URIs and names, or 68,000 tools sent
+    /// as `{"name":"t"}`; the process's memory for the listing is this
+    /// count plus the list's spare capacity (at most its length again,
+    /// times the item's size). A listing whose items would pass the bound
+    /// fails with [`Error::is_over_limit`] without asking for more pages;
+    /// a page that would pass it alone fails the page reader the same way.
+    /// Nothing of either is kept.
+    max_listed_memory: Option<usize>,
     /// Bound on one whole [`Client::list_tools`], every page included
     /// (default 5 minutes); each page is also bounded by the request
     /// timeout. A listing that does not end in time fails with
@@ -325,6 +362,9 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
                 max_listed_bytes: config
                     .max_listed_bytes
                     .unwrap_or(catalog::pages::DEFAULT_MAX_LISTED_BYTES),
+                max_listed_memory: config
+                    .max_listed_memory
+                    .unwrap_or(catalog::pages::DEFAULT_MAX_LISTED_MEMORY),
                 list_timeout: config
                     .list_timeout
                     .unwrap_or(catalog::pages::DEFAULT_LIST_TIMEOUT),

@@ -4,6 +4,7 @@
 //! request needs, checked before it is sent.
 
 pub(crate) mod capabilities;
+pub(crate) mod footprint;
 pub(crate) mod known_tools;
 pub(crate) mod pages;
 pub(crate) mod prompts;

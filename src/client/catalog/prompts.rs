@@ -20,7 +20,11 @@ use crate::protocol::{
 impl Client {
     /// Lists every prompt (`prompts/list`), following `nextCursor` across
     /// pages within the same bounds as [`Client::list_tools`];
-    /// [`Client::prompt_pages`] reads one page at a time.
+    /// [`Client::prompt_pages`] reads one page at a time. A prompt counts
+    /// 152 bytes and what it holds against
+    /// [`max_listed_memory`](crate::ClientBuilder::max_listed_memory)
+    /// (64 MiB by default): its strings, and each argument as the JSON
+    /// object it is sent as (640 bytes and its strings).
     ///
     /// # Examples
     ///

@@ -11,8 +11,14 @@ use crate::protocol::{ReadResourceResult, Resource, ResourceParams, ResourceTemp
 impl Client {
     /// Lists every resource (`resources/list`), following `nextCursor`
     /// across pages within the same bounds as [`Client::list_tools`]
-    /// (`max_listed_bytes`, `list_timeout`, a cursor sent twice is an
-    /// error); [`Client::resource_pages`] reads one page at a time.
+    /// (`max_listed_memory`, `max_listed_bytes`, `list_timeout`, a cursor
+    /// sent twice is an error); [`Client::resource_pages`] reads one page
+    /// at a time.
+    ///
+    /// A resource counts 224 bytes and its strings against
+    /// [`max_listed_memory`](crate::ClientBuilder::max_listed_memory)
+    /// (64 MiB by default): `{"uri":"file:///a.txt","name":"a.txt"}`
+    /// counts 288 bytes, so the default holds about 230,000 such.
     ///
     /// # Examples
     ///
@@ -49,7 +55,8 @@ impl Client {
     }
 
     /// Lists every resource template (`resources/templates/list`), as
-    /// [`Client::list_resources`] lists resources.
+    /// [`Client::list_resources`] lists resources (a template counts 208
+    /// bytes and its strings against `max_listed_memory`).
     ///
     /// # Errors
     ///
