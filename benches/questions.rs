@@ -24,8 +24,8 @@ use mcp_tasks::Client;
 use mcp_tasks::TaskRef;
 use mcp_tasks::protocol::{ElicitResult, InputRequest, InputRequests, InputResponse};
 use mcp_tasks::store::{
-    Answers, Claim, Ending, Fence, Filter, MemoryStore, NewTask, Progress, Questions, RecordId,
-    Reservation, Schedule, SqliteStore, StoreResult, TaskRecord, TaskStore, Tracker,
+    Answers, Claim, Ending, Fence, Filter, Forgotten, MemoryStore, NewTask, Progress, Questions,
+    RecordId, Reservation, Schedule, SqliteStore, StoreResult, TaskRecord, TaskStore, Tracker,
 };
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 use serde_json::json;
@@ -293,6 +293,14 @@ impl<S: TaskStore> TaskStore for Counting<S> {
     async fn acknowledge(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
         self.count("acknowledge");
         self.inner.acknowledge(id, fence).await
+    }
+    async fn forget(&self, id: RecordId, now: SystemTime) -> StoreResult<Forgotten> {
+        self.count("forget");
+        self.inner.forget(id, now).await
+    }
+    async fn prune(&self, older_than: SystemTime, limit: usize) -> StoreResult<usize> {
+        self.count("prune");
+        self.inner.prune(older_than, limit).await
     }
     async fn request_cancel(&self, id: RecordId, now: SystemTime) -> StoreResult<bool> {
         self.count("request_cancel");

@@ -160,7 +160,7 @@ async fn workers_starting_together_migrate_once(pg: Pg) {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(versions, [1, 2, 3], "each migration, applied once");
+    assert_eq!(versions, [1, 2, 3, 4], "each migration, applied once");
 }
 
 fn form() -> InputRequest {
@@ -316,7 +316,7 @@ async fn a_version_1_database_is_migrated(pg: Pg) {
         .expect("the version 1 dump loads");
 
     let migrated = PostgresStore::migrate(&url).await.expect("migrate");
-    assert_eq!((migrated.from, migrated.to), (1, 3));
+    assert_eq!((migrated.from, migrated.to), (1, 4));
     let store = PostgresStore::builder(&url)
         .worker_clock()
         .connect()
@@ -330,7 +330,7 @@ async fn a_version_1_database_is_migrated(pg: Pg) {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(versions, [1, 2, 3]);
+    assert_eq!(versions, [1, 2, 3, 4]);
     let index = raw
         .query_opt(
             "SELECT 1 FROM pg_indexes WHERE indexname = 'mcp_tasks_tasks_asking'",
@@ -339,6 +339,14 @@ async fn a_version_1_database_is_migrated(pg: Pg) {
         .await
         .unwrap();
     assert!(index.is_some(), "the index of records that ask");
+    let index = raw
+        .query_opt(
+            "SELECT 1 FROM pg_indexes WHERE indexname = 'mcp_tasks_tasks_delivered'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert!(index.is_some(), "the index of delivered records, for prune");
 
     let records: Vec<TaskRecord> = store
         .list(&Filter::all())

@@ -11,9 +11,9 @@ use std::time::{Duration, SystemTime};
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, InputRequests, InputResponse, TaskId, TaskStatus};
 use mcp_tasks::store::{
-    Answers, Claim, Ending, Fence, Filter, Label, MemoryStore, NewTask, Progress, Questions,
-    RecordId, RecordState, Reservation, Schedule, Started, StoreResult, TaskRecord, TaskStore,
-    TrackError, Tracker,
+    Answers, Claim, Ending, Fence, Filter, Forgotten, Label, MemoryStore, NewTask, Progress,
+    Questions, RecordId, RecordState, Reservation, Schedule, Started, StoreResult, TaskRecord,
+    TaskStore, TrackError, Tracker,
 };
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 use mcp_tasks::{Client, TaskRef, TaskState};
@@ -456,6 +456,12 @@ impl TaskStore for Overtaken {
     }
     async fn remove(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
         self.inner.remove(id, fence).await
+    }
+    async fn forget(&self, id: RecordId, now: SystemTime) -> StoreResult<Forgotten> {
+        self.inner.forget(id, now).await
+    }
+    async fn prune(&self, older_than: SystemTime, limit: usize) -> StoreResult<usize> {
+        self.inner.prune(older_than, limit).await
     }
     async fn list(&self, filter: &Filter) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
         self.inner.list(filter).await

@@ -8,8 +8,8 @@ use std::time::SystemTime;
 
 use super::questions;
 use super::{
-    Answers, Claim, Ending, Fence, Filter, Lease, NewTask, Progress, Questions, RecordId,
-    RecordState, Reservation, Schedule, StoreError, StoreResult, TaskRecord, TaskStore,
+    Answers, Claim, Ending, Fence, Filter, Forgotten, Lease, NewTask, Progress, Questions,
+    RecordId, RecordState, Reservation, Schedule, StoreError, StoreResult, TaskRecord, TaskStore,
 };
 use crate::protocol::{InputRequests, InputResponse};
 use crate::task::TaskRef;
@@ -340,6 +340,41 @@ impl TaskStore for MemoryStore {
         records.by_id.remove(&id);
         records.nudged.remove(&id);
         Ok(())
+    }
+
+    async fn forget(&self, id: RecordId, now: SystemTime) -> StoreResult<Forgotten> {
+        let mut records = self.lock();
+        let Some(r) = records.by_id.get(&id) else {
+            return Ok(Forgotten::Missing);
+        };
+        let delivered = state_of(r) == RecordState::Delivered;
+        if let Some(lease) = r.lease.as_ref().filter(|l| l.until > now && !delivered) {
+            return Ok(Forgotten::Held {
+                owner: lease.owner.clone(),
+                until: lease.until,
+            });
+        }
+        records.by_id.remove(&id);
+        records.nudged.remove(&id);
+        Ok(Forgotten::Removed)
+    }
+
+    async fn prune(&self, older_than: SystemTime, limit: usize) -> StoreResult<usize> {
+        let mut records = self.lock();
+        let mut old: Vec<(SystemTime, RecordId)> = records
+            .by_id
+            .values()
+            .filter(|r| state_of(r) == RecordState::Delivered)
+            .filter(|r| r.created < older_than && r.updated < older_than)
+            .map(|r| (r.created, r.id))
+            .collect();
+        old.sort();
+        old.truncate(limit);
+        for (_, id) in &old {
+            records.by_id.remove(id);
+            records.nudged.remove(id);
+        }
+        Ok(old.len())
     }
 
     async fn list(&self, filter: &Filter) -> StoreResult<Vec<StoreResult<TaskRecord>>> {

@@ -559,6 +559,24 @@ pub enum Reservation {
     Taken(RecordId),
 }
 
+/// What [`TaskStore::forget`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Forgotten {
+    /// The record was removed. A task that had not ended was not
+    /// cancelled: it runs on at its server, unwatched.
+    Removed,
+    /// There is no such record.
+    Missing,
+    /// A worker holds the record (a step or a delivery is under way):
+    /// nothing was removed. Try again once its lease runs out.
+    Held {
+        /// The worker's name.
+        owner: String,
+        /// When its lease runs out.
+        until: SystemTime,
+    },
+}
+
 /// Durable storage for tracked tasks.
 ///
 /// Implemented by [`MemoryStore`], `SqliteStore` and `PostgresStore`; the
@@ -710,6 +728,39 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Removes the record of `id`, held under `fence` (a task taken back
     /// as a handle, see [`Tracker::take`]).
     fn remove(&self, id: RecordId, fence: Fence) -> impl Future<Output = StoreResult<()>> + Send;
+
+    /// Removes the record of `id` whoever wrote it, unless a worker holds
+    /// it at `now` (a lease that has not run out: a step or a delivery
+    /// under way): an administrator's or a command line's way to drop one
+    /// record. A delivered record is never held.
+    ///
+    /// Removing the record of a task that has not ended does **not** cancel
+    /// the task: it runs on at its server, and no worker reads it again
+    /// (ask for a cancel with [`request_cancel`](TaskStore::request_cancel)
+    /// and wait for its ending first). Removing an ending that was not
+    /// delivered means the application never gets it.
+    fn forget(
+        &self,
+        id: RecordId,
+        now: SystemTime,
+    ) -> impl Future<Output = StoreResult<Forgotten>> + Send;
+
+    /// Removes at most `limit` delivered records (ended, their ending
+    /// acknowledged) that were recorded and last changed
+    /// ([`TaskRecord::created`], [`TaskRecord::updated`]) before
+    /// `older_than`, the oldest first, and returns how many it removed.
+    /// Open records and endings that await delivery are never removed.
+    ///
+    /// One call is one short write (a transaction of its own), so that
+    /// pruning a large backlog in calls of a few hundred or thousand
+    /// records never holds the database for long: call again while it
+    /// returns `limit`. A tracker does it for itself with
+    /// [`TrackerBuilder::retain`].
+    fn prune(
+        &self,
+        older_than: SystemTime,
+        limit: usize,
+    ) -> impl Future<Output = StoreResult<usize>> + Send;
 
     /// The records `filter` selects, oldest first.
     fn list(

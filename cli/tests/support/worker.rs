@@ -16,9 +16,9 @@ use std::time::{Duration, SystemTime};
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, InputRequests, InputResponse};
 use mcp_tasks::store::{
-    Answers, Claim, Ending, Fence, Filter, Label, NewTask, PostgresStore, Progress, Questions,
-    RecordId, RecordState, Reservation, Schedule, SqliteStore, StoreResult, TaskRecord, TaskStore,
-    Tracker,
+    Answers, Claim, Ending, Fence, Filter, Forgotten, Label, NewTask, PostgresStore, Progress,
+    Questions, RecordId, RecordState, Reservation, Schedule, SqliteStore, StoreResult, TaskRecord,
+    TaskStore, Tracker,
 };
 use mcp_tasks::{Client, Http, TaskRef};
 use serde_json::{Value, json};
@@ -408,6 +408,14 @@ impl<S: TaskStore> TaskStore for Probe<S> {
     async fn remove(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
         count(&self.calls.other);
         self.inner.remove(id, fence).await
+    }
+    async fn forget(&self, id: RecordId, now: SystemTime) -> StoreResult<Forgotten> {
+        count(&self.calls.other);
+        self.inner.forget(id, now).await
+    }
+    async fn prune(&self, older_than: SystemTime, limit: usize) -> StoreResult<usize> {
+        count(&self.calls.other);
+        self.inner.prune(older_than, limit).await
     }
     async fn list(&self, filter: &Filter) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
         count(&self.calls.other);

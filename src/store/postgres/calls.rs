@@ -252,6 +252,60 @@ impl TaskStore for PostgresStore {
             .await
     }
 
+    async fn forget(&self, id: RecordId, now: SystemTime) -> StoreResult<Forgotten> {
+        let conn = self.conn().await?;
+        // As for a claim: the database's clock judges whose lease ran out.
+        let now = match self.inner.clock {
+            Clock::Database => None,
+            Clock::Worker => Some(millis(now)),
+        };
+        // A lease that runs out between the two statements: try again.
+        for _ in 0..REWRITE_TRIES {
+            let removed = self
+                .run(&conn, conn.client.execute(&conn.st.forget, &[&id.0, &now]))
+                .await?;
+            if removed > 0 {
+                return Ok(Forgotten::Removed);
+            }
+            let holder = self
+                .run(
+                    &conn,
+                    conn.client.query_opt(&conn.st.holder, &[&id.0, &now]),
+                )
+                .await?;
+            let Some(row) = holder else {
+                return Ok(Forgotten::Missing);
+            };
+            let held: Option<bool> = column(&row, id, "held")?;
+            if held == Some(true) {
+                let owner: Option<String> = column(&row, id, "lease_owner")?;
+                let until: Option<i64> = column(&row, id, "lease_until")?;
+                return Ok(Forgotten::Held {
+                    owner: owner.unwrap_or_default(),
+                    until: row::time(until.unwrap_or(0).saturating_sub(self.skew())),
+                });
+            }
+        }
+        Err(StoreError::other(format!(
+            "record {id}: its lease came and went {REWRITE_TRIES} times while it was forgotten"
+        )))
+    }
+
+    async fn prune(&self, older_than: SystemTime, limit: usize) -> StoreResult<usize> {
+        if limit == 0 {
+            return Ok(0);
+        }
+        let conn = self.conn().await?;
+        let removed = self
+            .run(
+                &conn,
+                conn.client
+                    .execute(&conn.st.prune, &[&self.to_db(older_than), &big(limit)]),
+            )
+            .await?;
+        Ok(usize::try_from(removed).unwrap_or(usize::MAX))
+    }
+
     async fn list(&self, filter: &Filter) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
         let conn = self.conn().await?;
         let state: Option<i32> = filter.state.map(|s| match s {

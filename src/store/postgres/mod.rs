@@ -21,8 +21,9 @@ use std::future::Future;
 use super::questions;
 use super::row::{self, millis};
 use super::{
-    Answers, Claim, Ending, Fence, Filter, Lease, NewTask, Progress, Questions, RecordId,
-    RecordState, Refusal, Reservation, Schedule, StoreError, StoreResult, TaskRecord, TaskStore,
+    Answers, Claim, Ending, Fence, Filter, Forgotten, Lease, NewTask, Progress, Questions,
+    RecordId, RecordState, Refusal, Reservation, Schedule, StoreError, StoreResult, TaskRecord,
+    TaskStore,
 };
 use crate::protocol::{InputRequests, InputResponse};
 use crate::task::TaskRef;
@@ -125,7 +126,8 @@ const REWRITE_TRIES: usize = 16;
 /// Two partial indexes serve the claim: open tasks by due time, and ended
 /// tasks whose outcome awaits delivery. A third serves the listing of open
 /// tasks that ask ([`Filter::asking`](super::Filter::asking)), by
-/// `asking_since`.
+/// `asking_since`; a fourth [`prune`](TaskStore::prune), the delivered
+/// records by `created` (a column no save changes).
 ///
 /// # Clocks
 ///
@@ -147,7 +149,11 @@ const REWRITE_TRIES: usize = 16;
 /// `n` rows however many are due, and concurrent workers skip each other's
 /// rows instead of waiting on them, and every fenced write is one `UPDATE …
 /// WHERE id = $1 AND fence = $2`; only when it changes no row does a
-/// second statement tell a stale fence from a missing record. A tracked
+/// second statement tell a stale fence from a missing record. A
+/// [`prune`](TaskStore::prune) is one statement too (`DELETE … WHERE id IN
+/// (SELECT id … ORDER BY created, id LIMIT n FOR UPDATE SKIP LOCKED)`): it
+/// locks only the rows of its batch, for as long as the batch takes, and
+/// skips rows another pruner holds. A tracked
 /// read therefore costs two statements: its share of one batched claim,
 /// and one save. Statements are prepared once per connection.
 ///

@@ -19,6 +19,9 @@ pub(super) struct Statements {
     pub(super) acknowledge: Statement,
     pub(super) request_cancel: Statement,
     pub(super) remove: Statement,
+    pub(super) forget: Statement,
+    pub(super) holder: Statement,
+    pub(super) prune: Statement,
     pub(super) exists: Statement,
     pub(super) list: Statement,
     pub(super) next_due: Statement,
@@ -171,6 +174,34 @@ impl Statements {
                 .await?,
             remove: client
                 .prepare("DELETE FROM mcp_tasks_tasks WHERE id = $1 AND fence = $2")
+                .await?,
+            // $2: the worker's clock, or NULL for the database's.
+            forget: client
+                .prepare(concat!(
+                    "DELETE FROM mcp_tasks_tasks WHERE id = $1 AND (lease_owner IS NULL \
+                     OR lease_until IS NULL OR lease_until <= COALESCE($2::int8, ",
+                    db_now!(),
+                    ") OR (ending IS NOT NULL AND delivered))"
+                ))
+                .await?,
+            holder: client
+                .prepare(concat!(
+                    "SELECT lease_owner, lease_until, lease_owner IS NOT NULL \
+                     AND lease_until > COALESCE($2::int8, ",
+                    db_now!(),
+                    ") AND NOT (ending IS NOT NULL AND delivered) AS held \
+                     FROM mcp_tasks_tasks WHERE id = $1"
+                ))
+                .await?,
+            // One ordered walk of the delivered records' index, at most $2
+            // rows, skipping rows another transaction holds: one short
+            // statement per batch.
+            prune: client
+                .prepare(
+                    "DELETE FROM mcp_tasks_tasks WHERE id IN (SELECT id FROM mcp_tasks_tasks \
+                     WHERE ending IS NOT NULL AND delivered AND created < $1 AND updated < $1 \
+                     ORDER BY created, id LIMIT $2 FOR UPDATE SKIP LOCKED)",
+                )
                 .await?,
             exists: client
                 .prepare("SELECT 1 FROM mcp_tasks_tasks WHERE id = $1")

@@ -10,8 +10,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::questions;
 use super::row;
 use super::{
-    Answers, Claim, Ending, Fence, Filter, NewTask, Progress, Questions, RecordId, RecordState,
-    Refusal, Reservation, Schedule, StoreError, StoreResult, TaskRecord, TaskStore,
+    Answers, Claim, Ending, Fence, Filter, Forgotten, NewTask, Progress, Questions, RecordId,
+    RecordState, Refusal, Reservation, Schedule, StoreError, StoreResult, TaskRecord, TaskStore,
 };
 use crate::protocol::{InputRequests, InputResponse};
 use crate::task::TaskRef;
@@ -31,6 +31,23 @@ macro_rules! misfiled {
          OR typeof(lease_owner) NOT IN ('null', 'text'))"
     };
 }
+
+/// The delivered records (ended, their ending acknowledged), as an SQL
+/// condition: migration 5 indexes them by `created_ms` for `prune`, which
+/// must spell the condition the same way to read that index.
+macro_rules! delivered {
+    () => {
+        "ending IS NOT NULL AND delivered = 1"
+    };
+}
+
+/// At most `?2` delivered records recorded and last changed before `?1`,
+/// the oldest first, by their own index (migration 5).
+const PRUNE: &str = concat!(
+    "DELETE FROM tasks WHERE id IN (SELECT id FROM tasks WHERE ",
+    delivered!(),
+    " AND created_ms < ?1 AND updated_ms < ?1 ORDER BY created_ms, id LIMIT ?2)"
+);
 
 mod schema;
 mod sql;
@@ -99,7 +116,10 @@ use sql::{
 /// in an index that is empty while nothing is damaged, one
 /// `UPDATE … RETURNING` for the whole batch, and one bump of the fence
 /// counter, in one transaction) and one `UPDATE` to write back:
-/// `1 + 3/batch` statements per read.
+/// `1 + 3/batch` statements per read. A [`prune`](TaskStore::prune) is
+/// one `DELETE` of at most its limit, the oldest delivered records by an
+/// index of their own, in a write transaction of its own: other writers
+/// wait for one batch at most.
 ///
 /// # Damaged rows
 ///
@@ -546,6 +566,59 @@ impl TaskStore for SqliteStore {
                 fence,
                 &[],
             )
+        })
+        .await
+    }
+
+    async fn forget(&self, id: RecordId, now: SystemTime) -> StoreResult<Forgotten> {
+        let now = row::millis(now);
+        self.run(move |conn| {
+            immediate(conn, |tx| {
+                let removed = tx
+                    .prepare_cached(
+                        "DELETE FROM tasks WHERE id = ?1 AND (lease_owner IS NULL \
+                         OR lease_until_ms <= ?2 OR (ending IS NOT NULL AND delivered = 1))",
+                    )
+                    .and_then(|mut s| s.execute(params![id.0, now]))
+                    .map_err(sql)?;
+                if removed > 0 {
+                    return Ok(Forgotten::Removed);
+                }
+                let holder = tx
+                    .prepare_cached("SELECT lease_owner, lease_until_ms FROM tasks WHERE id = ?1")
+                    .and_then(|mut s| {
+                        s.query_row([id.0], |r| Ok((r.get::<_, String>(0), r.get::<_, i64>(1))))
+                            .optional()
+                    })
+                    .map_err(sql)?;
+                match holder {
+                    None => Ok(Forgotten::Missing),
+                    Some((Ok(owner), Ok(until))) => Ok(Forgotten::Held {
+                        owner,
+                        until: row::time(until),
+                    }),
+                    Some((Err(e), _) | (_, Err(e))) => Err(StoreError::corrupt(
+                        Some(id),
+                        "column lease_owner or lease_until_ms holds a bad value",
+                    )
+                    .with_source(e)),
+                }
+            })
+        })
+        .await
+    }
+
+    async fn prune(&self, older_than: SystemTime, limit: usize) -> StoreResult<usize> {
+        if limit == 0 {
+            return Ok(0);
+        }
+        let older_than = row::millis(older_than);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        // One statement, one short write transaction: a batch at a time.
+        self.run(move |conn| {
+            conn.prepare_cached(PRUNE)
+                .and_then(|mut s| s.execute(params![older_than, limit]))
+                .map_err(sql)
         })
         .await
     }

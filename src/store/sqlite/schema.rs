@@ -69,6 +69,14 @@ pub(super) const MIGRATIONS: &[&str] = &[
         misfiled!(),
         ";"
     ),
+    // 5: the delivered records by when they were recorded, for `prune`,
+    // which removes the oldest a small batch at a time. A record enters
+    // it once, when delivered; no save of an open record touches it.
+    concat!(
+        "CREATE INDEX tasks_delivered_by_created ON tasks (created_ms, id) WHERE ",
+        delivered!(),
+        ";"
+    ),
 ];
 
 /// Creates the file at `path` readable by its owner alone, unless it

@@ -497,3 +497,57 @@ async fn a_file_of_schema_1_is_migrated_keeping_every_record() {
         .await
         .unwrap();
 }
+
+/// A prune walks the index of delivered records for its batch alone,
+/// never the table: a batch costs the same among a million records as
+/// among ten, so no batch holds the write lock for long. A damaged row is
+/// never pruned (it stays to be reported).
+#[tokio::test]
+async fn a_prune_reads_its_batch_from_its_own_index() {
+    let store = SqliteStore::memory().unwrap();
+    let plan: Vec<String> = {
+        let conn = store.conn.lock().unwrap();
+        let mut s = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {PRUNE}"))
+            .unwrap();
+        s.query_map(params![0, 10], |r| r.get::<_, String>(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let plan = plan.join("\n");
+    assert!(plan.contains("tasks_delivered_by_created"), "{plan}");
+    assert!(
+        !plan.contains("SCAN tasks"),
+        "a walk of the whole table: {plan}"
+    );
+    assert!(
+        !plan.contains("TEMP B-TREE"),
+        "a sort of every match: {plan}"
+    );
+
+    let mut ids = Vec::new();
+    for n in 0..3 {
+        let id = store.insert(task(n, t(0))).await.unwrap();
+        let c = Claim {
+            record: Some(id),
+            ..claim("w", 1, t(0))
+        };
+        let fence = store.claim(c).await.unwrap()[0]
+            .as_ref()
+            .unwrap()
+            .fence()
+            .unwrap();
+        store.finish(id, fence, &Ending::Cancelled).await.unwrap();
+        store.acknowledge(id, fence).await.unwrap();
+        ids.push(id);
+    }
+    raw(
+        &store,
+        &format!("UPDATE tasks SET delivered = 'yes' WHERE id = {}", ids[0]),
+    );
+    let later = SystemTime::now() + Duration::from_secs(60);
+    assert_eq!(store.prune(later, 100).await.unwrap(), 2);
+    let left = store.get(ids[0]).await;
+    assert!(left.unwrap_err().is_corrupt(), "the damaged row stays");
+}
