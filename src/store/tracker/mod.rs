@@ -25,9 +25,11 @@ use crate::task::task_builder::IsComplete;
 use crate::task::{Snapshot, TaskBuilder, TaskRef, TaskState};
 
 mod hold;
+mod retain;
 mod step;
 mod types;
 
+use retain::Retention;
 use types::QuestionHook;
 pub use types::{Asking, Connector, Delivery, Label, Pass, Started, TrackError};
 
@@ -60,6 +62,7 @@ pub struct TrackerBuilder<S, C> {
     request_timeout: Option<Duration>,
     answer_within: Duration,
     on_question: Option<QuestionHook>,
+    retain: Option<Duration>,
 }
 
 impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
@@ -152,6 +155,22 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
         self
     }
 
+    /// Removes delivered records (ended, their ending acknowledged) once
+    /// they are older than `age`; without it (the default) they stay
+    /// until removed by hand ([`TaskStore::prune`], [`TaskStore::forget`]).
+    ///
+    /// The worker does it as part of its passes, a batch of at most 1,000
+    /// records at a time (one short write, [`TaskStore::prune`]):
+    /// [`run`](Tracker::run) one batch at most once per
+    /// [`idle`](TrackerBuilder::idle) period (1 s by default, so 1,000
+    /// records a second at most), [`pass`](Tracker::pass) one batch per
+    /// pass. Open tasks and endings that await delivery are never removed.
+    /// Workers that share a store share the work.
+    pub fn retain(mut self, age: Duration) -> Self {
+        self.retain = Some(age);
+        self
+    }
+
     /// The bound on each request the tracker sends (default: the client's).
     pub fn request_timeout(mut self, d: Duration) -> Self {
         self.request_timeout = Some(d);
@@ -174,6 +193,7 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
                 request_timeout: self.request_timeout,
                 answer_within: self.answer_within,
                 on_question: self.on_question,
+                retention: self.retain.map(Retention::new),
                 gave_up: Default::default(),
                 clients: Mutex::new(HashMap::new()),
                 wake: Notify::new(),
@@ -268,6 +288,8 @@ struct Inner<S, C> {
     request_timeout: Option<Duration>,
     answer_within: Duration,
     on_question: Option<QuestionHook>,
+    /// Delivered records older than this are removed.
+    retention: Option<Retention>,
     /// Questions whose handler ran past `answer_within` here: not asked of
     /// this worker's handlers again (a person is asked once).
     gave_up: std::sync::Mutex<std::collections::HashSet<(RecordId, String)>>,
@@ -308,6 +330,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             request_timeout: None,
             answer_within: Duration::from_secs(10),
             on_question: None,
+            retain: None,
         }
     }
 
@@ -656,7 +679,9 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// bounded: it holds its record (and its slot) for as long as it runs.
     /// Between claims it sleeps on one timer, until the store's next due
     /// moment, at most [`idle`](TrackerBuilder::idle), or until this
-    /// process tracks, answers or cancels a task.
+    /// process tracks, answers or cancels a task. With
+    /// [`retain`](TrackerBuilder::retain), it removes a batch of old
+    /// delivered records at most once per `idle` period.
     ///
     /// A store that is unavailable (the database went away, a full disk)
     /// pauses the worker, with a warning, and it resumes once the store
@@ -681,6 +706,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             while let Some(done) = jobs.try_join_next() {
                 self.reaped(done);
             }
+            self.tidy().await;
             let free = self.inner.concurrency.available_permits();
             if free > 0 {
                 let limit = free.min(self.inner.batch);
@@ -737,6 +763,17 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 () = tokio::time::sleep(wait) => {}
                 () = self.inner.wake.notified() => {}
             }
+        }
+    }
+
+    /// `run`'s share of retention: one batch of delivered records removed,
+    /// at most once per `idle` period.
+    async fn tidy(&self) {
+        let inner = &self.inner;
+        if let Some(retention) = &inner.retention
+            && retention.turn(inner.idle)
+        {
+            retention.prune(&inner.store, &inner.worker).await;
         }
     }
 
@@ -829,7 +866,9 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
 
     /// One pass: claims the due records (at most the batch), steps each
     /// open task once and delivers each ending, at most `concurrency` at a
-    /// time, and returns once all of them are done. `run` does not wait
+    /// time, and returns once all of them are done; then, with
+    /// [`retain`](TrackerBuilder::retain), removes one batch of old
+    /// delivered records. `run` does not wait
     /// for a whole pass (a slow step never holds up the others); a pass
     /// alone suits tests and applications that bring their own schedule.
     /// Endings are delivered one at a time, in the order they came.
@@ -891,6 +930,9 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 Err(e) if e.is_stale() || e.is_not_found() => pass.stale += 1,
                 Err(e) => return Err(e),
             }
+        }
+        if let Some(retention) = &self.inner.retention {
+            pass.pruned = retention.prune(&self.inner.store, &self.inner.worker).await;
         }
         Ok(pass)
     }

@@ -189,6 +189,9 @@ pub struct Pass {
     pub stale: usize,
     /// Records that could not be read (see [`StoreError::is_corrupt`]).
     pub corrupt: usize,
+    /// Delivered records removed, older than the retention
+    /// ([`TrackerBuilder::retain`](super::TrackerBuilder::retain)).
+    pub pruned: usize,
 }
 
 /// The application's hook for new questions
