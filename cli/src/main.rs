@@ -30,7 +30,9 @@ mod ask;
 mod catalog;
 mod config;
 mod failure;
+mod forget;
 mod login;
+mod prune;
 mod questions;
 mod records;
 mod reference;
@@ -71,13 +73,15 @@ Examples:
   mcp-tasks call export --detach --url https://mcp.example.com/mcp
   mcp-tasks list
   mcp-tasks wait 12
+  mcp-tasks prune --older-than 7d
 
 `call --detach` keeps each task it leaves running in a task list, \
 $XDG_DATA_HOME/mcp-tasks/tasks.db (else ~/.local/share/mcp-tasks/tasks.db; \
 MCP_TASKS_DATA_DIR names another folder), readable by its owner alone: it holds the task ids, \
 which are secrets, and how to reach each server (a config file's server name, else a URL or \
 a command line; never a header or a token). `status`, `wait` and `cancel` take a task's short name from `mcp-tasks list` as well \
-as its reference.
+as its reference. `forget NAME` removes one task from the list (never cancelling it), and \
+`prune --older-than 7d` the tasks that ended more than 7 days ago.
 
 `call --detach` refuses a task that no later command could follow: one on a server run \
 after `--` (it ends with the command, and its tasks with it), or on an HTTP server of the \
@@ -196,6 +200,18 @@ the command could not tell (see `mcp-tasks --help`).")]
     Wait(RefArgs),
     /// Cancel a task and wait for it to end, by its short name or its reference.
     Cancel(RefArgs),
+    /// Remove one task from the task list, by its short name or its reference.
+    #[command(after_help = "\
+Forgetting a task never cancels it. A task that has not ended (as last seen) is refused, \
+with exit status 2, unless --force: it then runs on at its server, and no command follows \
+it by its short name again (`mcp-tasks cancel NAME` first cancels it).")]
+    Forget(forget::ForgetArgs),
+    /// Remove the ended tasks last seen more than AGE ago from the task list.
+    #[command(after_help = "\
+A task is ended once a command saw it end (`wait`, `status`, `cancel`, `watch`); tasks that \
+have not ended stay, however old (`mcp-tasks forget NAME --force` removes one). The list is \
+pruned a thousand tasks at a time, so that other commands never wait long for it.")]
+    Prune(prune::PruneArgs),
     /// List the servers of the config files: name, kind, command or URL
     /// (secrets redacted), and the file each comes from.
     #[command(after_help = "\
@@ -331,6 +347,7 @@ fn main() -> ExitCode {
         Command::Call(c) => c.output.json,
         Command::Status(r) | Command::Wait(r) | Command::Cancel(r) => r.output.json,
         Command::Completions { .. } | Command::Man => false,
+        Command::Forget(_) | Command::Prune(_) => false,
         Command::Catalog(c) => c.json(),
     };
     let code = runtime.block_on(async {
@@ -419,6 +436,8 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Status(args) => on_task(args, Action::Status).await,
         Command::Wait(args) => on_task(args, Action::Wait).await,
         Command::Cancel(args) => on_task(args, Action::Cancel).await,
+        Command::Forget(args) => forget::forget(args).await,
+        Command::Prune(args) => prune::prune(args).await,
         Command::Catalog(command) => catalog::run(command).await,
     }
 }

@@ -21,8 +21,8 @@ use anyhow::{Context, bail};
 use mcp_tasks::TaskRef;
 use mcp_tasks::protocol::{InputRequests, InputResponse, InputResponses, TaskStatus};
 use mcp_tasks::store::{
-    Claim, Ending, Filter, NewTask, Progress, RecordId, SqliteStore, StoreError, TaskRecord,
-    TaskStore,
+    Claim, Ending, Filter, Forgotten, NewTask, Progress, RecordId, SqliteStore, StoreError,
+    TaskRecord, TaskStore,
 };
 use serde::{Deserialize, Serialize};
 
@@ -350,6 +350,40 @@ impl Records {
             )
             .await?;
         Ok(())
+    }
+}
+
+/// How many ended tasks one write of `prune` removes at most: another
+/// command waits for one batch at most.
+const PRUNE_BATCH: usize = 1_000;
+
+impl Records {
+    /// Removes task `id` from the list, unless another command is writing
+    /// it back right now. A task that has not ended is not cancelled.
+    pub async fn forget(&self, id: RecordId) -> anyhow::Result<Forgotten> {
+        self.store
+            .forget(id, SystemTime::now())
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot forget task {id}: {}", crate::one_line(&e)))
+    }
+
+    /// Removes the ended tasks last written before `older_than`, a batch
+    /// at a time, and says how many. Tasks that have not ended stay.
+    pub async fn prune(&self, older_than: SystemTime) -> anyhow::Result<usize> {
+        let mut removed = 0;
+        loop {
+            let batch = self
+                .store
+                .prune(older_than, PRUNE_BATCH)
+                .await
+                .map_err(|e| {
+                    anyhow::anyhow!("cannot prune the task list: {}", crate::one_line(&e))
+                })?;
+            removed += batch;
+            if batch < PRUNE_BATCH {
+                return Ok(removed);
+            }
+        }
     }
 }
 
