@@ -22,6 +22,10 @@
 //!   handlers when the task asks, a cancel when one was asked for), writes
 //!   back under its lease, and hands each outcome to the application until
 //!   the application acknowledges it.
+//! - Delivered records stay until removed: a worker with
+//!   [`TrackerBuilder::retain`] prunes those older than its setting, a
+//!   small batch at a time ([`TaskStore::prune`]), and
+//!   [`TaskStore::forget`] removes one record by hand.
 //!
 //! # Questions that wait for a person
 //!

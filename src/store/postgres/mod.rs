@@ -150,8 +150,9 @@ const REWRITE_TRIES: usize = 16;
 /// rows instead of waiting on them, and every fenced write is one `UPDATE …
 /// WHERE id = $1 AND fence = $2`; only when it changes no row does a
 /// second statement tell a stale fence from a missing record. A
-/// [`prune`](TaskStore::prune) is one statement too (`DELETE … WHERE id IN
-/// (SELECT id … ORDER BY created, id LIMIT n FOR UPDATE SKIP LOCKED)`): it
+/// [`prune`](TaskStore::prune) is one statement too (`DELETE … WHERE id =
+/// ANY(ARRAY(SELECT id … ORDER BY created, id LIMIT n FOR UPDATE SKIP
+/// LOCKED))`): it
 /// locks only the rows of its batch, for as long as the batch takes, and
 /// skips rows another pruner holds. A tracked
 /// read therefore costs two statements: its share of one batched claim,

@@ -195,12 +195,15 @@ impl Statements {
                 .await?,
             // One ordered walk of the delivered records' index, at most $2
             // rows, skipping rows another transaction holds: one short
-            // statement per batch.
+            // statement per batch. The ids come as an array, so that the
+            // rows are removed through the primary key: with `id IN
+            // (SELECT …)` the planner may join against a scan of the whole
+            // table, a batch then costing as much as the table is long.
             prune: client
                 .prepare(
-                    "DELETE FROM mcp_tasks_tasks WHERE id IN (SELECT id FROM mcp_tasks_tasks \
+                    "DELETE FROM mcp_tasks_tasks WHERE id = ANY(ARRAY(SELECT id FROM mcp_tasks_tasks \
                      WHERE ending IS NOT NULL AND delivered AND created < $1 AND updated < $1 \
-                     ORDER BY created, id LIMIT $2 FOR UPDATE SKIP LOCKED)",
+                     ORDER BY created, id LIMIT $2 FOR UPDATE SKIP LOCKED))",
                 )
                 .await?,
             exists: client
