@@ -2,7 +2,7 @@
 //!
 //! ```sh
 //! cargo bench -p mcp-tasks-cli --bench tracker -- [one] [many] [--secs S] [--rounds R]
-//!     [--one-tasks N] [--tasks N] [--workers 1,2,4] [--lease-ms MS]
+//!     [--one-tasks N] [--tasks N] [--workers 1,2,4] [--lease-ms MS] [--setup SQL]...
 //! ```
 //!
 //! - `one`: one tracker in this process, against the in-memory store,
@@ -12,9 +12,14 @@
 //!   server's count) and store calls per read; for Postgres also the
 //!   transactions the database committed (`pg_stat_database`).
 //! - `many`: `--tasks` records pending in Postgres, worked by 1, 2 and 4
-//!   worker processes (this binary with `--worker`): reads per second,
-//!   resident memory of each worker against an idle one, and the time from
-//!   a worker's SIGKILL until every record it held was claimed by another.
+//!   worker processes (this binary with `--worker`): reads per second;
+//!   CPU time per read of the workers, of the whole Postgres cluster and
+//!   of the demo server (`/proc/PID/stat`); the tables' updates, how many
+//!   were HOT, and their dead rows (`pg_stat_user_tables`); resident
+//!   memory of each worker against an idle one; and the time from a
+//!   worker's SIGKILL until every record it held was claimed by another.
+//!   `--setup SQL` runs SQL after the migration and before the records
+//!   are inserted (to try a table setting).
 //!
 //! Every task is a `job` of an hour on the demo server: none ends during a
 //! run, so every step is one read and one save. Records outnumber what a
@@ -48,6 +53,7 @@ struct Args {
     tasks: usize,
     workers: Vec<usize>,
     lease_ms: u64,
+    setup: Vec<String>,
 }
 
 fn main() {
@@ -99,6 +105,7 @@ fn parse(args: &[String]) -> Fallible<Args> {
         tasks: 100_000,
         workers: vec![1, 2, 4],
         lease_ms: 2_000,
+        setup: Vec::new(),
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -110,6 +117,7 @@ fn parse(args: &[String]) -> Fallible<Args> {
             "--one-tasks" => a.one_tasks = number(value()?)? as usize,
             "--tasks" => a.tasks = number(value()?)? as usize,
             "--lease-ms" => a.lease_ms = number(value()?)?,
+            "--setup" => a.setup.push(value()?.clone()),
             "--workers" => {
                 a.workers = value()?
                     .split(',')
@@ -456,6 +464,13 @@ fn many(args: &Args) -> Fallible {
         PostgresStore::migrate(&url)
             .await
             .map_err(|e| format!("migrate: {e}"))?;
+        let db = postgres::connect(&url).await;
+        for sql in &args.setup {
+            db.batch_execute(sql)
+                .await
+                .map_err(|e| format!("--setup {sql}: {e}"))?;
+            println!("many: ran {sql}");
+        }
         let store = Arc::new(
             PostgresStore::connect(&url)
                 .await
@@ -492,7 +507,10 @@ fn many(args: &Args) -> Fallible {
         idle_rss.0, idle_rss.1
     );
 
+    let postmaster = cluster.postmaster();
+    let tick = clock_tick()?;
     for &w in &args.workers {
+        let tables_before = rt.block_on(tables(&url))?;
         let mut children = Vec::new();
         for i in 0..w {
             let mut child = spawn(&Options {
@@ -505,8 +523,12 @@ fn many(args: &Args) -> Fallible {
         std::thread::sleep(Duration::from_secs(2));
         let before = reads(&demo)?;
         let db_before = rt.block_on(commits(&url));
+        let cpu_before = Cpu::sample(&children, postmaster, &demo)?;
+        let machine_before = machine()?;
         let start = Instant::now();
         std::thread::sleep(Duration::from_secs(args.secs));
+        let cpu_after = Cpu::sample(&children, postmaster, &demo)?;
+        let machine_after = machine()?;
         let n = reads(&demo)? - before;
         let db_after = rt.block_on(commits(&url));
         let secs = start.elapsed().as_secs_f64();
@@ -529,17 +551,222 @@ fn many(args: &Args) -> Fallible {
             (db_after.1 - db_before.1) as f64 / n.max(1) as f64,
             per_task.join(", ")
         );
+        let us = |ticks: u64| ticks as f64 / tick as f64 * 1e6 / n.max(1) as f64;
+        let workers: Vec<u64> = cpu_after
+            .workers
+            .iter()
+            .zip(&cpu_before.workers)
+            .map(|(a, b)| a - b)
+            .collect();
+        let postgres = match (cpu_after.postgres, cpu_before.postgres) {
+            (Some(a), Some(b)) => format!("{:.1}", us(a.saturating_sub(b))),
+            _ => "? (not a cluster of this run)".into(),
+        };
+        let (busy, total) = (
+            machine_after.0 - machine_before.0,
+            machine_after.1 - machine_before.1,
+        );
+        println!(
+            "many: {w} worker(s): CPU per read: workers {:.1} µs (each {}), Postgres {postgres} µs, \
+             demo server {:.1} µs; machine busy {:.0}%, load average {}",
+            us(workers.iter().sum()),
+            workers
+                .iter()
+                .map(|t| format!("{:.1}", us(*t)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            us(cpu_after.demo - cpu_before.demo),
+            busy as f64 * 100.0 / total.max(1) as f64,
+            load_average()
+        );
         for child in children {
             stop(child);
         }
-        // The killed workers' leases run out before the next round.
+        // The killed workers' leases run out before the next round; their
+        // backends have exited by then, which flushes their statistics.
         std::thread::sleep(Duration::from_millis(args.lease_ms + 500));
+        let tables_after = rt.block_on(tables(&url))?;
+        for after in &tables_after {
+            let before = tables_before.iter().find(|t| t.name == after.name);
+            let upd = after.upd - before.map_or(0, |t| t.upd);
+            let hot = after.hot - before.map_or(0, |t| t.hot);
+            let vacuums = after.vacuums - before.map_or(0, |t| t.vacuums);
+            println!(
+                "many: {w} worker(s): {}: {upd} updates, {:.1}% HOT, {} dead rows at the end, \
+                 {vacuums} autovacuums",
+                after.name,
+                hot as f64 * 100.0 / upd.max(1) as f64,
+                after.dead
+            );
+        }
     }
 
     takeover(&rt, &base, &url, args.lease_ms)?;
     drop(rt);
     drop(cluster);
     Ok(())
+}
+
+/// CPU time so far, in clock ticks.
+struct Cpu {
+    /// Of each worker.
+    workers: Vec<u64>,
+    /// Of the whole cluster: the postmaster, its live children and the
+    /// children it reaped (backends that exited, autovacuum workers).
+    postgres: Option<u64>,
+    /// Of the demo server.
+    demo: u64,
+}
+
+impl Cpu {
+    fn sample(children: &[Child], postmaster: Option<u32>, demo: &Demo) -> Fallible<Cpu> {
+        let workers = children
+            .iter()
+            .map(|c| stat(c.id()).map(|s| s.own()))
+            .collect::<Fallible<_>>()?;
+        let postgres = match postmaster {
+            Some(pm) => Some(cluster_cpu(pm)?),
+            None => None,
+        };
+        Ok(Cpu {
+            workers,
+            postgres,
+            demo: stat(demo.child.id())?.own(),
+        })
+    }
+}
+
+/// What `/proc/PID/stat` says of a process.
+struct Stat {
+    ppid: u32,
+    utime: u64,
+    stime: u64,
+    cutime: u64,
+    cstime: u64,
+}
+
+impl Stat {
+    /// Its own CPU time, user and system.
+    fn own(&self) -> u64 {
+        self.utime + self.stime
+    }
+}
+
+fn stat(pid: u32) -> Fallible<Stat> {
+    let text =
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| format!("{pid}: {e}"))?;
+    // The name, in parentheses, may hold spaces: count after its end.
+    let rest = text
+        .rsplit_once(')')
+        .map(|(_, r)| r)
+        .ok_or("an unreadable /proc/PID/stat")?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // Fields 4 (ppid) and 14 to 17 (utime, stime, cutime, cstime), from
+    // field 3 (state) on.
+    let field = |n: usize| -> Fallible<u64> {
+        fields
+            .get(n - 3)
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("no field {n} in /proc/{pid}/stat"))
+    };
+    Ok(Stat {
+        ppid: field(4)? as u32,
+        utime: field(14)?,
+        stime: field(15)?,
+        cutime: field(16)?,
+        cstime: field(17)?,
+    })
+}
+
+/// The CPU time of a Postgres cluster: the postmaster's own and its
+/// reaped children's, and that of each live child.
+fn cluster_cpu(postmaster: u32) -> Fallible<u64> {
+    let pm = stat(postmaster)?;
+    let mut total = pm.own() + pm.cutime + pm.cstime;
+    for entry in std::fs::read_dir("/proc").map_err(|e| e.to_string())? {
+        let Some(pid) = entry
+            .ok()
+            .and_then(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+        else {
+            continue;
+        };
+        // A child that exits meanwhile is counted in the reaped time.
+        if let Ok(s) = stat(pid)
+            && s.ppid == postmaster
+        {
+            total += s.own();
+        }
+    }
+    Ok(total)
+}
+
+/// Clock ticks per second, the unit of `/proc/PID/stat`.
+fn clock_tick() -> Fallible<u64> {
+    let out = std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .map_err(|e| format!("getconf CLK_TCK: {e}"))?;
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .map_err(|e| format!("getconf CLK_TCK: {e}"))
+}
+
+/// The machine's busy and total CPU time so far (`/proc/stat`), in ticks.
+fn machine() -> Fallible<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/stat").map_err(|e| e.to_string())?;
+    let cpu: Vec<u64> = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("cpu "))
+        .ok_or("no cpu line in /proc/stat")?
+        .split_whitespace()
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal ...
+    let idle = cpu.get(3).copied().unwrap_or(0) + cpu.get(4).copied().unwrap_or(0);
+    let total: u64 = cpu.iter().take(8).sum();
+    Ok((total - idle, total))
+}
+
+/// The 1, 5 and 15 minute load averages.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// A table's counts in `pg_stat_user_tables`.
+struct Table {
+    name: String,
+    upd: i64,
+    hot: i64,
+    dead: i64,
+    vacuums: i64,
+}
+
+/// The counts of the store's tables.
+async fn tables(url: &str) -> Fallible<Vec<Table>> {
+    let db = postgres::connect(url).await;
+    let rows = db
+        .query(
+            "SELECT relname::text, n_tup_upd, n_tup_hot_upd, n_dead_tup, autovacuum_count \
+             FROM pg_stat_user_tables WHERE relname LIKE 'mcp_tasks_%' \
+             AND relname <> 'mcp_tasks_schema' ORDER BY relname",
+            &[],
+        )
+        .await
+        .map_err(|e| format!("pg_stat_user_tables: {e}"))?;
+    Ok(rows
+        .iter()
+        .map(|r| Table {
+            name: r.get(0),
+            upd: r.get(1),
+            hot: r.get(2),
+            dead: r.get(3),
+            vacuums: r.get(4),
+        })
+        .collect())
 }
 
 /// Two workers; the first is killed: how long until every record it held

@@ -304,6 +304,18 @@ fn is_root() -> bool {
     })
 }
 
+impl Cluster {
+    /// The process id of the server this binary started (the postmaster,
+    /// whose children are the backends and the server's own processes);
+    /// `None` for a borrowed server.
+    #[allow(dead_code, reason = "only the benchmarks look at the processes")]
+    pub fn postmaster(&self) -> Option<u32> {
+        let local = self.local.as_ref()?;
+        let pid = std::fs::read_to_string(local.folder.join("data").join("postmaster.pid")).ok()?;
+        pid.lines().next()?.trim().parse().ok()
+    }
+}
+
 impl Local {
     /// `name` from the Postgres binaries, as the `postgres` user if need be.
     fn tool(&self, name: &str) -> Command {
