@@ -142,6 +142,29 @@ async fn concurrent_claims_never_share_a_record(pg: Pg) {
     assert_eq!(unique, inserted);
 }
 
+/// A claim of each limit from 1 to 90 on one connection (more limits than
+/// it prepares a claim of their own for): each takes at most its limit,
+/// the earliest due first, and no record twice.
+async fn claims_of_every_limit_take_the_earliest_once(pg: Pg) {
+    let (store, _) = store(&pg).await;
+    let mut due = Vec::new();
+    for n in 0..4_200 {
+        let at = t(u64::from((n * 7_919) % 4_200));
+        due.push((at, store.insert(task(n, at)).await.unwrap()));
+    }
+    due.sort();
+    let mut expected = due.into_iter().map(|(_, id)| id);
+    let mut seen = BTreeSet::new();
+    for limit in 1..=90 {
+        let got = ids(&store.claim(claim("w", limit, t(5_000))).await.unwrap());
+        let want: Vec<RecordId> = expected.by_ref().take(limit).collect();
+        assert_eq!(got, want, "a claim of {limit}");
+        for id in got {
+            assert!(seen.insert(id), "record {id} claimed twice");
+        }
+    }
+}
+
 async fn workers_starting_together_migrate_once(pg: Pg) {
     let url = pg.database().await;
     let mut connects = tokio::task::JoinSet::new();
@@ -736,6 +759,7 @@ fn main() {
         an_answer_racing_a_save_is_never_lost,
         a_version_1_database_is_migrated,
         concurrent_claims_never_share_a_record,
+        claims_of_every_limit_take_the_earliest_once,
         workers_starting_together_migrate_once,
         a_lost_connection_is_unavailable_then_comes_back,
         corrupt_rows_come_back_in_their_place,

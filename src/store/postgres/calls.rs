@@ -74,16 +74,26 @@ impl TaskStore for PostgresStore {
                 )
                 .await?
             }
-            None => {
-                self.run(
-                    &conn,
-                    conn.client.query(
-                        &conn.st.claim_due,
-                        &[&now, &claim.worker, &lease, &big(claim.limit)],
-                    ),
-                )
-                .await?
-            }
+            None => match self.claim_due(&conn, claim.limit).await? {
+                Some(statement) => {
+                    self.run(
+                        &conn,
+                        conn.client
+                            .query(&statement, &[&now, &claim.worker, &lease]),
+                    )
+                    .await?
+                }
+                None => {
+                    self.run(
+                        &conn,
+                        conn.client.query(
+                            &conn.st.claim_due,
+                            &[&now, &claim.worker, &lease, &big(claim.limit)],
+                        ),
+                    )
+                    .await?
+                }
+            },
         };
         if self.inner.clock == Clock::Database
             && let Some(row) = rows.first()

@@ -273,7 +273,12 @@ impl Settings {
                 )));
             }
         };
-        Ok(Conn { client, st, skew })
+        Ok(Conn {
+            client,
+            st,
+            claims: Default::default(),
+            skew,
+        })
     }
 }
 

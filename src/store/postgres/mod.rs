@@ -6,6 +6,7 @@
 //! [`TaskStore`] calls, `rows.rs` a row read back as a record, `errors.rs`
 //! what a database error means to the store.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -64,6 +65,10 @@ use statements::Statements;
 /// How many times a write of a record's questions and answers reads the
 /// record again after another write came between its read and its write.
 const REWRITE_TRIES: usize = 16;
+
+/// How many claims with a limit of their own a connection prepares; a
+/// claim with another limit uses the one with the limit as a parameter.
+const CLAIM_PLANS: usize = 64;
 
 /// A task store on Postgres: many worker processes on many machines share
 /// one database, and the database alone decides who holds a task.
@@ -230,6 +235,10 @@ impl fmt::Debug for PostgresStore {
 struct Conn {
     client: Client,
     st: Statements,
+    /// The claim of due records for each limit asked so far, the limit
+    /// written in (see [`statements::claim_due`]); at most
+    /// [`CLAIM_PLANS`] of them.
+    claims: std::sync::Mutex<HashMap<usize, Statement>>,
     /// The database's clock minus the local one when it connected.
     skew: i64,
 }
@@ -329,6 +338,28 @@ impl PostgresStore {
     /// A worker's moment as a column value, on the database's clock.
     fn to_db(&self, t: SystemTime) -> i64 {
         millis(t).saturating_add(self.skew())
+    }
+
+    /// The claim of at most `limit` due records prepared on `conn` with
+    /// the limit written in, prepared now if need be; `None` when the
+    /// connection holds as many such claims as it keeps.
+    async fn claim_due(&self, conn: &Arc<Conn>, limit: usize) -> StoreResult<Option<Statement>> {
+        {
+            let claims = conn.claims.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(statement) = claims.get(&limit) {
+                return Ok(Some(statement.clone()));
+            }
+            if claims.len() >= CLAIM_PLANS {
+                return Ok(None);
+            }
+        }
+        let sql = statements::claim_due(&limit.to_string());
+        let statement = self.run(conn, conn.client.prepare(&sql)).await?;
+        conn.claims
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(limit, statement.clone());
+        Ok(Some(statement))
     }
 
     /// The store's error for `e`, dropping `conn` when it is lost, so that

@@ -6,7 +6,7 @@ use tokio_postgres::GenericClient;
 use super::*;
 
 /// The schema version this code writes and reads.
-pub(super) const VERSION: i64 = 4;
+pub(super) const VERSION: i64 = 5;
 
 /// The key of the advisory lock that migrations hold, so that migrations
 /// started together apply each file once ("mcp-task" in ASCII).
@@ -21,6 +21,7 @@ pub(super) const MIGRATIONS: &[(i64, &str)] = &[
     (2, include_str!("migrations/0002_questions.sql")),
     (3, include_str!("migrations/0003_keys.sql")),
     (4, include_str!("migrations/0004_retention.sql")),
+    (5, include_str!("migrations/0005_fill_factor.sql")),
 ];
 
 /// What [`PostgresStore::migrate`] did.
