@@ -354,6 +354,16 @@ async fn a_version_1_database_is_migrated(pg: Pg) {
         .map(|r| r.get(0))
         .collect();
     assert_eq!(versions, [1, 2, 3, 4]);
+    // Room on each page for a claim's HOT update, on a table made before.
+    let options: Vec<String> = raw
+        .query_one(
+            "SELECT reloptions FROM pg_class WHERE relname = 'mcp_tasks_tasks'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(options.contains(&"fillfactor=50".to_owned()), "{options:?}");
     let index = raw
         .query_opt(
             "SELECT 1 FROM pg_indexes WHERE indexname = 'mcp_tasks_tasks_asking'",
