@@ -129,7 +129,11 @@ const CLAIM_PLANS: usize = 64;
 /// | `revision` | `BIGINT` | grows on every write of `questions` and `answers` |
 ///
 /// Two partial indexes serve the claim: open tasks by due time, and ended
-/// tasks whose outcome awaits delivery. A third serves the listing of open
+/// tasks whose outcome awaits delivery. The table keeps half of each page
+/// free (fill factor 50), so that a claim, which changes no indexed
+/// column, is a HOT update, and is vacuumed once 2% of its rows are dead:
+/// each save leaves a dead entry at the head of the due index, which
+/// every claim steps over until a vacuum removes it. A third serves the listing of open
 /// tasks that ask ([`Filter::asking`](super::Filter::asking)), by
 /// `asking_since`; a fourth [`prune`](TaskStore::prune), the delivered
 /// records by `created` (a column no save changes).
@@ -161,7 +165,9 @@ const CLAIM_PLANS: usize = 64;
 /// locks only the rows of its batch, for as long as the batch takes, and
 /// skips rows another pruner holds. A tracked
 /// read therefore costs two statements: its share of one batched claim,
-/// and one save. Statements are prepared once per connection.
+/// and one save. Statements are prepared once per connection, and the
+/// claim once per limit asked (with its limit written in, Postgres plans
+/// it once; with the limit as a parameter it planned every claim again).
 ///
 /// # Questions and answers
 ///
