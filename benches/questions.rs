@@ -248,6 +248,14 @@ impl<S: TaskStore> TaskStore for Counting<S> {
         self.count("renew");
         self.inner.renew(id, fence, until).await
     }
+    async fn release(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
+        self.count("release");
+        self.inner.release(id, fence).await
+    }
+    async fn release_worker(&self, worker: &str) -> StoreResult<u64> {
+        self.count("release_worker");
+        self.inner.release_worker(worker).await
+    }
     async fn ask(
         &self,
         id: RecordId,

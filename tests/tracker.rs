@@ -400,6 +400,12 @@ impl TaskStore for Overtaken {
     async fn renew(&self, id: RecordId, fence: Fence, until: SystemTime) -> StoreResult<()> {
         self.inner.renew(id, fence, until).await
     }
+    async fn release(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
+        self.inner.release(id, fence).await
+    }
+    async fn release_worker(&self, worker: &str) -> StoreResult<u64> {
+        self.inner.release_worker(worker).await
+    }
     async fn record_answer(
         &self,
         id: RecordId,

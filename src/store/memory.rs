@@ -221,6 +221,34 @@ impl TaskStore for MemoryStore {
         Ok(())
     }
 
+    async fn release(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
+        let mut records = self.lock();
+        let r = records.held(id, fence)?;
+        if let Some(l) = r.lease.as_mut() {
+            l.until = SystemTime::UNIX_EPOCH;
+        }
+        Ok(())
+    }
+
+    async fn release_worker(&self, worker: &str) -> StoreResult<u64> {
+        let mut records = self.lock();
+        let now = SystemTime::now();
+        let mut released = 0;
+        for r in records.by_id.values_mut() {
+            if r.delivered {
+                continue;
+            }
+            if let Some(l) = r.lease.as_mut()
+                && l.owner == worker
+                && l.until > now
+            {
+                l.until = SystemTime::UNIX_EPOCH;
+                released += 1;
+            }
+        }
+        Ok(released)
+    }
+
     async fn ask(
         &self,
         id: RecordId,

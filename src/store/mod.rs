@@ -648,6 +648,32 @@ pub trait TaskStore: Send + Sync + 'static {
         until: SystemTime,
     ) -> impl Future<Output = StoreResult<()>> + Send;
 
+    /// Gives the lease of `id`, held under `fence`, back at once, changing
+    /// nothing else: the record is claimable now (by any worker, this one
+    /// included) instead of when the lease would have run out. What a
+    /// worker that stops does with the records in its hands
+    /// ([`Tracker::shutdown`]). The fence stays until the next claim gives
+    /// the record a new one.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::is_stale`] when the record was claimed again since,
+    /// [`StoreError::is_not_found`] when it is gone.
+    fn release(&self, id: RecordId, fence: Fence) -> impl Future<Output = StoreResult<()>> + Send;
+
+    /// Gives back every live lease held under the name `worker`, whatever
+    /// its fence, and returns how many: the records a worker of that name
+    /// held when it stopped (a crash, a `kill -9`) are claimable now
+    /// instead of when their leases run out. What a worker restarted under
+    /// its name does first ([`TrackerBuilder::worker`]). Should another
+    /// process be running under the same name by mistake, it loses its
+    /// records: the next claim gives each a new fence, and its writes are
+    /// refused as stale from then on.
+    ///
+    /// It looks at every record whose lease has not ended (no index
+    /// narrows it by owner): a statement per worker start, not per step.
+    fn release_worker(&self, worker: &str) -> impl Future<Output = StoreResult<u64>> + Send;
+
     /// Records the questions a read of the held task showed: a key not
     /// seen before is added (first seen `now`), an open question the server
     /// no longer lists is closed (an empty `asked` closes them all). Returns

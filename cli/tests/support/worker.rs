@@ -354,6 +354,14 @@ impl<S: TaskStore> TaskStore for Probe<S> {
         count(&self.calls.other);
         self.inner.renew(id, fence, until).await
     }
+    async fn release(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
+        count(&self.calls.other);
+        self.inner.release(id, fence).await
+    }
+    async fn release_worker(&self, worker: &str) -> StoreResult<u64> {
+        count(&self.calls.other);
+        self.inner.release_worker(worker).await
+    }
     async fn record_answer(
         &self,
         id: RecordId,

@@ -122,6 +122,26 @@ impl TaskStore for PostgresStore {
         .await
     }
 
+    async fn release(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
+        let conn = self.conn().await?;
+        self.fenced(&conn, id, &conn.st.release, &[&id.0, &fence.0])
+            .await
+    }
+
+    async fn release_worker(&self, worker: &str) -> StoreResult<u64> {
+        let conn = self.conn().await?;
+        let now = match self.inner.clock {
+            Clock::Database => None,
+            Clock::Worker => Some(millis(SystemTime::now())),
+        };
+        self.run(
+            &conn,
+            conn.client
+                .execute(&conn.st.release_worker, &[&worker, &now]),
+        )
+        .await
+    }
+
     async fn ask(
         &self,
         id: RecordId,

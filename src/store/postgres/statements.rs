@@ -12,6 +12,8 @@ pub(super) struct Statements {
     pub(super) claim_due: Statement,
     pub(super) claim_one: Statement,
     pub(super) renew: Statement,
+    pub(super) release: Statement,
+    pub(super) release_worker: Statement,
     pub(super) read_book: Statement,
     pub(super) write_book: Statement,
     pub(super) save: Statement,
@@ -91,6 +93,18 @@ impl Statements {
                 .await?,
             renew: client
                 .prepare("UPDATE mcp_tasks_tasks SET lease_until = $3 WHERE id = $1 AND fence = $2")
+                .await?,
+            release: client
+                .prepare("UPDATE mcp_tasks_tasks SET lease_until = 0 WHERE id = $1 AND fence = $2")
+                .await?,
+            // $2: the worker's clock, or NULL for the database's.
+            release_worker: client
+                .prepare(concat!(
+                    "UPDATE mcp_tasks_tasks SET lease_until = 0 WHERE lease_owner = $1 \
+                     AND lease_until > COALESCE($2::int8, ",
+                    db_now!(),
+                    ") AND (ending IS NULL OR NOT delivered)"
+                ))
                 .await?,
             read_book: client
                 .prepare(

@@ -371,6 +371,38 @@ impl TaskStore for SqliteStore {
         .await
     }
 
+    async fn release(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
+        self.run(move |conn| {
+            write_held(
+                conn,
+                &format!("UPDATE tasks SET lease_until_ms = 0 WHERE {HELD}"),
+                id,
+                fence,
+                &[],
+            )
+        })
+        .await
+    }
+
+    async fn release_worker(&self, worker: &str) -> StoreResult<u64> {
+        let worker = worker.to_owned();
+        self.run(move |conn| {
+            let now = row::millis(SystemTime::now());
+            // A lease's end that is not a number is left as it is, for
+            // the claims to report.
+            let released = conn
+                .prepare_cached(
+                    "UPDATE tasks SET lease_until_ms = 0 WHERE lease_owner = ?1 \
+                     AND typeof(lease_until_ms) = 'integer' AND lease_until_ms > ?2 \
+                     AND (ending IS NULL OR delivered = 0)",
+                )
+                .and_then(|mut s| s.execute(params![worker, now]))
+                .map_err(sql)?;
+            Ok(u64::try_from(released).unwrap_or(u64::MAX))
+        })
+        .await
+    }
+
     async fn ask(
         &self,
         id: RecordId,
