@@ -768,3 +768,450 @@ async fn a_delivered_record_states_how_its_task_ended() {
         assert_eq!(record(&tracker, *id).await.status, expected, "{ending:?}");
     }
 }
+
+/// One fenced write a [`Hooked`] store passed on, and how it went.
+#[derive(Debug, Clone)]
+struct Write {
+    by: &'static str,
+    what: &'static str,
+    id: RecordId,
+    fence: Fence,
+    ok: bool,
+    stale: bool,
+}
+
+/// A memory store seen by one tracker (`by`): it logs every fenced write
+/// with its result, and holds each `save` until `gate` has a permit (when
+/// there is a gate), as a worker stopped mid-step would.
+#[derive(Clone)]
+struct Hooked {
+    inner: MemoryStore,
+    by: &'static str,
+    log: Arc<Mutex<Vec<Write>>>,
+    gate: Option<Arc<tokio::sync::Semaphore>>,
+}
+
+impl Hooked {
+    fn new(inner: &MemoryStore, by: &'static str, log: &Arc<Mutex<Vec<Write>>>) -> Hooked {
+        Hooked {
+            inner: inner.clone(),
+            by,
+            log: log.clone(),
+            gate: None,
+        }
+    }
+
+    /// Holds every `save` until the returned gate gets permits.
+    fn gated(mut self) -> (Hooked, Arc<tokio::sync::Semaphore>) {
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        self.gate = Some(gate.clone());
+        (self, gate)
+    }
+
+    fn logged<T>(
+        &self,
+        what: &'static str,
+        id: RecordId,
+        fence: Fence,
+        r: StoreResult<T>,
+    ) -> StoreResult<T> {
+        self.log.lock().unwrap().push(Write {
+            by: self.by,
+            what,
+            id,
+            fence,
+            ok: r.is_ok(),
+            stale: r.as_ref().is_err_and(|e| e.is_stale()),
+        });
+        r
+    }
+}
+
+impl TaskStore for Hooked {
+    async fn insert(&self, task: NewTask) -> StoreResult<RecordId> {
+        self.inner.insert(task).await
+    }
+    async fn reserve(
+        &self,
+        task: NewTask,
+        worker: &str,
+        until: SystemTime,
+    ) -> StoreResult<Reservation> {
+        self.inner.reserve(task, worker, until).await
+    }
+    async fn start(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        reference: &TaskRef,
+        schedule: &Schedule,
+        progress: Progress,
+    ) -> StoreResult<()> {
+        let r = self
+            .inner
+            .start(id, fence, reference, schedule, progress)
+            .await;
+        self.logged("start", id, fence, r)
+    }
+    async fn get(&self, id: RecordId) -> StoreResult<Option<TaskRecord>> {
+        self.inner.get(id).await
+    }
+    async fn claim(&self, claim: Claim<'_>) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
+        self.inner.claim(claim).await
+    }
+    async fn renew(&self, id: RecordId, fence: Fence, until: SystemTime) -> StoreResult<()> {
+        let r = self.inner.renew(id, fence, until).await;
+        self.logged("renew", id, fence, r)
+    }
+    async fn release(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
+        let r = self.inner.release(id, fence).await;
+        self.logged("release", id, fence, r)
+    }
+    async fn release_worker(&self, worker: &str) -> StoreResult<u64> {
+        self.inner.release_worker(worker).await
+    }
+    async fn record_answer(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        key: &str,
+        response: &InputResponse,
+    ) -> StoreResult<InputResponse> {
+        let r = self.inner.record_answer(id, fence, key, response).await;
+        self.logged("record_answer", id, fence, r)
+    }
+    async fn ask(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        asked: &InputRequests,
+        now: SystemTime,
+    ) -> StoreResult<(Questions, Answers)> {
+        let r = self.inner.ask(id, fence, asked, now).await;
+        self.logged("ask", id, fence, r)
+    }
+    async fn answer(
+        &self,
+        id: RecordId,
+        key: &str,
+        response: &InputResponse,
+        now: SystemTime,
+    ) -> StoreResult<()> {
+        self.inner.answer(id, key, response, now).await
+    }
+    async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
+        if let Some(gate) = &self.gate {
+            gate.acquire().await.unwrap().forget();
+        }
+        let r = self.inner.save(id, fence, progress).await;
+        self.logged("save", id, fence, r)
+    }
+    async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {
+        let r = self.inner.finish(id, fence, ending).await;
+        self.logged("finish", id, fence, r)
+    }
+    async fn acknowledge(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
+        let r = self.inner.acknowledge(id, fence).await;
+        self.logged("acknowledge", id, fence, r)
+    }
+    async fn request_cancel(&self, id: RecordId, now: SystemTime) -> StoreResult<bool> {
+        self.inner.request_cancel(id, now).await
+    }
+    async fn remove(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
+        let r = self.inner.remove(id, fence).await;
+        self.logged("remove", id, fence, r)
+    }
+    async fn forget(&self, id: RecordId, now: SystemTime) -> StoreResult<Forgotten> {
+        self.inner.forget(id, now).await
+    }
+    async fn prune(&self, older_than: SystemTime, limit: usize) -> StoreResult<usize> {
+        self.inner.prune(older_than, limit).await
+    }
+    async fn list(&self, filter: &Filter) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
+        self.inner.list(filter).await
+    }
+    async fn next_due(&self) -> StoreResult<Option<SystemTime>> {
+        self.inner.next_due().await
+    }
+}
+
+/// A lease no test outlives: a record it holds is claimable only if it
+/// was given back.
+const HOUR: Duration = Duration::from_secs(3600);
+
+/// A worker named `name` on `store`, with leases of an hour.
+fn named<S: TaskStore>(store: S, client: &Client, name: &str) -> Tracker<S, Client> {
+    Tracker::builder(store, client.clone())
+        .worker(name)
+        .lease(HOUR)
+        .min_poll_interval(ms(5))
+        .stop_within(ms(20))
+        .build()
+}
+
+/// Waits (bounded) until every record of `ids` is held by `worker` and
+/// `server` took `reads` reads.
+async fn held_by(
+    store: &MemoryStore,
+    server: &TestServer,
+    ids: &[RecordId],
+    worker: &str,
+    reads: usize,
+) {
+    for _ in 0..2_000 {
+        let mut all = server.count("tasks/get") >= reads;
+        for id in ids {
+            let r = store.get(*id).await.unwrap().unwrap();
+            all &= r
+                .lease
+                .is_some_and(|l| l.owner == worker && l.until > SystemTime::now() + HOUR / 2);
+        }
+        if all {
+            return;
+        }
+        tokio::time::sleep(ms(5)).await;
+    }
+    panic!("{worker} never held {ids:?} with {reads} reads");
+}
+
+/// `n` running tasks of the `long` tool, tracked by `tracker`.
+async fn long_tasks<S: TaskStore>(
+    tracker: &Tracker<S, Client>,
+    client: &Client,
+    n: usize,
+) -> Vec<RecordId> {
+    let mut ids = Vec::new();
+    for _ in 0..n {
+        let started = tracker.call_tool(client.task(), "long", ()).await.unwrap();
+        ids.push(started.record().expect("a task"));
+    }
+    ids
+}
+
+/// An ended task awaiting delivery.
+async fn ended(store: &MemoryStore) -> RecordId {
+    store
+        .insert(NewTask {
+            unique_key: false,
+            reference: TaskRef::new(TaskId::new("ended-secret"), None),
+            tool: "export".into(),
+            key: None,
+            scope: "default".into(),
+            status: TaskStatus::Working,
+            status_message: None,
+            poll_interval_ms: None,
+            due: SystemTime::now(),
+            ending: Some(Ending::Cancelled),
+            schedule: Schedule::default(),
+        })
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_worker_shut_down_gives_its_records_back_at_once() {
+    bounded(async {
+        let server = server();
+        let client = client(&server).await;
+        let store = MemoryStore::new();
+        let log = Arc::default();
+        // The stopping worker holds three reads whose write waits, two
+        // endings whose delivery never returns, and one the application
+        // declined (held until its lease runs out, to be offered again).
+        let (hooked, _gate) = Hooked::new(&store, "A", &log).gated();
+        let first = named(hooked, &client, "export-1");
+        let mut ids = long_tasks(&first, &client, 3).await;
+        for _ in 0..3 {
+            ids.push(ended(&store).await);
+        }
+        let declined = Arc::new(AtomicUsize::new(0));
+        let run = {
+            let (first, declined, decline) = (first.clone(), declined.clone(), ids[5]);
+            tokio::spawn(async move {
+                first
+                    .run(move |d| {
+                        let refuse = d.id() == decline;
+                        if refuse {
+                            declined.fetch_add(1, Ordering::SeqCst);
+                        }
+                        async move {
+                            if !refuse {
+                                std::future::pending::<()>().await;
+                            }
+                            false
+                        }
+                    })
+                    .await
+            })
+        };
+        held_by(&store, &server, &ids, "export-1", 3).await;
+        while declined.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(ms(5)).await;
+        }
+
+        first.shutdown().await;
+        assert!(run.is_finished(), "run returned before shutdown did");
+        run.await.unwrap().unwrap();
+        assert!(first.is_shut_down());
+        assert_eq!(first.pass(|_| async { true }).await.unwrap().claimed, 0);
+        first.run(|_| async { true }).await.unwrap();
+        let given: Vec<_> = log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|w| w.what == "release" && w.ok)
+            .map(|w| w.id)
+            .collect();
+        assert_eq!(given.len(), 6, "{given:?}");
+
+        // Another worker takes all six in its first pass, an hour before
+        // the leases would have run out: each read once more, each ending
+        // delivered.
+        let second = named(store.clone(), &client, "export-2");
+        let mut delivered = Vec::new();
+        let pass = second
+            .pass(|d| {
+                delivered.push(d.id());
+                async { true }
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            (pass.claimed, pass.stepped, pass.delivered),
+            (6, 3, 3),
+            "{pass:?}"
+        );
+        assert_eq!(
+            server.count("tasks/get"),
+            6,
+            "each open task read once more"
+        );
+        assert_eq!(delivered, ids[3..]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_worker_restarted_under_its_name_takes_its_records_back_at_once() {
+    bounded(async {
+        let server = server();
+        let client = client(&server).await;
+        let store = MemoryStore::new();
+        // What a worker killed mid-step leaves: records it held, and a key
+        // it reserved whose call was never answered.
+        let starter = named(store.clone(), &client, "starter");
+        let ids = long_tasks(&starter, &client, 2).await;
+        for id in &ids {
+            let held = store
+                .claim(Claim {
+                    worker: "export-1",
+                    limit: 1,
+                    now: SystemTime::now(),
+                    lease: HOUR,
+                    record: Some(*id),
+                })
+                .await
+                .unwrap();
+            assert_eq!(held.len(), 1);
+        }
+        let reserved = store
+            .reserve(
+                NewTask {
+                    reference: TaskRef::new(TaskId::new(String::new()), None),
+                    tool: "export".into(),
+                    key: Some("order-21".into()),
+                    unique_key: true,
+                    scope: "default".into(),
+                    status: TaskStatus::Working,
+                    status_message: None,
+                    poll_interval_ms: None,
+                    due: SystemTime::now(),
+                    ending: None,
+                    schedule: Schedule::default(),
+                },
+                "export-1",
+                SystemTime::now() + HOUR,
+            )
+            .await
+            .unwrap();
+        let Reservation::Reserved { id: key, .. } = reserved else {
+            panic!("{reserved:?}")
+        };
+
+        // Another name, or the default one, waits for the leases.
+        let other = named(store.clone(), &client, "export-2");
+        assert_eq!(other.pass(|_| async { true }).await.unwrap().claimed, 0);
+        let unnamed = Tracker::builder(store.clone(), client.clone()).build();
+        assert_eq!(unnamed.pass(|_| async { true }).await.unwrap().claimed, 0);
+        assert_eq!(server.count("tasks/get"), 0);
+
+        // The same name takes them back in its first pass.
+        let restarted = named(store.clone(), &client, "export-1");
+        let mut endings = Vec::new();
+        let pass = restarted
+            .pass(|d| {
+                endings.push((d.id(), d.ending().clone()));
+                async { true }
+            })
+            .await
+            .unwrap();
+        assert_eq!((pass.claimed, pass.stepped), (3, 3), "{pass:?}");
+        assert_eq!(server.count("tasks/get"), 2);
+        assert_eq!(endings, [(key, Ending::StartUnknown)]);
+        assert_eq!(server.count("tools/call"), 2, "the key was not called");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn two_workers_under_one_name_never_write_a_record_both() {
+    bounded(async {
+        let server = server();
+        let client = client(&server).await;
+        let store = MemoryStore::new();
+        let log: Arc<Mutex<Vec<Write>>> = Arc::default();
+        // The first holds three records mid-step: read, not yet written.
+        let (hooked, gate) = Hooked::new(&store, "A", &log).gated();
+        let first = named(hooked, &client, "export-1");
+        let ids = long_tasks(&first, &client, 3).await;
+        let stuck = {
+            let first = first.clone();
+            tokio::spawn(async move { first.pass(|_| async { true }).await })
+        };
+        held_by(&store, &server, &ids, "export-1", 3).await;
+
+        // A second process starts under the same name by mistake: it takes
+        // the records over and writes them.
+        let second = named(Hooked::new(&store, "B", &log), &client, "export-1");
+        let pass = second.pass(|_| async { true }).await.unwrap();
+        assert_eq!((pass.claimed, pass.stepped), (3, 3), "{pass:?}");
+
+        // The first one's writes come late, under its old fences: refused.
+        gate.add_permits(100);
+        let pass = stuck.await.unwrap().unwrap();
+        assert_eq!((pass.stepped, pass.stale), (0, 3), "{pass:?}");
+
+        let log = log.lock().unwrap().clone();
+        let refused: Vec<_> = log.iter().filter(|w| w.by == "A").collect();
+        assert!(
+            refused.len() == 3 && refused.iter().all(|w| w.stale && w.what == "save"),
+            "{log:?}"
+        );
+        for id in &ids {
+            let writers: std::collections::BTreeSet<_> = log
+                .iter()
+                .filter(|w| w.id == *id && w.ok)
+                .map(|w| w.by)
+                .collect();
+            assert_eq!(writers, ["B"].into(), "record {id}: {log:?}");
+            let r = record(&second, *id).await;
+            let fence = r.lease.unwrap().fence;
+            assert!(
+                log.iter()
+                    .filter(|w| w.id == *id && w.ok)
+                    .all(|w| w.fence == fence)
+            );
+        }
+    })
+    .await;
+}

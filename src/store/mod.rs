@@ -84,11 +84,12 @@
 //!
 //! | moment | what a crash leaves |
 //! |---|---|
-//! | a unique key reserved ([`Label::key`](tracker::Label::key)), `tools/call` not answered | a record without a task, held by the caller's lease; once the lease runs out, a worker ends it [`Ending::StartUnknown`] (the call may or may not have started a task) and delivers that: never a second call for the key |
+//! | a unique key reserved ([`Label::key`](tracker::Label::key)), `tools/call` not answered | a record without a task, held by the caller's lease; once the lease runs out (at once for a worker restarted under the caller's name, [`TrackerBuilder::worker`]), a worker ends it [`Ending::StartUnknown`] (the call may or may not have started a task) and delivers that: never a second call for the key |
 //! | the server answered, its task not yet written into the reserved record | the same: [`Ending::StartUnknown`]; a task the server started then runs on unwatched (the window is the time one write takes) |
 //! | without a unique key: before the server answered `tools/call` | nothing: the call may or may not have started a task ([`Error::is_outcome_unknown`](crate::Error::is_outcome_unknown)) |
 //! | without a unique key: between the server's answer and the insert | a task the store never saw: the window is the time one insert takes, since [`Tracker::call_tool`] inserts before it returns and before anything else is awaited |
-//! | after the insert | everything: another worker (or this one, restarted) claims the record once its lease runs out |
+//! | after the insert | everything: another worker claims the record once its lease runs out; a worker restarted under the same name ([`TrackerBuilder::worker`]) at once |
+//! | a worker stopped with [`Tracker::shutdown`] | nothing: its jobs finish (or are cut after [`TrackerBuilder::stop_within`]) and every record it held is given back, claimable at once |
 //! | a question seen, not yet written | nothing: the next read shows it again and writes it |
 //! | a question written, not yet offered to the application | the question; the next read offers it ([`TrackerBuilder::on_question`]) |
 //! | a question offered, the acknowledgement not written | the question, offered again: at least once |

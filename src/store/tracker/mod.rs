@@ -3,7 +3,8 @@
 //! `types.rs` holds what the application hands it and gets back
 //! (connector, labels, deliveries, questions); `step.rs` one step of one
 //! task; `hold.rs` the heartbeat that keeps a record's lease while the
-//! worker awaits anything on its behalf.
+//! worker awaits anything on its behalf; `stop.rs` the hand-over of a
+//! worker's records when it stops or starts.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -11,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
-use tokio::sync::{Mutex, Notify, Semaphore};
+use tokio::sync::{Mutex, Notify, OnceCell, RwLock, Semaphore, watch};
 use tokio::task::JoinSet;
 
 use super::{
@@ -27,6 +28,7 @@ use crate::task::{Snapshot, TaskBuilder, TaskRef, TaskState};
 mod hold;
 mod retain;
 mod step;
+mod stop;
 mod types;
 
 use retain::Retention;
@@ -43,8 +45,8 @@ enum Worked {
     /// An ending was delivered and acknowledged.
     Delivered,
     /// An ending was delivered and not acknowledged: it comes again once
-    /// the lease runs out.
-    Declined,
+    /// the lease (still held under this fence) runs out.
+    Declined(RecordId, Fence),
 }
 
 /// Builds a [`Tracker`]: see [`Tracker::builder`].
@@ -53,6 +55,7 @@ pub struct TrackerBuilder<S, C> {
     store: S,
     connector: C,
     worker: String,
+    named: bool,
     scope: String,
     lease: Duration,
     batch: usize,
@@ -61,15 +64,28 @@ pub struct TrackerBuilder<S, C> {
     rules: Rules,
     request_timeout: Option<Duration>,
     answer_within: Duration,
+    stop_within: Duration,
     on_question: Option<QuestionHook>,
     retain: Option<Duration>,
 }
 
 impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
     /// This worker's name, written into the leases it takes (default: the
-    /// host's process id and a counter). Must differ between workers.
+    /// host's process id and a counter). Must differ between workers that
+    /// run at the same time, and should stay the same across restarts of
+    /// one worker (`export-1` on every deploy, say): a worker given a
+    /// name takes back, before its first claim, the records its name
+    /// held when the previous process under that name stopped
+    /// ([`TaskStore::release_worker`]), so that a restart after a crash
+    /// waits for no lease. Should two processes run under one name by
+    /// mistake, the one that starts takes the other's records over, and
+    /// fencing refuses every write the other makes to them from then on:
+    /// no record is written under two leases, but work in hand is done
+    /// twice (a read, a delivery). A worker left to the default name
+    /// takes nothing back.
     pub fn worker(mut self, name: impl Into<String>) -> Self {
         self.worker = name.into();
+        self.named = true;
         self
     }
 
@@ -113,6 +129,16 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
     /// is renewed while a handler runs, so no other worker asks again.
     pub fn answer_within(mut self, bound: Duration) -> Self {
         self.answer_within = bound;
+        self
+    }
+
+    /// How long [`Tracker::shutdown`] lets the jobs in hand finish
+    /// (default 10 s): a read, an answer, a delivery to `on_ending`. A job
+    /// still running then is cut where it stands, and its record given
+    /// back like the others; what it did not write is done again by the
+    /// next worker (a read, a delivery: at least once, as after a crash).
+    pub fn stop_within(mut self, bound: Duration) -> Self {
+        self.stop_within = bound;
         self
     }
 
@@ -184,6 +210,7 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
                 store: self.store,
                 connector: self.connector,
                 worker: self.worker,
+                named: self.named,
                 scope: self.scope,
                 lease: self.lease,
                 batch: self.batch,
@@ -192,11 +219,15 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
                 rules: self.rules,
                 request_timeout: self.request_timeout,
                 answer_within: self.answer_within,
+                stop_within: self.stop_within,
                 on_question: self.on_question,
                 retention: self.retain.map(Retention::new),
                 gave_up: Default::default(),
                 clients: Mutex::new(HashMap::new()),
                 wake: Notify::new(),
+                stop: watch::Sender::new(false),
+                runs: RwLock::new(()),
+                taken_back: OnceCell::new(),
             }),
         }
     }
@@ -219,7 +250,9 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
 ///
 /// `INFO` says what an operator wants once per task: `a task is tracked`,
 /// `a tracked task ended` (with its ending) and `a tracked task's ending
-/// was delivered`, each with the record's id (never the task id). `WARN`
+/// was delivered`, each with the record's id (never the task id); and once
+/// per worker, the records it took back when it started and gave back when
+/// it stopped ([`Tracker::shutdown`]). `WARN`
 /// says what needs a person: the store unavailable (the worker pauses), a
 /// step that failed on a store error, a record that cannot be read, a
 /// [`on_question`](TrackerBuilder::on_question) hook slower than its
@@ -279,6 +312,9 @@ struct Inner<S, C> {
     store: S,
     connector: C,
     worker: String,
+    /// Whether the worker was given its name (it takes back what the name
+    /// held when it starts).
+    named: bool,
     scope: String,
     lease: Duration,
     batch: usize,
@@ -287,6 +323,7 @@ struct Inner<S, C> {
     rules: Rules,
     request_timeout: Option<Duration>,
     answer_within: Duration,
+    stop_within: Duration,
     on_question: Option<QuestionHook>,
     /// Delivered records older than this are removed.
     retention: Option<Retention>,
@@ -296,6 +333,13 @@ struct Inner<S, C> {
     clients: Mutex<HashMap<Option<String>, Client>>,
     /// Wakes a sleeping `run` when this process records a task.
     wake: Notify,
+    /// Whether [`Tracker::shutdown`] was called.
+    stop: watch::Sender<bool>,
+    /// Held for reading by every `run` while it runs, so that `shutdown`
+    /// waits for all of them.
+    runs: RwLock<()>,
+    /// Set once the records of this worker's name were taken back.
+    taken_back: OnceCell<()>,
 }
 
 /// A default worker name: unique within the host for a process's life.
@@ -317,6 +361,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             store,
             connector,
             worker: default_worker(),
+            named: false,
             scope: "default".to_owned(),
             lease: Duration::from_secs(30),
             batch: 64,
@@ -329,6 +374,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             },
             request_timeout: None,
             answer_within: Duration::from_secs(10),
+            stop_within: Duration::from_secs(10),
             on_question: None,
             retain: None,
         }
@@ -388,6 +434,9 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         arguments: impl Serialize,
     ) -> Result<Started, TrackError> {
         let inner = &self.inner;
+        // Before this worker holds anything: what the name held before is
+        // given back, never what this process reserves.
+        self.take_back().await?;
         let now = SystemTime::now();
         let until = now + inner.lease;
         let reservation = NewTask {
@@ -583,6 +632,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// failed (the record stays).
     pub async fn take(&self, id: RecordId) -> Result<TaskState, TrackError> {
         let inner = &self.inner;
+        self.take_back().await?;
         let claimed = inner
             .store
             .claim(Claim {
@@ -660,8 +710,9 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         }
     }
 
-    /// Runs the worker until the store fails for good. `on_ending` gets
-    /// each ended task; returning `true` acknowledges it.
+    /// Runs the worker until [`shutdown`](Tracker::shutdown), or until the
+    /// store fails for good. `on_ending` gets each ended task; returning
+    /// `true` acknowledges it.
     ///
     /// The worker keeps up to [`concurrency`](TrackerBuilder::concurrency)
     /// records in hand at once, each one a job of its own: a read and what
@@ -683,11 +734,19 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// [`retain`](TrackerBuilder::retain), it removes a batch of old
     /// delivered records at most once per `idle` period.
     ///
+    /// A worker given a name ([`TrackerBuilder::worker`]) first takes back
+    /// the records that name held when its previous process stopped.
+    ///
     /// A store that is unavailable (the database went away, a full disk)
     /// pauses the worker, with a warning, and it resumes once the store
     /// answers again: nothing is lost, since every task stays in the store.
-    /// Drop the future to stop the worker; its leases run out and other
-    /// workers take its records.
+    ///
+    /// To stop the worker, call [`shutdown`](Tracker::shutdown) (from a
+    /// signal handler, say): `run` claims nothing more, lets its jobs
+    /// finish, gives every record it holds back, and returns `Ok`. Dropping
+    /// the future stops it too, where it stands, but leaves its records
+    /// to their leases: other workers take them once the leases run out,
+    /// a worker restarted under the same name at once.
     ///
     /// # Errors
     ///
@@ -699,12 +758,20 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         F: Fn(Delivery) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = bool> + Send + 'static,
     {
+        // Held while this runs: `shutdown` waits for it.
+        let _running = self.inner.runs.read().await;
+        let mut stop = self.inner.stop.subscribe();
         let on_ending = Arc::new(on_ending);
         let mut jobs: JoinSet<StoreResult<Worked>> = JoinSet::new();
+        let mut hands = stop::Hands::default();
         let mut pause = Duration::from_millis(100);
         loop {
-            while let Some(done) = jobs.try_join_next() {
-                self.reaped(done);
+            while let Some(done) = jobs.try_join_next_with_id() {
+                self.reaped(done, &mut hands);
+            }
+            hands.prune(self.inner.lease);
+            if *stop.borrow() {
+                break;
             }
             self.tidy().await;
             let free = self.inner.concurrency.available_permits();
@@ -714,10 +781,16 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                     Ok(records) => {
                         pause = Duration::from_millis(100);
                         let full = records.len() >= limit;
+                        let stopping = *stop.borrow();
                         for record in records {
                             let Some(record) = self.usable(record) else {
                                 continue;
                             };
+                            if stopping {
+                                // Claimed as the stop came: given back unread.
+                                hands.keep(&record);
+                                continue;
+                            }
                             let permit = self
                                 .inner
                                 .concurrency
@@ -727,10 +800,15 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                                 .expect("the tracker never closes its semaphore");
                             let this = self.clone();
                             let on_ending = on_ending.clone();
-                            jobs.spawn(async move {
+                            let held = (record.id, record.fence());
+                            let job = jobs.spawn(async move {
                                 let _permit = permit;
                                 this.work(record, |d| on_ending(d)).await
                             });
+                            hands.hold(job.id(), held);
+                        }
+                        if stopping {
+                            break;
                         }
                         if full {
                             // More may be due: claim again once a slot frees.
@@ -745,25 +823,37 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                             "the task store is unavailable; pausing {}: {e}",
                             crate::human::duration(pause)
                         );
-                        tokio::time::sleep(pause).await;
+                        tokio::select! {
+                            () = tokio::time::sleep(pause) => {}
+                            _ = stop.wait_for(|stopped| *stopped) => {}
+                        }
                         pause = (pause * 2).min(MAX_STORE_PAUSE);
                         continue;
                     }
-                    Err(e) => return Err(e),
+                    Err(e) => {
+                        self.hand_over(jobs, hands).await;
+                        return Err(e);
+                    }
                 }
             }
-            // Sleep until a job ends, the next record is due, or a wake.
+            // Sleep until a job ends, the next record is due, a wake, or
+            // the stop.
             let wait = if self.inner.concurrency.available_permits() > 0 {
                 self.wait().await
             } else {
                 self.inner.idle
             };
             tokio::select! {
-                Some(done) = jobs.join_next(), if !jobs.is_empty() => self.reaped(done),
+                Some(done) = jobs.join_next_with_id(), if !jobs.is_empty() => {
+                    self.reaped(done, &mut hands);
+                }
                 () = tokio::time::sleep(wait) => {}
                 () = self.inner.wake.notified() => {}
+                _ = stop.wait_for(|stopped| *stopped) => {}
             }
         }
+        self.hand_over(jobs, hands).await;
+        Ok(())
     }
 
     /// `run`'s share of retention: one batch of delivered records removed,
@@ -777,18 +867,30 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         }
     }
 
-    /// Logs what a job of `run` came to.
-    fn reaped(&self, done: Result<StoreResult<Worked>, tokio::task::JoinError>) {
+    /// Logs what a job of `run` came to, and notes whether its record is
+    /// still held.
+    fn reaped(
+        &self,
+        done: Result<(tokio::task::Id, StoreResult<Worked>), tokio::task::JoinError>,
+        hands: &mut stop::Hands,
+    ) {
         match done {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) if e.is_stale() || e.is_not_found() => {
+            Ok((job, Ok(Worked::Declined(id, fence)))) => {
+                hands.ended(job);
+                hands.kept(id, fence);
+            }
+            Ok((job, Ok(_))) => hands.ended(job),
+            Ok((job, Err(e))) if e.is_stale() || e.is_not_found() => {
+                hands.ended(job);
                 tracing::debug!(worker = %self.inner.worker, "let a record go: {e}");
             }
-            Ok(Err(e)) => {
+            Ok((job, Err(e))) => {
+                // The lease may still be this worker's: given back on stop.
+                hands.cut(job);
                 tracing::warn!(worker = %self.inner.worker, "a tracked task's step failed: {e}");
             }
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            Err(_) => {}
+            Err(e) => hands.cut(e.id()),
         }
     }
 
@@ -857,7 +959,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         let delivery = Delivery { record, ending };
         let acknowledged = self.keeping(id, fence, until, on_ending(delivery)).await?;
         if !acknowledged {
-            return Ok(Worked::Declined);
+            return Ok(Worked::Declined(id, fence));
         }
         self.inner.store.acknowledge(id, fence).await?;
         tracing::info!(record = %id, "a tracked task's ending was delivered");
@@ -871,7 +973,8 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// delivered records. `run` does not wait
     /// for a whole pass (a slow step never holds up the others); a pass
     /// alone suits tests and applications that bring their own schedule.
-    /// Endings are delivered one at a time, in the order they came.
+    /// Endings are delivered one at a time, in the order they came. After
+    /// [`shutdown`](Tracker::shutdown), a pass claims nothing.
     ///
     /// # Errors
     ///
@@ -884,6 +987,9 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         Fut: Future<Output = bool>,
     {
         let mut on_ending = on_ending;
+        if *self.inner.stop.borrow() {
+            return Ok(Pass::default());
+        }
         let records = self.claim(self.inner.batch).await?;
         let mut pass = Pass {
             claimed: records.len(),
@@ -966,6 +1072,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
 
     async fn claim(&self, limit: usize) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
         let inner = &self.inner;
+        self.take_back().await?;
         inner
             .store
             .claim(Claim {

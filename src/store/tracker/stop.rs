@@ -1,0 +1,174 @@
+//! The hand-over: a worker that stops gives every record it holds back
+//! at once, and a worker that starts under a name takes back what that
+//! name held, so that neither a deploy nor a restart after a crash waits
+//! for a lease to run out.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use tokio::task::{Id, JoinSet};
+
+use super::super::{Fence, RecordId, StoreResult, TaskRecord, TaskStore};
+use super::{Connector, Tracker, Worked};
+
+/// The records a running worker holds: those of its jobs, and those whose
+/// lease outlived their job (a declined delivery, a failed write, a job
+/// cut short).
+#[derive(Default)]
+pub(super) struct Hands {
+    jobs: HashMap<Id, (RecordId, Option<Fence>)>,
+    kept: Vec<(RecordId, Fence, Instant)>,
+}
+
+impl Hands {
+    /// Job `job` holds `record`.
+    pub(super) fn hold(&mut self, job: Id, record: (RecordId, Option<Fence>)) {
+        self.jobs.insert(job, record);
+    }
+
+    /// Job `job` ended and its record's lease with it.
+    pub(super) fn ended(&mut self, job: Id) {
+        self.jobs.remove(&job);
+    }
+
+    /// Job `job` ended early: its record may still be held.
+    pub(super) fn cut(&mut self, job: Id) {
+        if let Some((id, Some(fence))) = self.jobs.remove(&job) {
+            self.kept(id, fence);
+        }
+    }
+
+    /// `record`, claimed, is held with no job.
+    pub(super) fn keep(&mut self, record: &TaskRecord) {
+        if let Some(fence) = record.fence() {
+            self.kept(record.id, fence);
+        }
+    }
+
+    /// Record `id` is still held under `fence`, with no job.
+    pub(super) fn kept(&mut self, id: RecordId, fence: Fence) {
+        self.kept.push((id, fence, Instant::now()));
+    }
+
+    /// Forgets the records whose lease ran out by now (kept longer than a
+    /// lease since their job ended), so that the list stays short.
+    pub(super) fn prune(&mut self, lease: std::time::Duration) {
+        self.kept.retain(|(_, _, since)| since.elapsed() < lease);
+    }
+}
+
+impl<S: TaskStore, C: Connector> Tracker<S, C> {
+    /// Stops the worker and hands its records over at once, for a deploy
+    /// or a restart: every [`run`](Tracker::run) of this tracker (and of
+    /// its clones) claims nothing more, lets the jobs in hand finish
+    /// (within [`stop_within`](super::TrackerBuilder::stop_within), after
+    /// which they are cut where they stand), gives back the lease of every
+    /// record it still holds ([`TaskStore::release`]: a delivery declined,
+    /// a job cut short), so that any worker may claim them now rather than
+    /// when the leases would run out, and returns `Ok`. `shutdown` returns
+    /// once every `run` has.
+    ///
+    /// A tracker shut down stays so: a later `run` returns at once, and
+    /// [`pass`](Tracker::pass) claims nothing. Calls that need no worker
+    /// ([`call_tool`](Tracker::call_tool), [`cancel`](Tracker::cancel),
+    /// [`answer`](Tracker::answer)) go on working; a `call_tool` still
+    /// running keeps its key's reservation until the call is answered.
+    ///
+    /// ```no_run
+    /// # async fn f(tracker: mcp_tasks::store::Tracker<mcp_tasks::store::MemoryStore, mcp_tasks::Client>) -> Result<(), mcp_tasks::store::StoreError> {
+    /// let worker = tracker.clone();
+    /// let run = tokio::spawn(async move { worker.run(|_ended| async { true }).await });
+    /// // On SIGTERM (a deploy):
+    /// tracker.shutdown().await;
+    /// run.await.expect("the worker")?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Do not await it from `on_ending`, whose job `shutdown` waits for:
+    /// that job is cut after `stop_within`.
+    pub async fn shutdown(&self) {
+        self.inner.stop.send_replace(true);
+        // Every `run` holds the lock for reading until it returned.
+        drop(self.inner.runs.write().await);
+    }
+
+    /// Whether [`shutdown`](Tracker::shutdown) was called.
+    pub fn is_shut_down(&self) -> bool {
+        *self.inner.stop.borrow()
+    }
+
+    /// Gives back, once per tracker and before it holds anything, the
+    /// leases its name held when the previous process under that name
+    /// stopped ([`TaskStore::release_worker`]). Nothing for a worker left
+    /// to its default name. Tried again on the next call if the store
+    /// failed.
+    pub(super) async fn take_back(&self) -> StoreResult<()> {
+        let inner = &self.inner;
+        if !inner.named {
+            return Ok(());
+        }
+        inner
+            .taken_back
+            .get_or_try_init(|| async {
+                let n = inner.store.release_worker(&inner.worker).await?;
+                if n > 0 {
+                    tracing::info!(
+                        worker = %inner.worker,
+                        records = n,
+                        "took back the records this worker's name held"
+                    );
+                }
+                Ok(())
+            })
+            .await
+            .map(|_| ())
+    }
+
+    /// The end of `run`: lets `jobs` finish within `stop_within`, cuts the
+    /// rest, and gives back every lease still held, side by side.
+    pub(super) async fn hand_over(&self, mut jobs: JoinSet<StoreResult<Worked>>, mut hands: Hands) {
+        let grace = tokio::time::sleep(self.inner.stop_within);
+        tokio::pin!(grace);
+        loop {
+            tokio::select! {
+                done = jobs.join_next_with_id() => match done {
+                    Some(done) => self.reaped(done, &mut hands),
+                    None => break,
+                },
+                () = &mut grace => break,
+            }
+        }
+        jobs.abort_all();
+        while let Some(done) = jobs.join_next_with_id().await {
+            self.reaped(done, &mut hands);
+        }
+        hands.prune(self.inner.lease);
+        let mut releases = JoinSet::new();
+        for (id, fence, _) in hands.kept {
+            let this = self.clone();
+            releases.spawn(async move { (id, this.inner.store.release(id, fence).await) });
+        }
+        let mut given = 0;
+        while let Some(done) = releases.join_next().await {
+            match done {
+                Ok((_, Ok(()))) => given += 1,
+                // Claimed by another worker since: not this one's to give.
+                Ok((_, Err(e))) if e.is_stale() || e.is_not_found() => {}
+                Ok((id, Err(e))) => {
+                    tracing::warn!(
+                        worker = %self.inner.worker,
+                        record = %id,
+                        "a record was not given back; it waits for its lease: {e}"
+                    );
+                }
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(_) => {}
+            }
+        }
+        tracing::info!(
+            worker = %self.inner.worker,
+            records = given,
+            "the worker stopped and gave its records back"
+        );
+    }
+}
