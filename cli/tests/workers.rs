@@ -32,7 +32,7 @@ fn main() {
         return;
     }
     type Scenario = (&'static str, fn() -> Fallible);
-    let scenarios: [Scenario; 9] = [
+    let scenarios: [Scenario; 15] = [
         (
             "three workers on one Postgres, one killed: every task once",
             many_workers,
@@ -66,9 +66,39 @@ fn main() {
             "three workers on one Postgres, one killed, a person answering elsewhere: each once",
             outside_many_workers,
         ),
+        (
+            "a worker shut down gives every record back: none waits for a lease",
+            shutdown_hands_over,
+        ),
+        (
+            "a worker killed and restarted under its name takes its records back at once",
+            restart_under_name,
+        ),
+        (
+            "two workers under one name on Postgres: each outcome once, no write overlaps",
+            one_name_twice,
+        ),
+        (
+            "a worker killed between the server's answer and the write: start_unknown, one call",
+            killed_after_call,
+        ),
+        (
+            "two processes start the same keys at once on SQLite: one call each",
+            keys_raced_sqlite,
+        ),
+        (
+            "two processes start the same keys at once on Postgres: one call each",
+            keys_raced_postgres,
+        ),
     ];
+    // `cargo test --test workers -- WORDS`: only the scenarios whose name
+    // holds one of the words.
+    let chosen: Vec<_> = scenarios
+        .into_iter()
+        .filter(|(name, _)| args.is_empty() || args.iter().any(|w| name.contains(w.as_str())))
+        .collect();
     let mut failed = 0;
-    for (name, scenario) in scenarios {
+    for (name, scenario) in &chosen {
         let start = Instant::now();
         match scenario() {
             Ok(()) => println!("ok    {name} ({:.1} s)", start.elapsed().as_secs_f64()),
@@ -78,7 +108,7 @@ fn main() {
             }
         }
     }
-    println!("{} passed, {failed} failed", scenarios.len() - failed);
+    println!("{} passed, {failed} failed", chosen.len() - failed);
     if failed > 0 {
         std::process::exit(1);
     }
@@ -558,5 +588,274 @@ fn answers_taken(demo: &Demo, n: usize) -> Fallible {
             c["totals"]["answers"]
         ));
     }
+    Ok(())
+}
+
+/// A lease no scenario outlives (ten minutes, past [`LIMIT`]): a worker
+/// that waited for one would not finish in time.
+const LONG_LEASE_MS: u64 = 600_000;
+
+/// The records of the SQLite file `store` whose lease is live now.
+fn held(store: &Path) -> Fallible<Vec<mcp_tasks::store::TaskRecord>> {
+    let rt = runtime();
+    let store = rt
+        .block_on(SqliteStore::open(store))
+        .map_err(|e| e.to_string())?;
+    let all = rt
+        .block_on(store.list(&Filter::all()))
+        .map_err(|e| e.to_string())?;
+    let now = SystemTime::now();
+    Ok(all
+        .into_iter()
+        .flatten()
+        .filter(|r| r.lease.as_ref().is_some_and(|l| l.until > now))
+        .collect())
+}
+
+/// A worker that holds records mid-read whenever one looks (reads take a
+/// second on the demo server), under leases of ten minutes.
+fn holding(dir: &Path, demo: &Demo, name: &str, n: usize) -> Options {
+    Options {
+        start: n,
+        expect: 0,
+        lease_ms: LONG_LEASE_MS,
+        job_ms: 1_500,
+        ..options(dir, demo, name)
+    }
+}
+
+fn shutdown_hands_over() -> Fallible {
+    const N: usize = 32;
+    let dir = Scratch::new("handover");
+    let demo = Demo::start("127.0.0.1:0", &["--read-delay", "1000"])?;
+    let o = Options {
+        // Reads in hand are cut, not waited for: their leases given back.
+        stop_within_ms: Some(50),
+        ..holding(&dir.0, &demo, "first", N)
+    };
+    let mut first = spawn(&o)?;
+    let lines = Lines::of(&mut first)?;
+    lines.until("started")?;
+    wait_until("records held mid-read", || {
+        held(&o.store).is_ok_and(|h| h.len() >= 8)
+    })?;
+    signal(&first, "-TERM");
+    lines.until("stopped")?;
+    finish(first)?;
+    let left = held(&o.store)?;
+    if !left.is_empty() {
+        return Err(format!(
+            "{} records still leased after the shutdown",
+            left.len()
+        ));
+    }
+    let o2 = Options {
+        name: "second".into(),
+        start: 0,
+        expect: N,
+        ..o
+    };
+    finish(spawn(&o2)?)?;
+    all_handled(&o2.outcomes, "job", N, "completed")
+}
+
+fn restart_under_name() -> Fallible {
+    const N: usize = 32;
+    let dir = Scratch::new("restart-name");
+    let demo = Demo::start("127.0.0.1:0", &["--read-delay", "1000"])?;
+    let o = holding(&dir.0, &demo, "export-1", N);
+    let mut first = spawn(&o)?;
+    wait_for_line(&mut first, "started")?;
+    wait_until("records held mid-read", || {
+        held(&o.store).is_ok_and(|h| h.len() >= 8)
+    })?;
+    first.kill().map_err(|e| e.to_string())?; // SIGKILL
+    first.wait().map_err(|e| e.to_string())?;
+    let left = held(&o.store)?;
+    if left.is_empty() {
+        return Err("the killed worker held nothing: nothing to take back".into());
+    }
+    // Under the same name: at once, not ten minutes later.
+    let o2 = Options {
+        start: 0,
+        expect: N,
+        ..o
+    };
+    finish(spawn(&o2)?)?;
+    all_handled(&o2.outcomes, "job", N, "completed")?;
+    println!("      {} records taken back", left.len());
+    Ok(())
+}
+
+fn one_name_twice() -> Fallible {
+    const N: usize = 200;
+    let Some((cluster, pg)) = postgres_or_skip() else {
+        return Ok(());
+    };
+    let rt = runtime();
+    let url = rt.block_on(pg.database());
+    let dir = Scratch::new("one-name");
+    let demo = Demo::start("127.0.0.1:0", &["--read-delay", "20"])?;
+    let base = Options {
+        store: format!("pg:{url}").into(),
+        expect: N,
+        lease_ms: LONG_LEASE_MS,
+        job_ms: 200,
+        ..options(&dir.0, &demo, "export-1")
+    };
+    let mut first = spawn(&Options {
+        start: N,
+        ..Options::parse(&base.args()[1..])
+    })?;
+    wait_for_line(&mut first, "started")?;
+    wait_until("a tenth of the outcomes", || {
+        handled(&base.outcomes).len() >= N / 10
+    })?;
+    // The same name again, by mistake: it takes the first one's records
+    // over; fencing refuses the first one's writes to them.
+    let second = spawn(&Options::parse(&base.args()[1..]))?;
+    finish(first)?;
+    finish(second)?;
+    all_handled(&base.outcomes, "job", N, "completed")?;
+    let c = demo.counters()?;
+    if c["totals"]["overlapping_reads"].as_u64().unwrap_or(0) > IN_HAND as u64 {
+        return Err(format!(
+            "more reads overlapped than the taken-over records: {}",
+            c["totals"]
+        ));
+    }
+    let store = rt
+        .block_on(PostgresStore::connect(&url))
+        .map_err(|e| e.to_string())?;
+    let open = rt
+        .block_on(store.list(&Filter::all().state(RecordState::Open)))
+        .map_err(|e| e.to_string())?;
+    if !open.is_empty() {
+        return Err(format!("{} tasks reopened by a stale write", open.len()));
+    }
+    drop(rt);
+    drop(cluster);
+    Ok(())
+}
+
+fn killed_after_call() -> Fallible {
+    let dir = Scratch::new("after-call");
+    let demo = Demo::start("127.0.0.1:0", &[])?;
+    let mut o = holding(&dir.0, &demo, "first", 1);
+    o.hang_after = Some("call-answered".into());
+    let mut first = spawn(&o)?;
+    wait_for_line(&mut first, "hanging after call-answered")?;
+    first.kill().map_err(|e| e.to_string())?; // SIGKILL
+    first.wait().map_err(|e| e.to_string())?;
+    let left = held(&o.store)?;
+    if left.len() != 1 || left[0].is_started() || left[0].key.as_deref() != Some("job-0") {
+        return Err(format!("not one reserved record: {left:?}"));
+    }
+    // Restarted under its name, starting the same key again: no second
+    // call, and the reservation ends start_unknown at once.
+    let o2 = Options {
+        hang_after: None,
+        expect: 1,
+        ..o
+    };
+    finish(spawn(&o2)?)?;
+    let seen = handled(&o2.outcomes);
+    if seen.len() != 1 || seen.get("job-0") != Some(&(1, "start_unknown".into())) {
+        return Err(format!("outcomes: {seen:?}"));
+    }
+    let c = demo.counters()?;
+    if c["totals"]["tasks"] != 1 || c["totals"]["reads"] != 0 {
+        return Err(format!("one call, no read expected: {}", c["totals"]));
+    }
+    Ok(())
+}
+
+/// The lines a process prints from now until it exits (bounded), once it
+/// ended well.
+fn all_lines(child: Child, lines: Lines) -> Fallible<Vec<String>> {
+    let rest = lines.rest()?;
+    finish(child)?;
+    Ok(rest)
+}
+
+/// Two processes start the keys `job-0`…`job-{n-1}` at once on `store`:
+/// the demo server is called once per key, and both name the same record
+/// for each key, one as the one that started it.
+fn keys_raced(name: &str, store: std::path::PathBuf) -> Fallible {
+    const N: usize = 40;
+    let dir = Scratch::new(name);
+    let demo = Demo::start("127.0.0.1:0", &[])?;
+    let go = dir.0.join("go");
+    let o = |who: &str| Options {
+        store: store.clone(),
+        start: N,
+        report: true,
+        exit_after_start: true,
+        go: Some(go.clone()),
+        ..options(&dir.0, &demo, who)
+    };
+    // Both connected, then both let go at once.
+    let mut a = spawn(&o("a"))?;
+    let mut b = spawn(&o("b"))?;
+    let (a_lines, b_lines) = (Lines::of(&mut a)?, Lines::of(&mut b)?);
+    a_lines.until("ready")?;
+    b_lines.until("ready")?;
+    std::fs::write(&go, "").map_err(|e| e.to_string())?;
+    let (a, b) = (all_lines(a, a_lines)?, all_lines(b, b_lines)?);
+    let starts = |lines: &[String]| -> BTreeMap<String, (String, String)> {
+        lines
+            .iter()
+            .filter_map(|l| {
+                let mut w = l.strip_prefix("start ")?.split(' ');
+                let (key, id, how) = (w.next()?, w.next()?, w.next()?);
+                Some((key.to_owned(), (id.to_owned(), how.to_owned())))
+            })
+            .collect()
+    };
+    let (a, b) = (starts(&a), starts(&b));
+    if a.len() != N || b.len() != N {
+        return Err(format!(
+            "{} and {} starts reported of {N}",
+            a.len(),
+            b.len()
+        ));
+    }
+    let mut raced = 0;
+    for (key, (id, how)) in &a {
+        let (other, other_how) = &b[key];
+        if id != other {
+            return Err(format!(
+                "{key}: record {id} in one process, {other} in the other"
+            ));
+        }
+        let tracked = [how, other_how]
+            .iter()
+            .filter(|h| h.as_str() == "tracked")
+            .count();
+        if tracked != 1 {
+            return Err(format!("{key}: started as {how} and {other_how}"));
+        }
+        raced += usize::from(how == "tracked");
+    }
+    let c = demo.counters()?;
+    if c["totals"]["tasks"] != N {
+        return Err(format!("{} calls for {N} keys", c["totals"]["tasks"]));
+    }
+    println!("      keys started by the first process: {raced} of {N}");
+    Ok(())
+}
+
+fn keys_raced_sqlite() -> Fallible {
+    let dir = Scratch::new("race-file");
+    keys_raced("race-sqlite", dir.0.join("tasks.db"))
+}
+
+fn keys_raced_postgres() -> Fallible {
+    let Some((cluster, pg)) = postgres_or_skip() else {
+        return Ok(());
+    };
+    let url = runtime().block_on(pg.database());
+    keys_raced("race-postgres", format!("pg:{url}").into())?;
+    drop(cluster);
     Ok(())
 }

@@ -17,8 +17,8 @@ use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, InputRequests, InputResponse};
 use mcp_tasks::store::{
     Answers, Claim, Ending, Fence, Filter, Forgotten, Label, NewTask, PostgresStore, Progress,
-    Questions, RecordId, RecordState, Reservation, Schedule, SqliteStore, StoreResult, TaskRecord,
-    TaskStore, Tracker,
+    Questions, RecordId, RecordState, Reservation, Schedule, SqliteStore, Started, StoreResult,
+    TaskRecord, TaskStore, Tracker,
 };
 use mcp_tasks::{Client, Http, TaskRef};
 use serde_json::{Value, json};
@@ -58,8 +58,18 @@ pub struct Options {
     /// without, they wait for an answer from another process.
     pub handler: bool,
     /// End once this many outcomes were delivered; with 0, run until
-    /// killed.
+    /// killed (or stopped with SIGTERM, which shuts the tracker down).
     pub expect: usize,
+    /// Print `start KEY RECORD HOW` for each task started (`HOW`:
+    /// `tracked`, `known` or `immediate`).
+    pub report: bool,
+    /// End once the tasks are started, without running the tracker.
+    pub exit_after_start: bool,
+    /// The tracker's `stop_within`, in milliseconds (default 10 s).
+    pub stop_within_ms: Option<u64>,
+    /// Once connected, print `ready` and start nothing before this file
+    /// exists (so that two processes start at once).
+    pub go: Option<PathBuf>,
 }
 
 impl Options {
@@ -89,6 +99,10 @@ impl Options {
                 "--asked" => o.asked = Some(value.into()),
                 "--expect" => o.expect = value.parse().unwrap(),
                 "--handler" => o.handler = value.parse().unwrap(),
+                "--report" => o.report = value.parse().unwrap(),
+                "--exit-after-start" => o.exit_after_start = value.parse().unwrap(),
+                "--stop-within-ms" => o.stop_within_ms = Some(value.parse().unwrap()),
+                "--go" => o.go = Some(value.into()),
                 _ => panic!("unknown option {flag}"),
             }
         }
@@ -119,7 +133,17 @@ impl Options {
             self.expect.to_string(),
             "--handler".into(),
             self.handler.to_string(),
+            "--report".into(),
+            self.report.to_string(),
+            "--exit-after-start".into(),
+            self.exit_after_start.to_string(),
         ];
+        if let Some(f) = &self.go {
+            a.extend(["--go".into(), f.display().to_string()]);
+        }
+        if let Some(ms) = self.stop_within_ms {
+            a.extend(["--stop-within-ms".into(), ms.to_string()]);
+        }
         if let Some(h) = &self.hang_after {
             a.extend(["--hang-after".into(), h.clone()]);
         }
@@ -153,8 +177,11 @@ pub async fn worker(o: Options) -> Fallible {
 }
 
 /// Starts `o.start` tasks, then runs the tracker until `o.expect`
-/// outcomes were delivered (or forever, with 0).
+/// outcomes were delivered (or forever, with 0), or until SIGTERM, which
+/// shuts it down (`stopped` on stdout once it gave its records back).
 pub async fn work<S: TaskStore>(o: Options, store: S) -> Fallible {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).map_err(|e| format!("SIGTERM: {e}"))?;
     let asked = o.asked.clone();
     let handlers = if o.handler {
         InputHandlers::new().elicitation_form(move |_| {
@@ -176,21 +203,41 @@ pub async fn work<S: TaskStore>(o: Options, store: S) -> Fallible {
         .await
         .map_err(|e| format!("connect: {e}"))?;
     let tracker = tracker(Probe::new(store, o.hang_after.clone()), &client, &o);
+    if let Some(go) = &o.go {
+        println!("ready");
+        std::io::stdout().flush().ok();
+        let waited = tokio::time::timeout(LIMIT, async {
+            while !go.exists() {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        });
+        waited.await.map_err(|_| "never told to go".to_string())?;
+    }
     // Started 32 at a time: each is recorded before its call returns.
-    let mut calls = tokio::task::JoinSet::new();
+    let mut calls: tokio::task::JoinSet<Fallible> = tokio::task::JoinSet::new();
     for i in 0..o.start {
         if calls.len() >= 32 {
             calls.join_next().await.unwrap().unwrap()?;
         }
         let (tracker, client) = (tracker.clone(), client.clone());
-        let (tool, job_ms) = (o.tool.clone(), o.job_ms);
+        let (tool, job_ms, report) = (o.tool.clone(), o.job_ms, o.report);
         calls.spawn(async move {
-            let label = Label::tool(tool.as_str()).key(format!("{tool}-{i}"));
-            tracker
+            let key = format!("{tool}-{i}");
+            let label = Label::tool(tool.as_str()).key(key.as_str());
+            let started = tracker
                 .call_tool(client.task(), label, json!({"n": i, "ms": job_ms}))
                 .await
-                .map(drop)
-                .map_err(|e| format!("call {i}: {e}"))
+                .map_err(|e| format!("call {i}: {e}"))?;
+            if report {
+                let how = match &started {
+                    Started::Tracked(_) => "tracked",
+                    Started::Known(_) => "known",
+                    _ => "immediate",
+                };
+                let id = started.record().map_or("-".into(), |id| id.to_string());
+                println!("start {key} {id} {how}");
+            }
+            Ok(())
         });
     }
     while let Some(done) = calls.join_next().await {
@@ -198,6 +245,9 @@ pub async fn work<S: TaskStore>(o: Options, store: S) -> Fallible {
     }
     println!("started");
     std::io::stdout().flush().ok();
+    if o.exit_after_start {
+        return Ok(());
+    }
 
     let outcomes = o.outcomes.clone();
     let run = tracker.run(move |d| {
@@ -221,9 +271,16 @@ pub async fn work<S: TaskStore>(o: Options, store: S) -> Fallible {
             }
         }
     };
+    tokio::pin!(run);
     tokio::select! {
-        r = run => r.map_err(|e| e.to_string())?,
+        r = &mut run => r.map_err(|e| e.to_string())?,
         () = done => {}
+        _ = term.recv() => {
+            let ((), ran) = tokio::join!(tracker.shutdown(), &mut run);
+            ran.map_err(|e| e.to_string())?;
+            println!("stopped");
+            std::io::stdout().flush().ok();
+        }
     }
     Ok(())
 }
@@ -234,11 +291,14 @@ pub fn tracker<S: TaskStore>(
     client: &Client,
     o: &Options,
 ) -> Tracker<Probe<S>, Client> {
-    Tracker::builder(store, client.clone())
+    let builder = Tracker::builder(store, client.clone())
         .worker(o.name.clone())
         .lease(Duration::from_millis(o.lease_ms))
-        .min_poll_interval(Duration::from_millis(20))
-        .build()
+        .min_poll_interval(Duration::from_millis(20));
+    match o.stop_within_ms {
+        Some(ms) => builder.stop_within(Duration::from_millis(ms)).build(),
+        None => builder.build(),
+    }
 }
 
 /// Appends `line` to `file`, synced.
@@ -569,6 +629,20 @@ impl Lines {
             }
         });
         Ok(Lines(rx))
+    }
+
+    /// Every line until the process closes its stdout, within `LIMIT`.
+    pub fn rest(&self) -> Fallible<Vec<String>> {
+        let deadline = std::time::Instant::now() + LIMIT;
+        let mut out = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.0.recv_timeout(left) {
+                Ok(l) => out.push(l),
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(out),
+                Err(_) => return Err("the worker never closed its stdout".into()),
+            }
+        }
     }
 
     /// Waits for `line`, skipping the lines before it, within `LIMIT`.
