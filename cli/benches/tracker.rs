@@ -1,8 +1,9 @@
 //! Benchmarks of the tracker against the demo server's HTTP mode.
 //!
 //! ```sh
-//! cargo bench -p mcp-tasks-cli --bench tracker -- [one] [many] [--secs S] [--rounds R]
-//!     [--one-tasks N] [--tasks N] [--workers 1,2,4] [--lease-ms MS] [--setup SQL]...
+//! cargo bench -p mcp-tasks-cli --bench tracker -- [one] [many] [starts] [--secs S]
+//!     [--rounds R] [--one-tasks N] [--tasks N] [--workers 1,2,4] [--lease-ms MS]
+//!     [--setup SQL]... [--starts N]
 //! ```
 //!
 //! - `one`: one tracker in this process, against the in-memory store,
@@ -21,6 +22,13 @@
 //!   `--setup SQL` runs SQL after the migration and before the records
 //!   are inserted (to try a table setting).
 //!
+//! - `starts`: the cost of a start with a unique key (reserved before
+//!   `tools/call`, then written) against one without, on SQLite and
+//!   Postgres: `--starts` starts one after another through
+//!   `Tracker::call_tool` (store calls per start, Postgres commits per
+//!   start, time per start with the call), and the store's part alone
+//!   (`insert` against `reserve` + `start`, time per start).
+//!
 //! Every task is a `job` of an hour on the demo server: none ends during a
 //! run, so every step is one read and one save. Records outnumber what a
 //! worker reads in the server's interval (100 ms), so workers never wait.
@@ -32,7 +40,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use mcp_tasks::protocol::TaskStatus;
 use mcp_tasks::store::{
-    Claim, MemoryStore, NewTask, PostgresStore, Progress, SqliteStore, TaskStore,
+    Claim, Label, MemoryStore, NewTask, PostgresStore, Progress, SqliteStore, TaskStore,
 };
 use mcp_tasks::{Client, Http, TaskRef, TaskState};
 use serde_json::json;
@@ -54,6 +62,7 @@ struct Args {
     workers: Vec<usize>,
     lease_ms: u64,
     setup: Vec<String>,
+    starts: usize,
 }
 
 fn main() {
@@ -91,6 +100,12 @@ fn main() {
         println!("many: FAILED: {e}");
         failed = true;
     }
+    if want("starts")
+        && let Err(e) = starts(&args)
+    {
+        println!("starts: FAILED: {e}");
+        failed = true;
+    }
     if failed {
         std::process::exit(1);
     }
@@ -106,6 +121,7 @@ fn parse(args: &[String]) -> Fallible<Args> {
         workers: vec![1, 2, 4],
         lease_ms: 2_000,
         setup: Vec::new(),
+        starts: 500,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -118,13 +134,14 @@ fn parse(args: &[String]) -> Fallible<Args> {
             "--tasks" => a.tasks = number(value()?)? as usize,
             "--lease-ms" => a.lease_ms = number(value()?)?,
             "--setup" => a.setup.push(value()?.clone()),
+            "--starts" => a.starts = number(value()?)? as usize,
             "--workers" => {
                 a.workers = value()?
                     .split(',')
                     .map(|w| w.parse().map_err(|e| format!("--workers: {e}")))
                     .collect::<Fallible<_>>()?;
             }
-            "one" | "many" => a.scenarios.push(arg.clone()),
+            "one" | "many" | "starts" => a.scenarios.push(arg.clone()),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -883,4 +900,189 @@ fn memory(child: &Child) -> Fallible<(u64, u64)> {
 fn millis(t: SystemTime) -> i64 {
     t.duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+// ---- starts: a keyed start against an unkeyed one ---------------------
+
+fn starts(args: &Args) -> Fallible {
+    let demo = Demo::start("127.0.0.1:0", &[])?;
+    let rt = runtime();
+    let client = rt.block_on(connect(&demo))?;
+    let dir = Scratch::new("bench-starts");
+    let pg = postgres::start();
+    let n = args.starts;
+    println!(
+        "starts: {n} one after another, per start, {} rounds",
+        args.rounds
+    );
+    println!("store     start     call_tool µs  store calls  (Postgres commits)   store alone µs");
+    let mut files = 0;
+    for round in 0..args.rounds {
+        for kind in [Kind::Sqlite, Kind::Postgres] {
+            for keyed in [false, true] {
+                files += 1;
+                let url = match (kind, &pg) {
+                    (Kind::Postgres, Some((_, pg))) => Some(rt.block_on(pg.database())),
+                    (Kind::Postgres, None) => continue,
+                    _ => None,
+                };
+                let line = rt.block_on(async {
+                    match &url {
+                        Some(url) => {
+                            PostgresStore::migrate(url)
+                                .await
+                                .map_err(|e| format!("migrate: {e}"))?;
+                            let open = || async {
+                                PostgresStore::connect(url)
+                                    .await
+                                    .map_err(|e| format!("connect: {e}"))
+                            };
+                            let tracked =
+                                start_many(&client, open().await?, keyed, n, Some(url)).await?;
+                            let alone = store_alone(open().await?, keyed, n).await?;
+                            Ok::<_, String>(format!("{tracked}   {alone:>10.0}"))
+                        }
+                        None => {
+                            let open = |name: String| {
+                                let path = dir.0.join(name);
+                                async move {
+                                    SqliteStore::open(&path)
+                                        .await
+                                        .map_err(|e| format!("open: {e}"))
+                                }
+                            };
+                            let tracked = start_many(
+                                &client,
+                                open(format!("t-{files}.db")).await?,
+                                keyed,
+                                n,
+                                None,
+                            )
+                            .await?;
+                            let alone =
+                                store_alone(open(format!("s-{files}.db")).await?, keyed, n).await?;
+                            Ok(format!("{tracked}   {alone:>10.0}"))
+                        }
+                    }
+                })?;
+                let how = if keyed { "keyed" } else { "unkeyed" };
+                println!(
+                    "{:<9} {how:<8} {line}  (round {})",
+                    format!("{kind:?}"),
+                    round + 1
+                );
+            }
+        }
+    }
+    if pg.is_none() {
+        println!("starts: no Postgres here; its rounds were skipped");
+    }
+    Ok(())
+}
+
+/// `n` starts of an hour-long `job` through a tracker on `store`, one
+/// after another: time and store calls per start (and, on Postgres,
+/// commits per start).
+async fn start_many<S: TaskStore>(
+    client: &Client,
+    store: S,
+    keyed: bool,
+    n: usize,
+    url: Option<&str>,
+) -> Fallible<String> {
+    let probe = Probe::new(store, None);
+    let calls = probe.calls.clone();
+    let o = Options {
+        name: "starter".into(),
+        lease_ms: 30_000,
+        ..Options::default()
+    };
+    let tracker = worker::tracker(probe, client, &o);
+    let before_db = match url {
+        Some(u) => Some(commits(u).await),
+        None => None,
+    };
+    let start = Instant::now();
+    for i in 0..n {
+        let label = if keyed {
+            Label::tool("job").key(format!("job-{i}"))
+        } else {
+            Label::tool("job")
+        };
+        tracker
+            .call_tool(client.task(), label, json!({"n": i, "ms": 3_600_000}))
+            .await
+            .map_err(|e| format!("start {i}: {e}"))?;
+    }
+    let per_start = start.elapsed().as_secs_f64() * 1e6 / n as f64;
+    drop(tracker);
+    let [claim, save, next_due, other] = calls.read();
+    let mut line = format!(
+        "{per_start:>12.0}  {:>11.3}",
+        (claim + save + next_due + other) as f64 / n as f64
+    );
+    if let (Some(u), Some((c0, _))) = (url, before_db) {
+        // Flushed once the store's connection closed (dropped above).
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let (c1, _) = commits(u).await;
+        line += &format!("  ({:.3})", (c1 - c0 - 1).max(0) as f64 / n as f64);
+    } else {
+        line += "         ";
+    }
+    Ok(line)
+}
+
+/// The store's part of `n` starts alone, one after another: `insert`, or
+/// `reserve` then `start` (what the server answered written into the
+/// reserved record). Microseconds per start.
+async fn store_alone<S: TaskStore>(store: S, keyed: bool, n: usize) -> Fallible<f64> {
+    use mcp_tasks::protocol::TaskId;
+    use mcp_tasks::store::Reservation;
+    let start = Instant::now();
+    for i in 0..n {
+        let reference = TaskRef::new(TaskId::new(format!("task-{i}")), Some("demo".into()));
+        let task = NewTask {
+            unique_key: keyed,
+            reference: if keyed {
+                TaskRef::new(TaskId::new(String::new()), None)
+            } else {
+                reference.clone()
+            },
+            tool: "job".into(),
+            key: keyed.then(|| format!("alone-{i}")),
+            scope: "default".into(),
+            status: TaskStatus::Working,
+            status_message: None,
+            poll_interval_ms: None,
+            due: SystemTime::now(),
+            ending: None,
+            schedule: Default::default(),
+        };
+        if !keyed {
+            store.insert(task).await.map_err(|e| e.to_string())?;
+            continue;
+        }
+        let until = SystemTime::now() + Duration::from_secs(30);
+        let Reservation::Reserved { id, fence } = store
+            .reserve(task, "starter", until)
+            .await
+            .map_err(|e| e.to_string())?
+        else {
+            return Err(format!("key alone-{i} taken"));
+        };
+        let progress = Progress {
+            status: TaskStatus::Working,
+            status_message: None,
+            poll_interval_ms: Some(100),
+            failed_reads: 0,
+            due: SystemTime::now(),
+            taken: Vec::new(),
+            offered: Vec::new(),
+        };
+        store
+            .start(id, fence, &reference, &Default::default(), progress)
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(start.elapsed().as_secs_f64() * 1e6 / n as f64)
 }
