@@ -40,6 +40,7 @@ mod report;
 mod roots;
 mod server;
 mod stdout;
+mod store;
 mod watch;
 mod watch_all;
 
@@ -273,6 +274,10 @@ fish: `mcp-tasks completions fish > ~/.config/fish/completions/mcp-tasks.fish`."
     Man,
     #[command(flatten)]
     Catalog(catalog::Command),
+    /// The task store of an application's workers: `store migrate URL`
+    /// sets up a Postgres task store's tables.
+    #[command(subcommand)]
+    Store(store::Command),
 }
 
 #[derive(Debug, Args)]
@@ -346,7 +351,7 @@ fn main() -> ExitCode {
         Command::Login { .. } | Command::Logout { .. } => false,
         Command::Call(c) => c.output.json,
         Command::Status(r) | Command::Wait(r) | Command::Cancel(r) => r.output.json,
-        Command::Completions { .. } | Command::Man => false,
+        Command::Completions { .. } | Command::Man | Command::Store(_) => false,
         Command::Forget(_) | Command::Prune(_) => false,
         Command::Catalog(c) => c.json(),
     };
@@ -439,6 +444,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Forget(args) => forget::forget(args).await,
         Command::Prune(args) => prune::prune(args).await,
         Command::Catalog(command) => catalog::run(command).await,
+        Command::Store(command) => store::run(command).await,
     }
 }
 

@@ -32,7 +32,7 @@ fn main() {
         return;
     }
     type Scenario = (&'static str, fn() -> Fallible);
-    let scenarios: [Scenario; 15] = [
+    let scenarios: [Scenario; 16] = [
         (
             "three workers on one Postgres, one killed: every task once",
             many_workers,
@@ -89,6 +89,10 @@ fn main() {
         (
             "two processes start the same keys at once on Postgres: one call each",
             keys_raced_postgres,
+        ),
+        (
+            "mcp-tasks store migrate: once, again, then a worker role without DDL",
+            store_migrate,
         ),
     ];
     // `cargo test --test workers -- WORDS`: only the scenarios whose name
@@ -856,6 +860,109 @@ fn keys_raced_postgres() -> Fallible {
     };
     let url = runtime().block_on(pg.database());
     keys_raced("race-postgres", format!("pg:{url}").into())?;
+    drop(cluster);
+    Ok(())
+}
+
+/// `mcp-tasks ARGS`: its exit status and stdout.
+fn mcp_tasks(args: &[&str]) -> Fallible<(Option<i32>, String)> {
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
+        .args(args)
+        .env_remove("DATABASE_URL")
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("run mcp-tasks: {e}"))?;
+    Ok((
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    ))
+}
+
+fn store_migrate() -> Fallible {
+    let Some((cluster, pg)) = postgres_or_skip() else {
+        return Ok(());
+    };
+    let rt = runtime();
+    let url = rt.block_on(pg.database());
+    let role = format!("cli_worker_{}", std::process::id());
+    rt.block_on(async {
+        pg.admin()
+            .await
+            .batch_execute(&format!("CREATE ROLE {role} LOGIN"))
+            .await
+    })
+    .map_err(|e| e.to_string())?;
+    let worker_url = format!("{url} user={role}");
+    let as_worker = || {
+        rt.block_on(
+            PostgresStore::builder(&worker_url)
+                .schema("tasks")
+                .connect(),
+        )
+    };
+    match as_worker() {
+        Err(e) if e.is_schema_too_old() => {}
+        other => return Err(format!("a worker before the migration: {other:?}")),
+    }
+
+    let args = [
+        "store",
+        "migrate",
+        &url,
+        "--schema",
+        "tasks",
+        "--grant-to",
+        &role,
+    ];
+    let (code, first) = mcp_tasks(&args)?;
+    let lines: Vec<&str> = first.lines().collect();
+    let to = lines
+        .first()
+        .and_then(|l| l.strip_prefix("schema tasks: version 0 -> "))
+        .ok_or_else(|| format!("first run printed {first:?}"))?;
+    if code != Some(0) || lines.get(1) != Some(&format!("granted to {role}").as_str()) {
+        return Err(format!("first run: {code:?} {first:?}"));
+    }
+    let (code, again) = mcp_tasks(&args[..5])?;
+    if code != Some(0) || again.trim() != format!("schema tasks: version {to}, up to date") {
+        return Err(format!("second run: {code:?} {again:?}"));
+    }
+    // The worker role, with rows and no schema rights, works.
+    let store = as_worker().map_err(|e| format!("the worker role connects: {e}"))?;
+    let id = rt
+        .block_on(store.insert(mcp_tasks::store::NewTask {
+            unique_key: true,
+            reference: mcp_tasks::TaskRef::new(mcp_tasks::protocol::TaskId::new("t-1"), None),
+            tool: "job".into(),
+            key: Some("once".into()),
+            scope: "default".into(),
+            status: mcp_tasks::protocol::TaskStatus::Working,
+            status_message: None,
+            poll_interval_ms: None,
+            due: SystemTime::now(),
+            ending: None,
+            schedule: Default::default(),
+        }))
+        .map_err(|e| format!("the worker role inserts: {e}"))?;
+    if rt.block_on(store.get(id)).ok().flatten().is_none() {
+        return Err("the worker role cannot read its record".into());
+    }
+
+    // Nothing listening: exit status 6; no database of that name: 3.
+    let (code, _) = mcp_tasks(&[
+        "store",
+        "migrate",
+        "postgres://nobody@127.0.0.1:1/none?connect_timeout=2",
+    ])?;
+    if code != Some(6) {
+        return Err(format!("an unreachable database exits {code:?}, not 6"));
+    }
+    let (code, _) = mcp_tasks(&["store", "migrate", &url, "--schema", "Bad; Name"])?;
+    if code != Some(3) {
+        return Err(format!("a bad schema name exits {code:?}, not 3"));
+    }
+    drop(store);
+    drop(rt);
     drop(cluster);
     Ok(())
 }
