@@ -1,0 +1,110 @@
+//! Leases given back: one record at once, or every lease of a worker.
+
+use super::*;
+
+/// The first record `worker` claims of `id` at `now`, if it may.
+async fn claim_one<S: TaskStore>(
+    store: &S,
+    worker: &str,
+    id: RecordId,
+    now: SystemTime,
+) -> Option<TaskRecord> {
+    let c = Claim {
+        record: Some(id),
+        ..claim(worker, 1, now)
+    };
+    claimed(store, c).await.pop()
+}
+
+/// `release` ends a lease now and changes nothing else; a stale fence
+/// releases nothing.
+pub(super) async fn a_lease_is_given_back_at_once<S: TaskStore>(store: &S) {
+    let id = store.insert(new_task(80, t(0))).await.unwrap();
+    let held = claim_one(store, "r1", id, t(0)).await.expect("claimed");
+    let fence = held.fence().unwrap();
+    assert!(claim_one(store, "r2", id, t(1)).await.is_none(), "held");
+    store.release(id, fence).await.unwrap();
+    let r = store.get(id).await.unwrap().unwrap();
+    let lease = r.lease.as_ref().expect("the lease is kept, ended");
+    assert!(lease.until <= t(1), "{lease:?}");
+    assert_eq!((lease.owner.as_str(), lease.fence), ("r1", fence));
+    assert_eq!(
+        (
+            r.status,
+            &r.status_message,
+            r.due,
+            r.failed_reads,
+            &r.ending
+        ),
+        (
+            held.status,
+            &held.status_message,
+            held.due,
+            held.failed_reads,
+            &held.ending
+        ),
+        "nothing else changed"
+    );
+    // Claimable at once, long before the lease would have run out.
+    let again = claim_one(store, "r2", id, t(1))
+        .await
+        .expect("claimable now");
+    assert!(again.fence().unwrap() > fence);
+    let e = store.release(id, fence).await.unwrap_err();
+    assert!(e.is_stale(), "{e}");
+    let e = store.release(RecordId(987_654), fence).await.unwrap_err();
+    assert!(e.is_not_found(), "{e}");
+    // The newer holder's lease stands.
+    assert!(claim_one(store, "r1", id, t(2)).await.is_none());
+    store
+        .save(id, again.fence().unwrap(), progress(t(100_000)))
+        .await
+        .unwrap();
+}
+
+/// `release_worker` gives back every live lease of one name, open and
+/// ended records alike, and no other name's; the old fences are refused
+/// once the records are claimed again.
+pub(super) async fn a_workers_name_gives_its_leases_back<S: TaskStore>(store: &S) {
+    let open = store.insert(new_task(81, t(0))).await.unwrap();
+    let ended = store
+        .insert(NewTask {
+            ending: Some(Ending::Cancelled),
+            ..new_task(82, t(0))
+        })
+        .await
+        .unwrap();
+    let other = store.insert(new_task(83, t(0))).await.unwrap();
+    let mut fences = Vec::new();
+    for id in [open, ended] {
+        let r = claim_one(store, "gone", id, t(0)).await.expect("claimed");
+        fences.push(r.fence().unwrap());
+    }
+    let theirs = claim_one(store, "alive", other, t(0)).await.unwrap();
+    assert_eq!(store.release_worker("gone").await.unwrap(), 2);
+    assert_eq!(store.release_worker("gone").await.unwrap(), 0, "once");
+    assert_eq!(store.release_worker("nobody").await.unwrap(), 0);
+    for (id, old) in [open, ended].into_iter().zip(fences) {
+        let r = claim_one(store, "gone", id, t(1))
+            .await
+            .expect("claimable now");
+        assert!(r.fence().unwrap() > old);
+        let e = store.save(id, old, progress(t(5))).await.unwrap_err();
+        assert!(e.is_stale(), "{e}");
+        match r.ending {
+            Some(_) => store.acknowledge(id, r.fence().unwrap()).await.unwrap(),
+            None => store
+                .save(id, r.fence().unwrap(), progress(t(100_000)))
+                .await
+                .unwrap(),
+        }
+    }
+    assert!(
+        claim_one(store, "gone", other, t(1)).await.is_none(),
+        "another name's lease stands"
+    );
+    store
+        .save(other, theirs.fence().unwrap(), progress(t(100_000)))
+        .await
+        .unwrap();
+}
