@@ -4,94 +4,22 @@
 //! own (`MCP_TASKS_DATA_DIR`). Every command is bounded by `LIMIT`;
 //! nothing asserts how long anything took.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::Value;
 
+#[path = "support/data_dir.rs"]
+mod data_dir;
 #[path = "support/http_demo.rs"]
 mod http_demo;
+use data_dir::{TempDir, run};
 use http_demo::HttpDemo;
-
-const CLI: &str = env!("CARGO_BIN_EXE_mcp-tasks");
-
-/// The bound on each command.
-const LIMIT: Duration = Duration::from_secs(60);
 
 /// A token that must never reach the task list.
 const TOKEN: &str = "s3cr3t-t0ken-for-the-demo";
-
-/// A folder of this test's own, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir =
-            std::env::temp_dir().join(format!("mcp-tasks-cli-list-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    /// The data folder the CLI is given: created by the CLI itself.
-    fn data(&self) -> PathBuf {
-        self.0.join("data")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// `mcp-tasks ARGS` with `data` as its data folder and no terminal,
-/// killed if it runs past `LIMIT`.
-fn run(data: &Path, args: &[&str]) -> Output {
-    let mut child = Command::new(CLI)
-        .args(args)
-        .env("MCP_TASKS_DATA_DIR", data)
-        .env_remove("MCP_BEARER_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run mcp-tasks");
-    // Read both pipes on threads, so that a full pipe never stalls it.
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let stdout = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        let _ = out.read_to_end(&mut b);
-        b
-    });
-    let stderr = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        let _ = err.read_to_end(&mut b);
-        b
-    });
-    let deadline = Instant::now() + LIMIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mcp-tasks {args:?} did not end within {LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Output {
-        status,
-        stdout: stdout.join().unwrap(),
-        stderr: stderr.join().unwrap(),
-    }
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
