@@ -51,4 +51,41 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             }
         }
     }
+
+    /// Runs `work` to its end while the lease of `id` under `fence` is
+    /// renewed, as [`keeping`](Tracker::keeping) does, but never cuts it:
+    /// for a call whose answer must not be lost (a `tools/call` that may
+    /// start a task). Once the lease is lost, renewals stop, and the
+    /// caller's next fenced write finds the record stale.
+    pub(super) async fn renewing<T>(
+        &self,
+        id: RecordId,
+        fence: Fence,
+        mut until: SystemTime,
+        work: impl Future<Output = T>,
+    ) -> T {
+        let lease = self.inner.lease;
+        let beat = (lease / 3).max(Duration::from_millis(5));
+        let mut work = std::pin::pin!(work);
+        let mut held = true;
+        loop {
+            let pause = match until.duration_since(SystemTime::now()) {
+                Ok(left) if held => beat.min(left),
+                // Lost, or run out: only the work is left to wait for.
+                _ => return work.await,
+            };
+            tokio::select! {
+                out = &mut work => return out,
+                () = tokio::time::sleep(pause) => {}
+            }
+            let next = SystemTime::now() + lease;
+            match self.inner.store.renew(id, fence, next).await {
+                Ok(()) => until = next,
+                Err(e) if e.is_stale() || e.is_not_found() => held = false,
+                Err(e) => {
+                    tracing::debug!(record = %id, "could not renew a lease: {e}");
+                }
+            }
+        }
+    }
 }

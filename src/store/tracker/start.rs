@@ -86,9 +86,12 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             Reservation::Taken(id) => return Ok(Started::Known(id)),
             Reservation::Reserved { id, fence } => (id, fence),
         };
+        // Never cut: a lost lease must not lose the task the call starts.
+        // Its record is then another worker's, and `start` below refuses
+        // it as stale, handing the live task back with the error.
         let called = self
-            .keeping(id, fence, until, task.call_tool(&label.tool, arguments))
-            .await?;
+            .renewing(id, fence, until, task.call_tool(&label.tool, arguments))
+            .await;
         let store = &inner.store;
         match called {
             Ok(TaskState::Finished(t)) => {
