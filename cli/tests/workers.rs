@@ -851,7 +851,14 @@ fn keys_raced(name: &str, store: std::path::PathBuf) -> Fallible {
 
 fn keys_raced_sqlite() -> Fallible {
     let dir = Scratch::new("race-file");
-    keys_raced("race-sqlite", dir.0.join("tasks.db"))
+    let file = dir.0.join("tasks.db");
+    // The file made first: the race is over keys, not over the first open
+    // of a new file, where two processes may find it busy (a separate
+    // matter).
+    runtime()
+        .block_on(SqliteStore::open(&file))
+        .map_err(|e| format!("create the store: {e}"))?;
+    keys_raced("race-sqlite", file)
 }
 
 fn keys_raced_postgres() -> Fallible {
