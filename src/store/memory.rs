@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use super::questions;
 use super::{
-    Answers, Claim, Ending, Fence, Filter, Forgotten, Lease, NewTask, Progress, Questions,
+    Answers, Claim, Counts, Ending, Fence, Filter, Forgotten, Lease, NewTask, Progress, Questions,
     RecordId, RecordState, Reservation, Schedule, StoreError, StoreResult, TaskRecord, TaskStore,
 };
 use crate::protocol::{InputRequests, InputResponse};
@@ -120,14 +120,6 @@ fn claimable(r: &TaskRecord, claim: &Claim<'_>) -> bool {
         (None, None) => r.due <= claim.now,
     };
     free && wanted && claim.record.is_none_or(|id| id == r.id)
-}
-
-fn state_of(r: &TaskRecord) -> RecordState {
-    match (&r.ending, r.delivered) {
-        (None, _) => RecordState::Open,
-        (Some(_), false) => RecordState::Undelivered,
-        (Some(_), true) => RecordState::Delivered,
-    }
 }
 
 impl TaskStore for MemoryStore {
@@ -375,7 +367,7 @@ impl TaskStore for MemoryStore {
         let Some(r) = records.by_id.get(&id) else {
             return Ok(Forgotten::Missing);
         };
-        let delivered = state_of(r) == RecordState::Delivered;
+        let delivered = RecordState::of(r) == RecordState::Delivered;
         if let Some(lease) = r.lease.as_ref().filter(|l| l.until > now && !delivered) {
             return Ok(Forgotten::Held {
                 owner: lease.owner.clone(),
@@ -392,7 +384,7 @@ impl TaskStore for MemoryStore {
         let mut old: Vec<(SystemTime, RecordId)> = records
             .by_id
             .values()
-            .filter(|r| state_of(r) == RecordState::Delivered)
+            .filter(|r| RecordState::of(r) == RecordState::Delivered)
             .filter(|r| r.created < older_than && r.updated < older_than)
             .map(|r| (r.created, r.id))
             .collect();
@@ -407,14 +399,20 @@ impl TaskStore for MemoryStore {
 
     async fn list(&self, filter: &Filter) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
         let records = self.lock();
-        let mut selected: Vec<&TaskRecord> = records
-            .by_id
-            .values()
-            .filter(|r| filter.scope.as_deref().is_none_or(|s| s == r.scope))
-            .filter(|r| filter.key.is_none() || filter.key == r.key)
-            .filter(|r| filter.state.is_none_or(|s| s == state_of(r)))
-            .filter(|r| !filter.asking || (r.ending.is_none() && r.asking_since().is_some()))
-            .collect();
+        let mut selected: Vec<&TaskRecord> = if filter.newest_first && !filter.asking {
+            records
+                .by_id
+                .values()
+                .rev()
+                .filter(|r| filter.selects(r))
+                .collect()
+        } else {
+            records
+                .by_id
+                .values()
+                .filter(|r| filter.selects(r))
+                .collect()
+        };
         if filter.asking {
             selected.sort_by_key(|r| (r.asking_since(), r.id));
         }
@@ -423,6 +421,11 @@ impl TaskStore for MemoryStore {
             .take(filter.limit.unwrap_or(usize::MAX))
             .map(|r| Ok(r.clone()))
             .collect())
+    }
+
+    async fn counts(&self, overdue_before: SystemTime) -> StoreResult<Counts> {
+        let records = self.lock();
+        Ok(Counts::of(records.by_id.values(), overdue_before))
     }
 
     async fn next_due(&self) -> StoreResult<Option<SystemTime>> {

@@ -494,6 +494,14 @@ pub struct Filter {
     pub asking: bool,
     /// Only records with this key (the caller's own).
     pub key: Option<String>,
+    /// Only records of this tool.
+    pub tool: Option<String>,
+    /// Only records whose id is below this one: the next page of a
+    /// listing [`newest_first`](Filter::newest_first), after its last id.
+    pub before: Option<RecordId>,
+    /// The newest record first (by id), instead of the oldest; ignored
+    /// with [`asking`](Filter::asking), which orders by question.
+    pub newest_first: bool,
     /// At most this many (oldest first); all when `None`.
     pub limit: Option<usize>,
 }
@@ -536,6 +544,89 @@ impl Filter {
         self.limit = Some(n);
         self
     }
+
+    /// Only records of tool `tool`.
+    pub fn tool(mut self, tool: impl Into<String>) -> Filter {
+        self.tool = Some(tool.into());
+        self
+    }
+
+    /// Only records whose id is below `id` (a page after the one that
+    /// ended at `id`, newest first).
+    pub fn before(mut self, id: RecordId) -> Filter {
+        self.before = Some(id);
+        self
+    }
+
+    /// The newest record first; with [`limit`](Filter::limit) and
+    /// [`before`](Filter::before), pages of a listing from the newest.
+    pub fn newest_first(mut self) -> Filter {
+        self.newest_first = true;
+        self
+    }
+
+    /// Whether `record` passes the filter's conditions (not its order or
+    /// limit).
+    pub(crate) fn selects(&self, record: &TaskRecord) -> bool {
+        self.scope.as_deref().is_none_or(|s| s == record.scope)
+            && (self.key.is_none() || self.key == record.key)
+            && self.tool.as_deref().is_none_or(|t| t == record.tool)
+            && self.before.is_none_or(|b| record.id < b)
+            && self.state.is_none_or(|s| s == RecordState::of(record))
+            && (!self.asking || (record.ending.is_none() && record.asking_since().is_some()))
+    }
+}
+
+/// How many records a store holds in each state, for a dashboard or
+/// metrics: what [`TaskStore::counts`] returns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Counts {
+    /// Records whose task has not ended.
+    pub open: u64,
+    /// Open records with a question that waits for an answer.
+    pub asking: u64,
+    /// Ended records whose outcome awaits acknowledgement.
+    pub undelivered: u64,
+    /// Ended records whose outcome was acknowledged.
+    pub delivered: u64,
+    /// Open records due before the moment [`TaskStore::counts`] was given:
+    /// workers falling behind, or none running.
+    pub overdue: u64,
+    /// When the oldest question that waits for an answer was first seen.
+    pub asking_since: Option<SystemTime>,
+}
+
+impl Counts {
+    /// Every record.
+    pub fn total(&self) -> u64 {
+        self.open + self.undelivered + self.delivered
+    }
+
+    /// Counts `records`, as a store without a query of its own does.
+    pub(crate) fn of<'a>(
+        records: impl IntoIterator<Item = &'a TaskRecord>,
+        overdue_before: SystemTime,
+    ) -> Counts {
+        let mut c = Counts::default();
+        for r in records {
+            match RecordState::of(r) {
+                RecordState::Open => {
+                    c.open += 1;
+                    if r.due < overdue_before {
+                        c.overdue += 1;
+                    }
+                    if let Some(since) = r.asking_since() {
+                        c.asking += 1;
+                        c.asking_since = Some(c.asking_since.map_or(since, |s| s.min(since)));
+                    }
+                }
+                RecordState::Undelivered => c.undelivered += 1,
+                RecordState::Delivered => c.delivered += 1,
+            }
+        }
+        c
+    }
 }
 
 /// Where a record stands, for [`Filter::state`].
@@ -547,6 +638,17 @@ pub enum RecordState {
     Undelivered,
     /// The task ended and its outcome was acknowledged.
     Delivered,
+}
+
+impl RecordState {
+    /// Where `record` stands.
+    pub fn of(record: &TaskRecord) -> RecordState {
+        match (&record.ending, record.delivered) {
+            (None, _) => RecordState::Open,
+            (Some(_), false) => RecordState::Undelivered,
+            (Some(_), true) => RecordState::Delivered,
+        }
+    }
 }
 
 /// What [`TaskStore::reserve`] found.
@@ -798,6 +900,20 @@ pub trait TaskStore: Send + Sync + 'static {
         &self,
         filter: &Filter,
     ) -> impl Future<Output = StoreResult<Vec<StoreResult<TaskRecord>>>> + Send;
+
+    /// How many records stand in each state, and how many open ones were
+    /// due before `overdue_before`, in one query where the store allows.
+    /// The default reads every record through [`list`](TaskStore::list);
+    /// a corrupt one is left out of the counts.
+    fn counts(
+        &self,
+        overdue_before: SystemTime,
+    ) -> impl Future<Output = StoreResult<Counts>> + Send {
+        async move {
+            let records = self.list(&Filter::all()).await?;
+            Ok(Counts::of(records.iter().flatten(), overdue_before))
+        }
+    }
 
     /// The earliest moment any record becomes claimable (a due time or the
     /// end of a lease), so that a worker sleeps on one timer for all of

@@ -349,11 +349,46 @@ impl TaskStore for PostgresStore {
                 &conn,
                 conn.client.query(
                     &conn.st.list,
-                    &[&filter.scope, &state, &limit, &filter.asking, &filter.key],
+                    &[
+                        &filter.scope,
+                        &state,
+                        &limit,
+                        &filter.asking,
+                        &filter.key,
+                        &filter.tool,
+                        &filter.before.map(|id| id.0),
+                        &filter.newest_first,
+                    ],
                 ),
             )
             .await?;
         Ok(self.records(&rows))
+    }
+
+    async fn counts(&self, overdue_before: SystemTime) -> StoreResult<Counts> {
+        let conn = self.conn().await?;
+        let skew = self.skew();
+        let before = row::millis(overdue_before).saturating_add(skew);
+        let row = self
+            .run(&conn, conn.client.query_one(&conn.st.counts, &[&before]))
+            .await?;
+        let unreadable = |e| StoreError::other("unreadable counts").with_source(e);
+        let n = |i| {
+            row.try_get::<_, i64>(i)
+                .map(|n| u64::try_from(n).unwrap_or(0))
+                .map_err(unreadable)
+        };
+        Ok(Counts {
+            open: n(0)?,
+            asking: n(1)?,
+            undelivered: n(2)?,
+            delivered: n(3)?,
+            overdue: n(4)?,
+            asking_since: row
+                .try_get::<_, Option<i64>>(5)
+                .map_err(unreadable)?
+                .map(|ms| row::time(ms.saturating_sub(skew))),
+        })
     }
 
     async fn next_due(&self) -> StoreResult<Option<SystemTime>> {

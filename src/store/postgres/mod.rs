@@ -22,7 +22,7 @@ use std::future::Future;
 use super::questions;
 use super::row::{self, millis};
 use super::{
-    Answers, Claim, Ending, Fence, Filter, Forgotten, Lease, NewTask, Progress, Questions,
+    Answers, Claim, Counts, Ending, Fence, Filter, Forgotten, Lease, NewTask, Progress, Questions,
     RecordId, RecordState, Refusal, Reservation, Schedule, StoreError, StoreResult, TaskRecord,
     TaskStore,
 };

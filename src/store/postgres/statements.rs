@@ -26,6 +26,7 @@ pub(super) struct Statements {
     pub(super) prune: Statement,
     pub(super) exists: Statement,
     pub(super) list: Statement,
+    pub(super) counts: Statement,
     pub(super) next_due: Statement,
 }
 
@@ -203,8 +204,21 @@ impl Statements {
                      ELSE t.ending IS NOT NULL AND t.delivered END) \
                      AND (NOT $4::bool OR (t.asking_since IS NOT NULL AND t.ending IS NULL)) \
                      AND ($5::text IS NULL OR t.key = $5) \
-                     ORDER BY CASE WHEN $4 THEN t.asking_since END, t.id LIMIT $3"
+                     AND ($6::text IS NULL OR t.tool = $6) \
+                     AND ($7::int8 IS NULL OR t.id < $7) \
+                     ORDER BY CASE WHEN $4 THEN t.asking_since END, \
+                     CASE WHEN $8::bool AND NOT $4 THEN t.id END DESC, t.id LIMIT $3"
                 ))
+                .await?,
+            counts: client
+                .prepare(
+                    "SELECT count(*) FILTER (WHERE ending IS NULL), \
+                     count(*) FILTER (WHERE ending IS NULL AND asking_since IS NOT NULL), \
+                     count(*) FILTER (WHERE ending IS NOT NULL AND NOT delivered), \
+                     count(*) FILTER (WHERE ending IS NOT NULL AND delivered), \
+                     count(*) FILTER (WHERE ending IS NULL AND due < $1), \
+                     min(asking_since) FILTER (WHERE ending IS NULL) FROM mcp_tasks_tasks",
+                )
                 .await?,
             next_due: client
                 .prepare(

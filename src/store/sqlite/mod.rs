@@ -10,8 +10,9 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::questions;
 use super::row;
 use super::{
-    Answers, Claim, Ending, Fence, Filter, Forgotten, NewTask, Progress, Questions, RecordId,
-    RecordState, Refusal, Reservation, Schedule, StoreError, StoreResult, TaskRecord, TaskStore,
+    Answers, Claim, Counts, Ending, Fence, Filter, Forgotten, NewTask, Progress, Questions,
+    RecordId, RecordState, Refusal, Reservation, Schedule, StoreError, StoreResult, TaskRecord,
+    TaskStore,
 };
 use crate::protocol::{InputRequests, InputResponse};
 use crate::task::TaskRef;
@@ -679,11 +680,15 @@ impl TaskStore for SqliteStore {
         } else {
             "?3 IS NULL"
         };
+        let tool = filter.tool.clone();
+        let before = filter.before.map(|id| id.0);
         let (asking, order) = if filter.asking {
             (
                 "asking_since_ms IS NOT NULL AND ending IS NULL",
                 "asking_since_ms, id",
             )
+        } else if filter.newest_first {
+            ("1", "id DESC")
         } else {
             ("1", "id")
         };
@@ -691,15 +696,47 @@ impl TaskStore for SqliteStore {
             let mut s = conn
                 .prepare_cached(&format!(
                     "SELECT {COLUMNS} FROM tasks WHERE {by_scope} AND {by_key} AND {state} \
-                     AND {asking} ORDER BY {order} LIMIT ?2"
+                     AND {asking} AND (?4 IS NULL OR tool = ?4) AND (?5 IS NULL OR id < ?5) \
+                     ORDER BY {order} LIMIT ?2"
                 ))
                 .map_err(sql)?;
-            let mut rows = s.query(params![scope, limit, key]).map_err(sql)?;
+            let mut rows = s
+                .query(params![scope, limit, key, tool, before])
+                .map_err(sql)?;
             let mut out = Vec::new();
             while let Some(r) = rows.next().map_err(sql)? {
                 out.push(decode(r));
             }
             Ok(out)
+        })
+        .await
+    }
+
+    async fn counts(&self, overdue_before: SystemTime) -> StoreResult<Counts> {
+        let before = row::millis(overdue_before);
+        self.run(move |conn| {
+            conn.prepare_cached(
+                "SELECT count(*) FILTER (WHERE ending IS NULL), \
+                 count(*) FILTER (WHERE ending IS NULL AND asking_since_ms IS NOT NULL), \
+                 count(*) FILTER (WHERE ending IS NOT NULL AND delivered = 0), \
+                 count(*) FILTER (WHERE ending IS NOT NULL AND delivered <> 0), \
+                 count(*) FILTER (WHERE ending IS NULL AND due_ms < ?1), \
+                 min(asking_since_ms) FILTER (WHERE ending IS NULL) FROM tasks",
+            )
+            .and_then(|mut s| {
+                s.query_row([before], |r| {
+                    let n = |i| r.get::<_, i64>(i).map(|n| u64::try_from(n).unwrap_or(0));
+                    Ok(Counts {
+                        open: n(0)?,
+                        asking: n(1)?,
+                        undelivered: n(2)?,
+                        delivered: n(3)?,
+                        overdue: n(4)?,
+                        asking_since: r.get::<_, Option<i64>>(5)?.map(row::time),
+                    })
+                })
+            })
+            .map_err(sql)
         })
         .await
     }

@@ -9,12 +9,14 @@ use crate::protocol::{ElicitResult, TaskId};
 
 mod keys;
 mod leases;
+mod listings;
 mod questions;
 mod records;
 mod retention;
 
 use keys::*;
 use leases::*;
+use listings::*;
 use questions::*;
 use records::*;
 use retention::*;
@@ -110,6 +112,8 @@ pub async fn contract<S: TaskStore>(store: &S) {
     delivered_records_are_pruned_oldest_first_in_batches(store).await;
     a_lease_is_given_back_at_once(store).await;
     a_workers_name_gives_its_leases_back(store).await;
+    listings_page_newest_first_by_tool(store).await;
+    counts_say_how_records_stand(store).await;
 }
 
 #[tokio::test]
