@@ -168,6 +168,16 @@
     doc = "- `test-util`: `testing`, a scripted in-process 2026-07-28 Tasks server"
 )]
 //!   to test task code against.
+#![cfg_attr(
+    feature = "inbox",
+    doc = "- `inbox`: [`inbox::router`], web pages over a task store where people"
+)]
+#![cfg_attr(
+    not(feature = "inbox"),
+    doc = "- `inbox`: `inbox::router`, web pages over a task store where people"
+)]
+//!   see tracked tasks, cancel them and answer their questions (an axum
+//!   router to mount; `mcp-tasks serve` serves it on its own).
 //!
 //! # Cancel safety
 //!
@@ -188,6 +198,9 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 mod human;
+#[cfg(feature = "inbox")]
+#[cfg_attr(docsrs, doc(cfg(feature = "inbox")))]
+pub mod inbox;
 pub mod input;
 pub mod protocol;
 pub mod store;

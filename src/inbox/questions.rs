@@ -1,0 +1,370 @@
+//! The questions page, and answering: every open question with a form
+//! built from what it asks, answered through [`TaskStore::answer`].
+
+use std::fmt::Write;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use axum::Form;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use serde_json::Value;
+
+use super::form::{self, Entered};
+use super::html::{Nav, cut, esc, when};
+use super::{App, now, record_id, respond, store_trouble, task, trouble};
+use crate::protocol::ElicitResult;
+use crate::store::{Filter, Question, QuestionKind, Refusal, TaskRecord, TaskStore};
+
+/// The most records the questions page shows.
+const SHOWN: usize = 200;
+
+/// Which page an answer's form was on, to go back to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Back {
+    Task,
+    Questions,
+}
+
+/// An answer the store refused, to show next to its form.
+#[derive(Debug)]
+pub(super) struct Refused {
+    key: String,
+    reason: String,
+    /// The field the reason names, if any.
+    field: Option<String>,
+    entered: Entered,
+}
+
+pub(super) async fn page<S: TaskStore>(
+    State(app): State<Arc<App<S>>>,
+    headers: HeaderMap,
+) -> Response {
+    list(&app, &headers, StatusCode::OK, None).await
+}
+
+async fn list<S: TaskStore>(
+    app: &App<S>,
+    headers: &HeaderMap,
+    status: StatusCode,
+    refused: Option<(&TaskRecord, &Refused)>,
+) -> Response {
+    let base = app.base();
+    let records = match app.store.list(&Filter::all().asking().limit(SHOWN)).await {
+        Ok(r) => r,
+        Err(e) => return store_trouble(base, &e),
+    };
+    let now = now();
+    let mut body = String::with_capacity(16 * 1024);
+    body.push_str("<h1>Questions</h1>");
+    if let Some((r, why)) = refused
+        && !records.iter().flatten().any(|x| x.id == r.id)
+    {
+        // The question closed since: say so where the form was.
+        let _ = write!(
+            body,
+            "<p class=\"refusal\" role=\"alert\">Task {}: {}</p>",
+            r.id,
+            esc(&why.reason)
+        );
+    }
+    let mut asked = 0;
+    for record in &records {
+        match record {
+            Ok(r) => {
+                for (key, q) in r.open_questions() {
+                    asked += 1;
+                    let why = refused.filter(|(x, _)| x.id == r.id).map(|(_, w)| w);
+                    question(&mut body, base, r, key, q, Back::Questions, why, now);
+                }
+                // A refused question that is no longer open.
+                if let Some((x, why)) = refused
+                    && x.id == r.id
+                    && r.open_questions().all(|(k, _)| k != why.key)
+                {
+                    let _ = write!(
+                        body,
+                        "<p class=\"refusal\" role=\"alert\">Task {}: {}</p>",
+                        r.id,
+                        esc(&why.reason)
+                    );
+                }
+            }
+            Err(e) => {
+                let _ = write!(
+                    body,
+                    "<section class=\"question corrupt\"><p>Task {}: corrupt: {}</p></section>",
+                    e.record().map_or_else(|| "?".into(), |id| id.to_string()),
+                    esc(&e.to_string())
+                );
+            }
+        }
+    }
+    if asked == 0 {
+        body.push_str("<p class=\"hint\" id=\"none\">No question waits for an answer.</p>");
+    }
+    let live = format!("{base}/questions");
+    respond(
+        base,
+        headers,
+        status,
+        "Questions",
+        Nav::Questions,
+        &live,
+        body,
+    )
+}
+
+/// One question of record `r`: what it asks, and while it is open and
+/// unanswered, the form that answers it.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn question(
+    body: &mut String,
+    base: &str,
+    r: &TaskRecord,
+    key: &str,
+    q: &Question,
+    back: Back,
+    refused: Option<&Refused>,
+    now: SystemTime,
+) {
+    let answer = r.answers.get(key);
+    let open = !q.is_closed() && answer.is_none() && r.ending.is_none();
+    let state = match (answer, q.is_closed()) {
+        (Some(a), _) if a.taken => "answered; the server took it",
+        (Some(_), _) => "answered; waiting for a worker to send it",
+        (None, true) => "closed",
+        (None, false) if r.ending.is_some() => "closed: the task ended",
+        (None, false) => "open",
+    };
+    let _ = write!(
+        body,
+        "<section class=\"question{}\" data-key=\"{}\"><header><a href=\"{}/tasks/{}\">Task {}</a> \
+         <span>{}</span> asks ({}, {}): <span class=\"qstate\">{}</span></header>",
+        if open { " open" } else { "" },
+        esc(key),
+        esc(base),
+        r.id,
+        r.id,
+        esc(&cut(&r.tool, 80)),
+        q.kind(),
+        when(q.first_seen, now),
+        state
+    );
+    if let Some(m) = q.message() {
+        let _ = write!(body, "<p class=\"message\">{}</p>", esc(&cut(m, 4_000)));
+    }
+    let refused = refused.filter(|w| w.key == key);
+    if !open {
+        if let Some(w) = refused {
+            let _ = write!(
+                body,
+                "<p class=\"refusal\" role=\"alert\">{}</p>",
+                esc(&w.reason)
+            );
+        }
+        body.push_str("</section>");
+        return;
+    }
+    match q.kind() {
+        QuestionKind::Form | QuestionKind::Url => {}
+        other => {
+            let json = serde_json::to_string_pretty(&q.request).unwrap_or_default();
+            let _ = write!(
+                body,
+                "<p class=\"hint\">A {other} request: the worker's input handlers answer it; \
+                 this page cannot.</p><pre class=\"json\">{}</pre></section>",
+                esc(&cut(&json, 4_000))
+            );
+            return;
+        }
+    }
+    let _ = write!(
+        body,
+        "<form method=\"post\" action=\"{}/tasks/{}/answer\" class=\"answer\">\
+         <input type=\"hidden\" name=\"_key\" value=\"{}\">\
+         <input type=\"hidden\" name=\"_back\" value=\"{}\">",
+        esc(base),
+        r.id,
+        esc(key),
+        match back {
+            Back::Task => "task",
+            Back::Questions => "questions",
+        }
+    );
+    let id = format!("r{}-{}", r.id, fnv(key));
+    let general = refused.filter(|w| w.field.is_none());
+    if let Some(w) = general {
+        let _ = write!(
+            body,
+            "<p class=\"refusal\" role=\"alert\">{}</p>",
+            esc(&w.reason)
+        );
+    }
+    let accept = match (q.schema(), q.url()) {
+        (Some(schema), _) => {
+            let field = refused.and_then(|w| w.field.as_deref().map(|f| (f, w.reason.as_str())));
+            form::render(body, &id, schema, refused.map(|w| &w.entered), field);
+            "Accept"
+        }
+        (None, Some(url)) => {
+            let safe = url.starts_with("https://") || url.starts_with("http://");
+            if safe {
+                let _ = write!(
+                    body,
+                    "<p>Open <a href=\"{u}\" rel=\"noopener noreferrer\" target=\"_blank\">{t}</a>, \
+                     then say when it is done.</p>",
+                    u = esc(url),
+                    t = esc(&cut(url, 200))
+                );
+            } else {
+                let _ = write!(
+                    body,
+                    "<p>Visit (not a web address, so not a link): <code>{}</code></p>",
+                    esc(&cut(url, 200))
+                );
+            }
+            "Done"
+        }
+        (None, None) => "Accept",
+    };
+    let _ = write!(
+        body,
+        "<div class=\"actions\"><button name=\"_action\" value=\"accept\">{accept}</button> \
+         <button name=\"_action\" value=\"decline\" formnovalidate>Decline</button> \
+         <button name=\"_action\" value=\"cancel\" formnovalidate>Cancel</button></div>\
+         </form></section>"
+    );
+}
+
+/// A short digest of a question's key, for element ids.
+fn fnv(key: &str) -> String {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in key.bytes() {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    format!("{h:08x}")
+}
+
+/// Answers question `_key` of record `id` with the posted form: through
+/// the store, so that its checks and the first-answer-wins rule hold. An
+/// answer taken goes back to the page it came from; a refused one shows
+/// that page again, with the reason next to the form (422).
+pub(super) async fn answer<S: TaskStore>(
+    State(app): State<Arc<App<S>>>,
+    headers: HeaderMap,
+    Path(raw): Path<String>,
+    Form(posted): Form<Vec<(String, String)>>,
+) -> Response {
+    let base = app.base();
+    let id = match record_id(base, &raw) {
+        Ok(id) => id,
+        Err(page) => return *page,
+    };
+    let one = |name: &str| {
+        posted
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let (Some(key), Some(action)) = (one("_key"), one("_action")) else {
+        return trouble(
+            base,
+            StatusCode::BAD_REQUEST,
+            "Not an answer",
+            "The form sent no question key or no action.",
+        );
+    };
+    let back = if one("_back") == Some("task") {
+        Back::Task
+    } else {
+        Back::Questions
+    };
+    let entered: Entered = posted
+        .iter()
+        .filter_map(|(k, v)| {
+            k.strip_prefix("f:")
+                .map(|name| (name.to_owned(), v.clone()))
+                .or_else(|| k.starts_with("l:").then(|| (k.clone(), v.clone())))
+        })
+        .collect();
+    let record = match app.store.get(id).await {
+        Ok(Some(r)) => r,
+        Ok(None) => {
+            return trouble(
+                base,
+                StatusCode::NOT_FOUND,
+                "No such task",
+                &format!("There is no task record {id}."),
+            );
+        }
+        Err(e) => return store_trouble(base, &e),
+    };
+    let schema = record.questions.get(key).and_then(Question::schema);
+    let response = match action {
+        "decline" => Ok(ElicitResult::decline()),
+        "cancel" => Ok(ElicitResult::cancel()),
+        "accept" => match schema {
+            Some(schema) => form::content(schema, &entered)
+                .map(|content| ElicitResult::accept(Value::Object(content))),
+            None => Ok(ElicitResult::accept_empty()),
+        },
+        _ => {
+            return trouble(
+                base,
+                StatusCode::BAD_REQUEST,
+                "Not an answer",
+                "The form's action is not accept, decline or cancel.",
+            );
+        }
+    };
+    let refused = match response {
+        Err((field, reason)) => Refused {
+            key: key.to_owned(),
+            reason,
+            field: Some(field),
+            entered,
+        },
+        Ok(response) => match app.store.answer(id, key, &response.into(), now()).await {
+            Ok(()) => {
+                let to = match back {
+                    Back::Task => format!("{base}/tasks/{id}"),
+                    Back::Questions => format!("{base}/questions"),
+                };
+                return Redirect::to(&to).into_response();
+            }
+            Err(e) => match e.refusal() {
+                Some(why) => {
+                    // A misfit names its field: shown next to it.
+                    let (reason, field) = match why {
+                        Refusal::Invalid { reason, .. } => (
+                            reason.to_string(),
+                            schema
+                                .and_then(|s| form::field_named(s, reason.reason()))
+                                .map(str::to_owned),
+                        ),
+                        other => (other.to_string(), None),
+                    };
+                    Refused {
+                        key: key.to_owned(),
+                        reason,
+                        field,
+                        entered,
+                    }
+                }
+                None => return store_trouble(base, &e),
+            },
+        },
+    };
+    // The record as it stands now (the refusal may be that it moved on).
+    let record = match app.store.get(id).await {
+        Ok(Some(r)) => r,
+        _ => record,
+    };
+    let status = StatusCode::UNPROCESSABLE_ENTITY;
+    match back {
+        Back::Task => task::render(base, &headers, status, &record, Some(&refused)),
+        Back::Questions => list(&app, &headers, status, Some((&record, &refused))).await,
+    }
+}
