@@ -38,6 +38,7 @@ mod records;
 mod reference;
 mod report;
 mod roots;
+mod serve;
 mod server;
 mod stdout;
 mod store;
@@ -272,6 +273,18 @@ fish: `mcp-tasks completions fish > ~/.config/fish/completions/mcp-tasks.fish`."
     },
     /// Print the manual page (roff) on stdout: `mcp-tasks man | man -l -`.
     Man,
+    /// Serve the task inbox: web pages where people see the tracked tasks,
+    /// cancel them and answer their questions.
+    #[command(after_help = "\
+Serves the task list of `call --detach` unless --store names another store (the one a \
+tracker's workers share). Pages: /tasks, /tasks/ID, /questions, and /metrics in the \
+Prometheus format. Answers and cancels are written to the store; a worker (or `mcp-tasks wait \
+NAME`, for the task list) sends them to the server.
+
+It listens on loopback unless --listen names another address, which needs an access token: \
+$MCP_TASKS_INBOX_TOKEN, else one made for the run and printed once. A browser gives it once as \
+?token=…, then carries it in a cookie; other clients send it as a bearer token.")]
+    Serve(serve::ServeArgs),
     #[command(flatten)]
     Catalog(catalog::Command),
     /// The task store of an application's workers: `store migrate URL`
@@ -351,7 +364,7 @@ fn main() -> ExitCode {
         Command::Login { .. } | Command::Logout { .. } => false,
         Command::Call(c) => c.output.json,
         Command::Status(r) | Command::Wait(r) | Command::Cancel(r) => r.output.json,
-        Command::Completions { .. } | Command::Man | Command::Store(_) => false,
+        Command::Completions { .. } | Command::Man | Command::Store(_) | Command::Serve(_) => false,
         Command::Forget(_) | Command::Prune(_) => false,
         Command::Catalog(c) => c.json(),
     };
@@ -445,6 +458,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Prune(args) => prune::prune(args).await,
         Command::Catalog(command) => catalog::run(command).await,
         Command::Store(command) => store::run(command).await,
+        Command::Serve(args) => serve::serve(args).await,
     }
 }
 

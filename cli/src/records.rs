@@ -183,6 +183,11 @@ impl Records {
         Ok(Records { store })
     }
 
+    /// The store itself (`mcp-tasks serve` serves it).
+    pub fn store(&self) -> SqliteStore {
+        self.store.clone()
+    }
+
     /// Opens the file in the data folder when there is one: a command
     /// that only looks a task up creates nothing.
     pub async fn open_existing() -> anyhow::Result<Option<Records>> {
