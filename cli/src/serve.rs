@@ -132,13 +132,15 @@ async fn run<S: TaskStore>(
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
 
     #[test]
     fn stores_are_named_by_scheme() {
         assert!(matches!(parse_store(None), Ok(Store::TaskList)));
         assert!(
-            matches!(parse_store(Some("sqlite:/tmp/x.db")), Ok(Store::Sqlite(p)) if p == PathBuf::from("/tmp/x.db"))
+            matches!(parse_store(Some("sqlite:/tmp/x.db")), Ok(Store::Sqlite(p)) if p == Path::new("/tmp/x.db"))
         );
         assert!(matches!(
             parse_store(Some("postgres://u@h/db")),

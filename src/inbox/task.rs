@@ -114,20 +114,14 @@ pub(super) fn render(
     }
     item("failed reads", r.failed_reads.to_string());
     if let Some(l) = &r.lease {
-        let live = l.until > now;
-        item(
-            "worker",
-            format!(
-                "{} ({} {})",
-                esc(&l.owner),
-                if live {
-                    "holds it until"
-                } else {
-                    "held it until"
-                },
-                when(l.until, now)
-            ),
-        );
+        if l.until > now {
+            item(
+                "worker",
+                format!("{} (holds it until {})", esc(&l.owner), when(l.until, now)),
+            );
+        } else {
+            item("worker", format!("{} (last to hold it)", esc(&l.owner)));
+        }
     }
     if r.cancel_requested {
         item("cancel", "asked for".into());
