@@ -17,8 +17,9 @@ use super::{App, now, record_id, respond, store_trouble, task, trouble};
 use crate::protocol::ElicitResult;
 use crate::store::{Filter, Question, QuestionKind, Refusal, TaskRecord, TaskStore};
 
-/// The most records the questions page shows.
-const SHOWN: usize = 200;
+/// The most records the questions page shows, the oldest question first
+/// (each with its form: about 0.8 KB a question).
+const SHOWN: usize = 50;
 
 /// Which page an answer's form was on, to go back to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +52,11 @@ async fn list<S: TaskStore>(
     refused: Option<(&TaskRecord, &Refused)>,
 ) -> Response {
     let base = app.base();
-    let records = match app.store.list(&Filter::all().asking().limit(SHOWN)).await {
+    let records = match app
+        .store
+        .list(&Filter::all().asking().limit(SHOWN + 1))
+        .await
+    {
         Ok(r) => r,
         Err(e) => return store_trouble(base, &e),
     };
@@ -69,8 +74,9 @@ async fn list<S: TaskStore>(
             esc(&why.reason)
         );
     }
+    let more = records.len() > SHOWN;
     let mut asked = 0;
-    for record in &records {
+    for record in records.iter().take(SHOWN) {
         match record {
             Ok(r) => {
                 for (key, q) in r.open_questions() {
@@ -103,6 +109,14 @@ async fn list<S: TaskStore>(
     }
     if asked == 0 {
         body.push_str("<p class=\"hint\" id=\"none\">No question waits for an answer.</p>");
+    }
+    if more {
+        let _ = write!(
+            body,
+            "<p class=\"hint\">The {SHOWN} tasks that have waited longest; more are asking \
+             (<a href=\"{}/tasks?state=asking\">all of them</a>).</p>",
+            esc(base)
+        );
     }
     let live = format!("{base}/questions");
     respond(

@@ -872,3 +872,26 @@ async fn a_corrupt_record_is_shown_as_such_and_the_rest_intact() {
     assert!(r.body.contains("is corrupt"), "{}", r.body);
     assert_eq!(get(&app, "/questions").await.status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn the_questions_page_is_bounded_and_says_when_more_ask() {
+    let store = MemoryStore::new();
+    for i in 1..=60 {
+        let id = store.insert(new_task(i)).await.unwrap();
+        ask(&store, id, form_question()).await;
+    }
+    let app = app(store.clone());
+    let r = get(&app, "/questions").await;
+    assert_eq!(r.body.matches("<form method=\"post\"").count(), 50);
+    assert!(r.body.contains("more are asking"), "{}", r.body);
+    assert!(r.body.len() < 100 * 1024, "{} bytes", r.body.len());
+    // The oldest questions first: record 1's, not record 60's.
+    assert!(r.body.contains("action=\"/tasks/1/answer\""));
+    assert!(!r.body.contains("action=\"/tasks/60/answer\""));
+    for i in 11..=60 {
+        end(&store, RecordId(i), Ending::Cancelled).await;
+    }
+    let r = get(&app, "/questions").await;
+    assert_eq!(r.body.matches("<form method=\"post\"").count(), 10);
+    assert!(!r.body.contains("more are asking"));
+}

@@ -399,12 +399,26 @@ impl TaskStore for MemoryStore {
 
     async fn list(&self, filter: &Filter) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
         let records = self.lock();
+        // Without `asking` the order is the ids': stop at the limit.
+        let limit = filter.limit.unwrap_or(usize::MAX);
         let mut selected: Vec<&TaskRecord> = if filter.newest_first && !filter.asking {
+            let below = filter
+                .before
+                .map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded);
+            records
+                .by_id
+                .range((std::ops::Bound::Unbounded, below))
+                .rev()
+                .map(|(_, r)| r)
+                .filter(|r| filter.selects(r))
+                .take(limit)
+                .collect()
+        } else if !filter.asking {
             records
                 .by_id
                 .values()
-                .rev()
                 .filter(|r| filter.selects(r))
+                .take(limit)
                 .collect()
         } else {
             records

@@ -378,11 +378,12 @@ impl TaskStore for PostgresStore {
                 .map(|n| u64::try_from(n).unwrap_or(0))
                 .map_err(unreadable)
         };
+        let (open, undelivered) = (n(0)?, n(2)?);
         Ok(Counts {
-            open: n(0)?,
+            open,
             asking: n(1)?,
-            undelivered: n(2)?,
-            delivered: n(3)?,
+            undelivered,
+            delivered: n(3)?.saturating_sub(open + undelivered),
             overdue: n(4)?,
             asking_since: row
                 .try_get::<_, Option<i64>>(5)

@@ -210,14 +210,18 @@ impl Statements {
                      CASE WHEN $8::bool AND NOT $4 THEN t.id END DESC, t.id LIMIT $3"
                 ))
                 .await?,
+            // Each figure from its partial index where one fits.
             counts: client
                 .prepare(
-                    "SELECT count(*) FILTER (WHERE ending IS NULL), \
-                     count(*) FILTER (WHERE ending IS NULL AND asking_since IS NOT NULL), \
-                     count(*) FILTER (WHERE ending IS NOT NULL AND NOT delivered), \
-                     count(*) FILTER (WHERE ending IS NOT NULL AND delivered), \
-                     count(*) FILTER (WHERE ending IS NULL AND due < $1), \
-                     min(asking_since) FILTER (WHERE ending IS NULL) FROM mcp_tasks_tasks",
+                    "SELECT (SELECT count(*) FROM mcp_tasks_tasks WHERE ending IS NULL), \
+                     (SELECT count(*) FROM mcp_tasks_tasks \
+                      WHERE asking_since IS NOT NULL AND ending IS NULL), \
+                     (SELECT count(*) FROM mcp_tasks_tasks \
+                      WHERE ending IS NOT NULL AND NOT delivered), \
+                     (SELECT count(*) FROM mcp_tasks_tasks), \
+                     (SELECT count(*) FROM mcp_tasks_tasks WHERE ending IS NULL AND due < $1), \
+                     (SELECT min(asking_since) FROM mcp_tasks_tasks \
+                      WHERE asking_since IS NOT NULL AND ending IS NULL)",
                 )
                 .await?,
             next_due: client
