@@ -24,7 +24,8 @@
 //!   by state, scope, tool and the caller's key, with the counts per state.
 //! - **A task** (`/tasks/ID`, by the record's id): everything its record
 //!   holds, its outcome, its questions with their forms, and a button to
-//!   cancel it. A large result is cut, with a link to the whole.
+//!   cancel it, or to forget it once its outcome was delivered. A large
+//!   result is cut, with a link to the whole.
 //! - **Questions** (`/questions`): every open question, oldest first, each
 //!   with a form built from its requested schema (or a link and "done",
 //!   for a URL), answered through [`TaskStore::answer`]: its checks and its
@@ -181,6 +182,7 @@ pub fn router<S: TaskStore>(store: S, options: Options) -> Router {
         .route("/tasks/{id}", get(task::page::<S>))
         .route("/tasks/{id}/result", get(task::result::<S>))
         .route("/tasks/{id}/cancel", post(task::cancel::<S>))
+        .route("/tasks/{id}/forget", post(task::forget::<S>))
         .route("/tasks/{id}/answer", post(questions::answer::<S>))
         .route("/questions", get(questions::page::<S>))
         .route("/metrics", get(metrics::metrics::<S>))

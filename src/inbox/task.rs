@@ -11,7 +11,7 @@ use super::html::{Nav, cut, esc, utc, when};
 use super::questions::{Back, Refused, question};
 use super::tasks::{status_class, status_word};
 use super::{App, now, record_id, respond, store_trouble, trouble};
-use crate::store::{Ending, RecordState, TaskRecord, TaskStore};
+use crate::store::{Ending, Forgotten, RecordState, TaskRecord, TaskStore};
 
 /// The most characters of a result a page shows; the rest is behind a
 /// link to the whole.
@@ -135,6 +135,17 @@ pub(super) fn render(
             body,
             "<form method=\"post\" action=\"{}/tasks/{}/cancel\" class=\"cancel\">\
              <button class=\"danger\" id=\"cancel\">Cancel this task</button></form>",
+            esc(base),
+            r.id
+        );
+    }
+    if RecordState::of(r) == RecordState::Delivered {
+        let _ = write!(
+            body,
+            "<form method=\"post\" action=\"{}/tasks/{}/forget\" class=\"cancel\">\
+             <button class=\"danger\" id=\"forget\">Forget this record</button> \
+             <span class=\"hint\">(its outcome was delivered; the record goes from the \
+             store)</span></form>",
             esc(base),
             r.id
         );
@@ -287,6 +298,47 @@ pub(super) async fn cancel<S: TaskStore>(
             ),
             Err(e) => store_trouble(base, &e),
         },
+        Err(e) => store_trouble(base, &e),
+    }
+}
+
+/// Forgets a delivered record (its outcome was delivered, nothing is lost);
+/// any other record stays, with a page that says why.
+pub(super) async fn forget<S: TaskStore>(
+    State(app): State<Arc<App<S>>>,
+    Path(raw): Path<String>,
+) -> Response {
+    let base = app.base();
+    let id = match record_id(base, &raw) {
+        Ok(id) => id,
+        Err(page) => return *page,
+    };
+    let delivered = match app.store.get(id).await {
+        Ok(Some(r)) => RecordState::of(&r) == RecordState::Delivered,
+        Ok(None) => false,
+        Err(e) => return store_trouble(base, &e),
+    };
+    if !delivered {
+        return trouble(
+            base,
+            StatusCode::CONFLICT,
+            "Not forgotten",
+            &format!(
+                "Task record {id} is not a delivered one: only a record whose outcome was \
+                 delivered is forgotten here."
+            ),
+        );
+    }
+    match app.store.forget(id, now()).await {
+        Ok(Forgotten::Removed) | Ok(Forgotten::Missing) => {
+            Redirect::to(&format!("{base}/tasks")).into_response()
+        }
+        Ok(Forgotten::Held { owner, .. }) => trouble(
+            base,
+            StatusCode::CONFLICT,
+            "Not forgotten",
+            &format!("Worker {owner} holds task record {id}; try again later."),
+        ),
         Err(e) => store_trouble(base, &e),
     }
 }

@@ -511,6 +511,62 @@ async fn a_cancel_from_the_page_asks_the_store() {
 }
 
 #[tokio::test]
+async fn only_a_delivered_record_is_forgotten_from_the_page() {
+    let store = store(3).await;
+    let app = app(store.clone());
+    // Open, and ended but undelivered: kept, with a page that says why.
+    end(&store, RecordId(3), Ending::Cancelled).await;
+    for id in [2, 3] {
+        assert!(
+            !get(&app, &format!("/tasks/{id}"))
+                .await
+                .body
+                .contains("Forget this record")
+        );
+        let r = post(&app, &format!("/tasks/{id}/forget"), "").await;
+        assert_eq!(r.status, StatusCode::CONFLICT, "{id}");
+        assert!(store.get(RecordId(id)).await.unwrap().is_some());
+    }
+    // Delivered: forgotten.
+    let held = store
+        .claim(Claim {
+            worker: "w",
+            limit: 1,
+            now: SystemTime::now() + Duration::from_secs(5),
+            lease: Duration::from_secs(1),
+            record: Some(RecordId(3)),
+        })
+        .await
+        .unwrap();
+    store
+        .acknowledge(RecordId(3), held[0].as_ref().unwrap().fence().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        get(&app, "/tasks/3")
+            .await
+            .body
+            .contains("Forget this record")
+    );
+    let r = send(
+        &app,
+        "POST",
+        "/tasks/3/forget",
+        &[("sec-fetch-site", "cross-site")],
+        "",
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    let r = post(&app, "/tasks/3/forget", "").await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    assert!(store.get(RecordId(3)).await.unwrap().is_none());
+    assert_eq!(
+        post(&app, "/tasks/3/forget", "").await.status,
+        StatusCode::CONFLICT
+    );
+}
+
+#[tokio::test]
 async fn changes_from_another_site_are_refused() {
     let store = store(2).await;
     let app = app(store.clone());
