@@ -21,7 +21,8 @@
 //! # Pages
 //!
 //! - **Tasks** (`/tasks`): every record, newest first, in pages, filtered
-//!   by state, scope, tool and the caller's key, with the counts per state.
+//!   by state, scope, tool, server and the caller's key, with the counts
+//!   per state.
 //! - **A task** (`/tasks/ID`, by the record's id): everything its record
 //!   holds, its outcome, its questions with their forms, and a button to
 //!   cancel it, or to forget it once its outcome was delivered. A large

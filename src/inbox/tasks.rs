@@ -25,6 +25,8 @@ pub(super) struct TasksQuery {
     #[serde(default)]
     key: String,
     #[serde(default)]
+    server: String,
+    #[serde(default)]
     before: Option<String>,
 }
 
@@ -36,6 +38,7 @@ impl TasksQuery {
             ("state", &self.state),
             ("scope", &self.scope),
             ("tool", &self.tool),
+            ("server", &self.server),
             ("key", &self.key),
         ] {
             if !v.is_empty() {
@@ -78,6 +81,7 @@ pub(super) async fn page<S: TaskStore>(
     for (value, set) in [
         (&q.scope, Filter::scope as fn(Filter, String) -> Filter),
         (&q.tool, Filter::tool),
+        (&q.server, Filter::server),
         (&q.key, Filter::key),
     ] {
         if !value.is_empty() {
@@ -197,7 +201,12 @@ fn filters_form(body: &mut String, base: &str, q: &TasksQuery) {
         );
     }
     body.push_str("</select></label>");
-    for (name, value) in [("scope", &q.scope), ("tool", &q.tool), ("key", &q.key)] {
+    for (name, value) in [
+        ("scope", &q.scope),
+        ("tool", &q.tool),
+        ("server", &q.server),
+        ("key", &q.key),
+    ] {
         let _ = write!(
             body,
             "<label>{name} <input name=\"{name}\" value=\"{}\"></label>",

@@ -241,6 +241,11 @@ async fn the_list_filters_and_pages() {
     assert_eq!(ids(&get(&app, "/tasks?key=order-4").await.body), [4]);
     assert_eq!(ids(&get(&app, "/tasks?state=asking").await.body), [1]);
     assert!(ids(&get(&app, "/tasks?scope=other").await.body).is_empty());
+    assert_eq!(
+        ids(&get(&app, "/tasks?server=srv&tool=import").await.body),
+        [5, 3]
+    );
+    assert!(ids(&get(&app, "/tasks?server=elsewhere").await.body).is_empty());
     end(&store, RecordId(2), Ending::Cancelled).await;
     assert_eq!(ids(&get(&app, "/tasks?state=undelivered").await.body), [2]);
     assert!(ids(&get(&app, "/tasks?state=delivered").await.body).is_empty());

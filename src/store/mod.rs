@@ -496,6 +496,8 @@ pub struct Filter {
     pub key: Option<String>,
     /// Only records of this tool.
     pub tool: Option<String>,
+    /// Only records of tasks on this server (the id a [`TaskRef`] names).
+    pub server: Option<String>,
     /// Only records whose id is below this one: the next page of a
     /// listing [`newest_first`](Filter::newest_first), after its last id.
     pub before: Option<RecordId>,
@@ -551,6 +553,13 @@ impl Filter {
         self
     }
 
+    /// Only records of tasks on server `server` (the id their
+    /// [`TaskRef`] names).
+    pub fn server(mut self, server: impl Into<String>) -> Filter {
+        self.server = Some(server.into());
+        self
+    }
+
     /// Only records whose id is below `id` (a page after the one that
     /// ended at `id`, newest first).
     pub fn before(mut self, id: RecordId) -> Filter {
@@ -571,6 +580,7 @@ impl Filter {
         self.scope.as_deref().is_none_or(|s| s == record.scope)
             && (self.key.is_none() || self.key == record.key)
             && self.tool.as_deref().is_none_or(|t| t == record.tool)
+            && (self.server.is_none() || self.server.as_deref() == record.reference.server())
             && self.before.is_none_or(|b| record.id < b)
             && self.state.is_none_or(|s| s == RecordState::of(record))
             && (!self.asking || (record.ending.is_none() && record.asking_since().is_some()))

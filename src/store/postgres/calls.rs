@@ -358,6 +358,7 @@ impl TaskStore for PostgresStore {
                         &filter.tool,
                         &filter.before.map(|id| id.0),
                         &filter.newest_first,
+                        &filter.server,
                     ],
                 ),
             )

@@ -681,6 +681,7 @@ impl TaskStore for SqliteStore {
             "?3 IS NULL"
         };
         let tool = filter.tool.clone();
+        let server = filter.server.clone();
         let before = filter.before.map(|id| id.0);
         // Spelled out, so that a page after the first reads a range of ids.
         let by_before = if before.is_some() {
@@ -703,11 +704,12 @@ impl TaskStore for SqliteStore {
                 .prepare_cached(&format!(
                     "SELECT {COLUMNS} FROM tasks WHERE {by_scope} AND {by_key} AND {state} \
                      AND {asking} AND (?4 IS NULL OR tool = ?4) AND {by_before} \
+                     AND (?6 IS NULL OR server = ?6) \
                      ORDER BY {order} LIMIT ?2"
                 ))
                 .map_err(sql)?;
             let mut rows = s
-                .query(params![scope, limit, key, tool, before])
+                .query(params![scope, limit, key, tool, before, server])
                 .map_err(sql)?;
             let mut out = Vec::new();
             while let Some(r) = rows.next().map_err(sql)? {
