@@ -782,13 +782,15 @@ struct Write {
 
 /// A memory store seen by one tracker (`by`): it logs every fenced write
 /// with its result, and holds each `save` until `gate` has a permit (when
-/// there is a gate), as a worker stopped mid-step would.
+/// there is a gate), as a worker stopped mid-step would. It also notes
+/// each claim: the records asked for and the records given.
 #[derive(Clone)]
 struct Hooked {
     inner: MemoryStore,
     by: &'static str,
     log: Arc<Mutex<Vec<Write>>>,
     gate: Option<Arc<tokio::sync::Semaphore>>,
+    claims: Arc<Mutex<Vec<(usize, usize)>>>,
 }
 
 impl Hooked {
@@ -798,6 +800,7 @@ impl Hooked {
             by,
             log: log.clone(),
             gate: None,
+            claims: Arc::default(),
         }
     }
 
@@ -857,7 +860,12 @@ impl TaskStore for Hooked {
         self.inner.get(id).await
     }
     async fn claim(&self, claim: Claim<'_>) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
-        self.inner.claim(claim).await
+        let limit = claim.limit;
+        let r = self.inner.claim(claim).await;
+        if let Ok(records) = &r {
+            self.claims.lock().unwrap().push((limit, records.len()));
+        }
+        r
     }
     async fn renew(&self, id: RecordId, fence: Fence, until: SystemTime) -> StoreResult<()> {
         let r = self.inner.renew(id, fence, until).await;
@@ -1214,4 +1222,114 @@ async fn two_workers_under_one_name_never_write_a_record_both() {
         }
     })
     .await;
+}
+
+#[tokio::test]
+async fn a_worker_behind_claims_once_half_its_slots_are_free() {
+    bounded(async {
+        let server = server();
+        let client = client(&server).await;
+        let store = MemoryStore::new();
+        let log = Arc::default();
+        let (hooked, gate) = Hooked::new(&store, "A", &log).gated();
+        let claims = hooked.claims.clone();
+        let tracker = Tracker::builder(hooked, client.clone())
+            .worker("w")
+            .lease(HOUR)
+            .concurrency(8)
+            .min_poll_interval(ms(5))
+            .stop_within(ms(20))
+            .build();
+        // Forty due, eight slots: every slot's save waits on the gate.
+        long_tasks(&tracker, &client, 40).await;
+        let run = tokio::spawn({
+            let tracker = tracker.clone();
+            async move { tracker.run(|_| async { true }).await }
+        });
+        let saves = |log: &Arc<Mutex<Vec<Write>>>| {
+            log.lock()
+                .unwrap()
+                .iter()
+                .filter(|w| w.what == "save")
+                .count()
+        };
+        while server.count("tasks/get") < 8 {
+            tokio::time::sleep(ms(5)).await;
+        }
+        // Slots free one at a time, each once its save is written.
+        for n in 1..=12 {
+            gate.add_permits(1);
+            while saves(&log) < n {
+                tokio::time::sleep(ms(1)).await;
+            }
+            tokio::time::sleep(ms(5)).await;
+        }
+        tracker.shutdown().await;
+        run.await.unwrap().unwrap();
+        let claims = claims.lock().unwrap().clone();
+        assert_eq!(claims.first(), Some(&(8, 8)), "{claims:?}");
+        assert!(
+            claims.len() >= 3,
+            "claimed again as slots freed: {claims:?}"
+        );
+        assert!(
+            claims[1..].iter().all(|&(asked, _)| asked >= 4),
+            "each claim waited for half the slots: {claims:?}"
+        );
+    })
+    .await;
+}
+
+/// Everything logged through a `fmt` subscriber, as text.
+#[derive(Clone, Default)]
+struct Logs(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_worker_whose_writes_keep_being_refused_warns_once() {
+    let logs = Logs::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer({
+            let logs = logs.clone();
+            move || logs.clone()
+        })
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    bounded(async {
+        let server = server();
+        let client = client(&server).await;
+        // Every save finds its record taken by another worker first.
+        let store = Overtaken {
+            inner: MemoryStore::new(),
+            fences: Arc::default(),
+        };
+        let tracker = tracker(store.clone(), &client);
+        long_tasks(&tracker, &client, 7).await;
+        let run = tokio::spawn({
+            let tracker = tracker.clone();
+            async move { tracker.run(|_| async { true }).await }
+        });
+        while store.fences.lock().unwrap().len() < 7 {
+            tokio::time::sleep(ms(5)).await;
+        }
+        tracker.shutdown().await;
+        run.await.unwrap().unwrap();
+    })
+    .await;
+    let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let warned = text
+        .lines()
+        .filter(|l| l.contains("WARN") && l.contains("5 records in a row were taken"))
+        .count();
+    assert_eq!(warned, 1, "one warning for seven refused writes:\n{text}");
 }

@@ -42,7 +42,9 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 () = tokio::time::sleep(beat.min(left)) => {}
             }
             let next = SystemTime::now() + lease;
-            match self.inner.store.renew(id, fence, next).await {
+            let renewed = self.inner.store.renew(id, fence, next).await;
+            self.renewed(&renewed);
+            match renewed {
                 Ok(()) => until = next,
                 Err(e) if e.is_stale() || e.is_not_found() => return Err(e),
                 Err(e) => {
@@ -79,7 +81,9 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 () = tokio::time::sleep(pause) => {}
             }
             let next = SystemTime::now() + lease;
-            match self.inner.store.renew(id, fence, next).await {
+            let renewed = self.inner.store.renew(id, fence, next).await;
+            self.renewed(&renewed);
+            match renewed {
                 Ok(()) => until = next,
                 Err(e) if e.is_stale() || e.is_not_found() => held = false,
                 Err(e) => {
@@ -87,5 +91,15 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 }
             }
         }
+    }
+
+    /// Counts a renewal's result.
+    fn renewed(&self, result: &StoreResult<()>) {
+        let result = match result {
+            Ok(()) => "ok",
+            Err(e) if e.is_stale() || e.is_not_found() => "lost",
+            Err(_) => "failed",
+        };
+        super::meter::renewal(&self.inner.worker, result);
     }
 }

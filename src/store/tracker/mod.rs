@@ -20,6 +20,7 @@ use crate::Client;
 use crate::task::schedule::Rules;
 
 mod hold;
+mod meter;
 mod retain;
 mod start;
 mod step;
@@ -32,6 +33,9 @@ pub use types::{Asking, Connector, Delivery, Label, Pass, Started, TrackError};
 
 /// The longest pause of a tracker whose store is unavailable.
 const MAX_STORE_PAUSE: Duration = Duration::from_secs(5);
+
+/// Refused writes in a row after which a worker warns (once per streak).
+const STALE_STREAK: u32 = 5;
 
 /// What one job of a worker came to.
 enum Worked {
@@ -210,6 +214,7 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
                 lease: self.lease,
                 batch: self.batch,
                 concurrency: Arc::new(Semaphore::new(self.concurrency)),
+                refill: (self.concurrency.min(self.batch) / 2).max(1),
                 idle: self.idle,
                 rules: self.rules,
                 request_timeout: self.request_timeout,
@@ -223,6 +228,7 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
                 stop: watch::Sender::new(false),
                 runs: RwLock::new(()),
                 taken_back: OnceCell::new(),
+                stale_streak: std::sync::atomic::AtomicU32::new(0),
             }),
         }
     }
@@ -251,7 +257,27 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
 /// says what needs a person: the store unavailable (the worker pauses), a
 /// step that failed on a store error, a record that cannot be read, a
 /// [`on_question`](TrackerBuilder::on_question) hook slower than its
-/// bound. A read, and whatever it changed or not, logs at `DEBUG` at most.
+/// bound, and writes refused five times in a row because another worker
+/// held the record (two processes under one name, or a lease shorter than
+/// a step). A read, and whatever it changed or not, logs at `DEBUG` at most.
+///
+/// # Metrics
+///
+/// With the feature `metrics`, a worker reports what only it knows through
+/// the [`metrics`](https://docs.rs/metrics) facade, so that the
+/// application's own exporter picks the figures up; each carries the
+/// label `worker` (its name). What the store itself holds (records by
+/// state, open questions, overdue records) is the inbox's `/metrics`.
+///
+/// | metric | kind | other labels |
+/// |---|---|---|
+/// | `mcp_tasks_tracker_claims_total`, `mcp_tasks_tracker_claimed_records_total` | counter | |
+/// | `mcp_tasks_tracker_reads_total` | counter | `result`: `ok`, `failed` |
+/// | `mcp_tasks_tracker_renewals_total` | counter | `result`: `ok`, `lost`, `failed` |
+/// | `mcp_tasks_tracker_stale_writes_total` (writes refused: another worker holds the record) | counter | |
+/// | `mcp_tasks_tracker_handler_seconds` (an input handler, one question) | histogram | `result`: `answered`, `failed`, `timed_out` |
+/// | `mcp_tasks_tracker_endings_total` | counter | `ending`: [`Ending::name`](super::Ending::name) |
+/// | `mcp_tasks_tracker_deliveries_total` | counter | `result`: `acknowledged`, `declined` |
 ///
 /// ```
 /// use std::time::Duration;
@@ -314,6 +340,9 @@ struct Inner<S, C> {
     lease: Duration,
     batch: usize,
     concurrency: Arc<Semaphore>,
+    /// How many slots must be free before a worker that has more due
+    /// claims again: half its slots (or half the batch, if smaller).
+    refill: usize,
     idle: Duration,
     rules: Rules,
     request_timeout: Option<Duration>,
@@ -335,6 +364,9 @@ struct Inner<S, C> {
     runs: RwLock<()>,
     /// Set once the records of this worker's name were taken back.
     taken_back: OnceCell<()>,
+    /// Jobs in a row whose write was refused because another worker
+    /// holds their record.
+    stale_streak: std::sync::atomic::AtomicU32,
 }
 
 /// A default worker name: unique within the host for a process's life.
@@ -394,7 +426,11 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// follows it (answers, a cancel, the write back), or the delivery of
     /// an ending. Whenever a slot is free it claims what is due, so a job
     /// that waits (a slow read, an input handler, a slow `on_ending`) holds
-    /// only its own record and its slot; the others go on. While a job
+    /// only its own record and its slot; the others go on. While more is
+    /// due than it has slots (its last claim came back full), it waits
+    /// until half its slots are free before it claims again, so that one
+    /// claim takes several records: a claim costs the store more than a
+    /// write does, and the records wait for a slot either way. While a job
     /// awaits anything on a record's behalf, the worker renews the record's
     /// lease (every third of it), so no other worker claims it meanwhile;
     /// a job whose lease cannot be kept (another worker took the record,
@@ -440,6 +476,8 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         let mut jobs: JoinSet<StoreResult<Worked>> = JoinSet::new();
         let mut hands = stop::Hands::default();
         let mut pause = Duration::from_millis(100);
+        // The last claim came back full: more is due than there are slots.
+        let mut behind = false;
         loop {
             while let Some(done) = jobs.try_join_next_with_id() {
                 self.reaped(done, &mut hands);
@@ -450,12 +488,20 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             }
             self.tidy().await;
             let free = self.inner.concurrency.available_permits();
-            if free > 0 {
+            // Behind, claims wait for half the slots, so that each takes
+            // several records: a claim costs the store more than a save.
+            let ready = if behind {
+                free >= self.inner.refill || jobs.is_empty()
+            } else {
+                free > 0
+            };
+            if ready {
                 let limit = free.min(self.inner.batch);
                 match self.claim(limit).await {
                     Ok(records) => {
                         pause = Duration::from_millis(100);
                         let full = records.len() >= limit;
+                        behind = full;
                         let stopping = *stop.borrow();
                         for record in records {
                             let Some(record) = self.usable(record) else {
@@ -513,7 +559,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             }
             // Sleep until a job ends, the next record is due, a wake, or
             // the stop.
-            let wait = if self.inner.concurrency.available_permits() > 0 {
+            let wait = if !behind && self.inner.concurrency.available_permits() > 0 {
                 self.wait().await
             } else {
                 self.inner.idle
@@ -542,6 +588,29 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         }
     }
 
+    /// Counts a job whose write was refused (`true`) or went through, and
+    /// warns once when [`STALE_STREAK`] jobs in a row were refused: a
+    /// worker that keeps losing its records to others is likely sharing
+    /// its name with another process, or stepping slower than its lease.
+    fn stale(&self, refused: bool) {
+        use std::sync::atomic::Ordering;
+        let streak = &self.inner.stale_streak;
+        if !refused {
+            streak.store(0, Ordering::Relaxed);
+            return;
+        }
+        meter::stale_write(&self.inner.worker);
+        if streak.fetch_add(1, Ordering::Relaxed) + 1 == STALE_STREAK {
+            tracing::warn!(
+                worker = %self.inner.worker,
+                "{STALE_STREAK} records in a row were taken by another worker before this one \
+                 could write them: does another process run under this worker's name, or is \
+                 the lease ({}) shorter than a step?",
+                crate::human::duration(self.inner.lease)
+            );
+        }
+    }
+
     /// Logs what a job of `run` came to, and notes whether its record is
     /// still held.
     fn reaped(
@@ -551,11 +620,18 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     ) {
         match done {
             Ok((job, Ok(Worked::Declined(id, fence)))) => {
+                self.stale(false);
                 hands.ended(job);
                 hands.kept(id, fence);
             }
-            Ok((job, Ok(_))) => hands.ended(job),
+            Ok((job, Ok(_))) => {
+                self.stale(false);
+                hands.ended(job);
+            }
             Ok((job, Err(e))) if e.is_stale() || e.is_not_found() => {
+                if e.is_stale() {
+                    self.stale(true);
+                }
                 hands.ended(job);
                 tracing::debug!(worker = %self.inner.worker, "let a record go: {e}");
             }
@@ -633,6 +709,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         };
         let delivery = Delivery { record, ending };
         let acknowledged = self.keeping(id, fence, until, on_ending(delivery)).await?;
+        meter::delivered(&self.inner.worker, acknowledged);
         if !acknowledged {
             return Ok(Worked::Declined(id, fence));
         }
@@ -748,7 +825,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     async fn claim(&self, limit: usize) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
         let inner = &self.inner;
         self.take_back().await?;
-        inner
+        let records = inner
             .store
             .claim(Claim {
                 worker: &inner.worker,
@@ -757,7 +834,9 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 lease: inner.lease,
                 record: None,
             })
-            .await
+            .await?;
+        meter::claimed(&inner.worker, records.len());
+        Ok(records)
     }
 
     /// A client for `server`: the one kept, unless it closed.

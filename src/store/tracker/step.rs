@@ -91,6 +91,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             }
             Step::Ended(ending) => {
                 store.finish(record.id, fence, &ending).await?;
+                super::meter::ended(&self.inner.worker, ending.name());
                 tracing::info!(record = %record.id, ending = ending.name(), "a tracked task ended");
                 record.status = ending.status();
                 record.ending = Some(ending);
@@ -110,7 +111,9 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             .task()
             .input(InputMode::Manual)
             .maybe_request_timeout(self.inner.request_timeout);
-        let state = match builder.resume(&record.reference).await {
+        let read = builder.resume(&record.reference).await;
+        super::meter::read(&self.inner.worker, read.is_ok());
+        let state = match read {
             Ok(state) => state,
             Err(e) => return Ok(self.failed(record, Some(client), &e)),
         };
@@ -182,7 +185,16 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 continue;
             }
             let bound = inner.answer_within;
-            match tokio::time::timeout(bound, client.handlers().answer(key, request)).await {
+            let began = std::time::Instant::now();
+            let answered =
+                tokio::time::timeout(bound, client.handlers().answer(key, request)).await;
+            let result = match &answered {
+                Ok(Ok(_)) => "answered",
+                Ok(Err(_)) => "failed",
+                Err(_) => "timed_out",
+            };
+            super::meter::handler(&inner.worker, result, began.elapsed());
+            match answered {
                 Ok(Ok(response)) => {
                     // The first answer stored wins: someone may have
                     // answered from elsewhere while the handler ran.
