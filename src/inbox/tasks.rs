@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use super::html::{Nav, cut, esc, query_value, when};
 use super::{App, now, respond, store_trouble};
+use crate::protocol::TaskStatus;
 use crate::store::{Filter, RecordId, RecordState, TaskRecord, TaskStore};
 
 /// The filters, as the page's form sends them.
@@ -55,12 +56,15 @@ impl TasksQuery {
 }
 
 /// The states the filter offers: (value, label).
-const STATES: [(&str, &str); 5] = [
+const STATES: [(&str, &str); 8] = [
     ("", "any"),
     ("open", "open"),
     ("asking", "asking"),
     ("undelivered", "ended, undelivered"),
     ("delivered", "ended, delivered"),
+    ("completed", "ended: completed"),
+    ("failed", "ended: failed"),
+    ("cancelled", "ended: cancelled"),
 ];
 
 pub(super) async fn page<S: TaskStore>(
@@ -76,6 +80,10 @@ pub(super) async fn page<S: TaskStore>(
         "asking" => filter = filter.asking(),
         "undelivered" => filter = filter.state(RecordState::Undelivered),
         "delivered" => filter = filter.state(RecordState::Delivered),
+        // A status an ending gives: only ended records have it.
+        "completed" => filter = filter.status(TaskStatus::Completed),
+        "failed" => filter = filter.status(TaskStatus::Failed),
+        "cancelled" => filter = filter.status(TaskStatus::Cancelled),
         _ => {}
     }
     for (value, set) in [

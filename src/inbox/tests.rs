@@ -13,7 +13,7 @@ use tower::ServiceExt;
 
 use super::{Options, router};
 use crate::protocol::{
-    CallToolResult, InputRequest, InputRequests, InputResponse, TaskId, TaskStatus,
+    CallToolResult, InputRequest, InputRequests, InputResponse, RpcError, TaskId, TaskStatus,
 };
 use crate::store::*;
 use crate::task::TaskRef;
@@ -251,6 +251,18 @@ async fn the_list_filters_and_pages() {
     assert!(ids(&get(&app, "/tasks?state=delivered").await.body).is_empty());
     let open = get(&app, "/tasks?state=open&before=5").await;
     assert_eq!(ids(&open.body), [4, 3]);
+    // Ended, by how: the cancelled one alone.
+    end(
+        &store,
+        RecordId(4),
+        Ending::Failed {
+            error: RpcError::new(-1, "x"),
+        },
+    )
+    .await;
+    assert_eq!(ids(&get(&app, "/tasks?state=cancelled").await.body), [2]);
+    assert_eq!(ids(&get(&app, "/tasks?state=failed").await.body), [4]);
+    assert!(ids(&get(&app, "/tasks?state=completed").await.body).is_empty());
     // Nonsense in the query is ignored, not an error.
     assert_eq!(
         get(&app, "/tasks?before=zz&state=%3Cx%3E").await.status,

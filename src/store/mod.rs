@@ -498,6 +498,12 @@ pub struct Filter {
     pub tool: Option<String>,
     /// Only records of tasks on this server (the id a [`TaskRef`] names).
     pub server: Option<String>,
+    /// Only records whose task's status is this: as last read while it
+    /// runs, the one its [`Ending::status`] gives once ended (so
+    /// `Completed`, `Failed` or `Cancelled` with
+    /// [`RecordState`]`::Undelivered` or `Delivered` lists the tasks that
+    /// ended so).
+    pub status: Option<TaskStatus>,
     /// Only records whose id is below this one: the next page of a
     /// listing [`newest_first`](Filter::newest_first), after its last id.
     pub before: Option<RecordId>,
@@ -560,6 +566,13 @@ impl Filter {
         self
     }
 
+    /// Only records whose task's status is `status`: see
+    /// [`status`](Filter#structfield.status).
+    pub fn status(mut self, status: TaskStatus) -> Filter {
+        self.status = Some(status);
+        self
+    }
+
     /// Only records whose id is below `id` (a page after the one that
     /// ended at `id`, newest first).
     pub fn before(mut self, id: RecordId) -> Filter {
@@ -581,6 +594,7 @@ impl Filter {
             && (self.key.is_none() || self.key == record.key)
             && self.tool.as_deref().is_none_or(|t| t == record.tool)
             && (self.server.is_none() || self.server.as_deref() == record.reference.server())
+            && self.status.is_none_or(|s| s == record.status)
             && self.before.is_none_or(|b| record.id < b)
             && self.state.is_none_or(|s| s == RecordState::of(record))
             && (!self.asking || (record.ending.is_none() && record.asking_since().is_some()))

@@ -344,6 +344,7 @@ impl TaskStore for PostgresStore {
             RecordState::Delivered => 2,
         });
         let limit = filter.limit.map(big);
+        let status = filter.status.map(|s| s.as_str());
         let rows = self
             .run(
                 &conn,
@@ -359,6 +360,7 @@ impl TaskStore for PostgresStore {
                         &filter.before.map(|id| id.0),
                         &filter.newest_first,
                         &filter.server,
+                        &status,
                     ],
                 ),
             )

@@ -207,6 +207,7 @@ impl Statements {
                      AND ($6::text IS NULL OR t.tool = $6) \
                      AND ($7::int8 IS NULL OR t.id < $7) \
                      AND ($9::text IS NULL OR t.server = $9) \
+                     AND ($10::text IS NULL OR t.status = $10) \
                      ORDER BY CASE WHEN $4 THEN t.asking_since END, \
                      CASE WHEN $8::bool AND NOT $4 THEN t.id END DESC, t.id LIMIT $3"
                 ))

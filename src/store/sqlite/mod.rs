@@ -682,6 +682,7 @@ impl TaskStore for SqliteStore {
         };
         let tool = filter.tool.clone();
         let server = filter.server.clone();
+        let status = filter.status.map(|s| s.as_str());
         let before = filter.before.map(|id| id.0);
         // Spelled out, so that a page after the first reads a range of ids.
         let by_before = if before.is_some() {
@@ -704,12 +705,12 @@ impl TaskStore for SqliteStore {
                 .prepare_cached(&format!(
                     "SELECT {COLUMNS} FROM tasks WHERE {by_scope} AND {by_key} AND {state} \
                      AND {asking} AND (?4 IS NULL OR tool = ?4) AND {by_before} \
-                     AND (?6 IS NULL OR server = ?6) \
+                     AND (?6 IS NULL OR server = ?6) AND (?7 IS NULL OR status = ?7) \
                      ORDER BY {order} LIMIT ?2"
                 ))
                 .map_err(sql)?;
             let mut rows = s
-                .query(params![scope, limit, key, tool, before, server])
+                .query(params![scope, limit, key, tool, before, server, status])
                 .map_err(sql)?;
             let mut out = Vec::new();
             while let Some(r) = rows.next().map_err(sql)? {

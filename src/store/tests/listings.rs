@@ -90,3 +90,51 @@ pub(super) async fn counts_say_how_records_stand<S: TaskStore>(store: &S) {
     let listed = store.list(&Filter::all()).await.unwrap();
     assert_eq!(after.total(), listed.len() as u64);
 }
+
+pub(super) async fn listings_filter_by_status<S: TaskStore>(store: &S) {
+    let mut ids = Vec::new();
+    for n in 960..963 {
+        let mut task = new_task(n, t(0));
+        task.tool = "by-status".into();
+        ids.push(store.insert(task).await.unwrap());
+    }
+    for (id, ending) in [
+        (ids[0], Ending::Cancelled),
+        (
+            ids[1],
+            Ending::Failed {
+                error: RpcError::new(-1, "no"),
+            },
+        ),
+    ] {
+        let held = claimed(
+            store,
+            Claim {
+                record: Some(id),
+                ..claim("w", 1, t(10))
+            },
+        )
+        .await;
+        store
+            .finish(id, held[0].fence().unwrap(), &ending)
+            .await
+            .unwrap();
+    }
+    let of = |status| async move {
+        store
+            .list(&Filter::all().tool("by-status").status(status))
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.unwrap().id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(of(TaskStatus::Cancelled).await, [ids[0]]);
+    assert_eq!(of(TaskStatus::Failed).await, [ids[1]]);
+    assert_eq!(
+        of(TaskStatus::Working).await,
+        [ids[2]],
+        "open, as last read"
+    );
+    assert!(of(TaskStatus::Completed).await.is_empty());
+}

@@ -114,6 +114,7 @@ pub async fn contract<S: TaskStore>(store: &S) {
     a_workers_name_gives_its_leases_back(store).await;
     listings_page_newest_first_by_tool(store).await;
     counts_say_how_records_stand(store).await;
+    listings_filter_by_status(store).await;
 }
 
 #[tokio::test]
