@@ -1,10 +1,14 @@
 //! The inbox's pages over big stores: the time to render a page (the
 //! router called in-process, so no socket or browser is counted) and its
-//! size, on the memory and SQLite stores.
+//! size, on the memory, SQLite and Postgres stores (Postgres: a throwaway
+//! cluster, as the tests start one; skipped when `initdb` is missing).
 //!
 //! ```text
-//! cargo bench --features inbox,sqlite --bench inbox -- 1000 100000
+//! cargo bench --features inbox,sqlite,postgres --bench inbox -- 1000 10000 100000
 //! ```
+//!
+//! At 10,000 records the questions page has 1,000 open questions to
+//! choose from.
 //!
 //! Each store holds N records (a tenth asking a form question, a third
 //! ended); each page is rendered 20 times and the median and the slowest
@@ -20,10 +24,15 @@ use mcp_tasks::TaskRef;
 use mcp_tasks::inbox::{Options, router};
 use mcp_tasks::protocol::{InputRequest, InputRequests, TaskId, TaskStatus};
 use mcp_tasks::store::{
-    Claim, Ending, MemoryStore, NewTask, Progress, RecordId, Schedule, SqliteStore, TaskStore,
+    Claim, Ending, MemoryStore, NewTask, PostgresStore, Progress, RecordId, Schedule, SqliteStore,
+    TaskStore,
 };
 use serde_json::json;
 use tower::ServiceExt;
+
+#[allow(dead_code)]
+#[path = "../tests/support/postgres.rs"]
+mod postgres;
 
 fn task(n: u64) -> NewTask {
     NewTask {
@@ -142,6 +151,10 @@ async fn main() {
         .filter_map(|a| a.parse().ok())
         .collect();
     let sizes = if sizes.is_empty() { vec![1_000] } else { sizes };
+    let pg = postgres::start();
+    if pg.is_none() {
+        eprintln!("postgres: skipped, no initdb here");
+    }
     for n in sizes {
         let memory = MemoryStore::new();
         let start = Instant::now();
@@ -163,5 +176,24 @@ async fn main() {
         );
         report("sqlite", sqlite, n).await;
         let _ = std::fs::remove_dir_all(&dir);
+        if let Some((_, pg)) = &pg {
+            let url = pg.database().await;
+            PostgresStore::migrate(&url).await.unwrap();
+            let store = PostgresStore::connect(&url).await.unwrap();
+            let start = Instant::now();
+            fill(&store, n).await;
+            eprintln!(
+                "postgres: {n} records in {:.1} s",
+                start.elapsed().as_secs_f64()
+            );
+            // Fresh statistics, as autovacuum would have them on a
+            // table that grew so.
+            postgres::connect(&url)
+                .await
+                .batch_execute("ANALYZE mcp_tasks_tasks")
+                .await
+                .unwrap();
+            report("pg", store, n).await;
+        }
     }
 }
