@@ -349,16 +349,20 @@ impl TaskStore for PostgresStore {
             .run(
                 &conn,
                 conn.client.query(
-                    &conn.st.list,
+                    if filter.asking {
+                        &conn.st.list_asking
+                    } else if filter.newest_first {
+                        &conn.st.list_newest
+                    } else {
+                        &conn.st.list
+                    },
                     &[
                         &filter.scope,
                         &state,
                         &limit,
-                        &filter.asking,
                         &filter.key,
                         &filter.tool,
                         &filter.before.map(|id| id.0),
-                        &filter.newest_first,
                         &filter.server,
                         &status,
                     ],
@@ -386,7 +390,7 @@ impl TaskStore for PostgresStore {
             open,
             asking: n(1)?,
             undelivered,
-            delivered: n(3)?.saturating_sub(open + undelivered),
+            delivered: n(3)?,
             overdue: n(4)?,
             asking_since: row
                 .try_get::<_, Option<i64>>(5)

@@ -2,6 +2,28 @@
 
 use super::*;
 
+/// A listing's `SELECT` and the tests of its filter: scope $1, state $2
+/// (0 open, 1 undelivered, 2 delivered), limit $3, key $4, tool $5,
+/// before $6, server $7, status $8.
+macro_rules! list_where {
+    () => {
+        concat!(
+            "SELECT ",
+            columns!(),
+            " FROM mcp_tasks_tasks AS t WHERE ($1::text IS NULL OR t.scope = $1) \
+             AND ($2::int4 IS NULL OR CASE $2 \
+             WHEN 0 THEN t.ending IS NULL \
+             WHEN 1 THEN t.ending IS NOT NULL AND NOT t.delivered \
+             ELSE t.ending IS NOT NULL AND t.delivered END) \
+             AND ($4::text IS NULL OR t.key = $4) \
+             AND ($5::text IS NULL OR t.tool = $5) \
+             AND ($6::int8 IS NULL OR t.id < $6) \
+             AND ($7::text IS NULL OR t.server = $7) \
+             AND ($8::text IS NULL OR t.status = $8)"
+        )
+    };
+}
+
 /// The statements a store runs, prepared on each connection.
 pub(super) struct Statements {
     pub(super) insert: Statement,
@@ -26,6 +48,8 @@ pub(super) struct Statements {
     pub(super) prune: Statement,
     pub(super) exists: Statement,
     pub(super) list: Statement,
+    pub(super) list_newest: Statement,
+    pub(super) list_asking: Statement,
     pub(super) counts: Statement,
     pub(super) next_due: Statement,
 }
@@ -193,23 +217,21 @@ impl Statements {
             exists: client
                 .prepare("SELECT 1 FROM mcp_tasks_tasks WHERE id = $1")
                 .await?,
+            // One statement per order, each an `ORDER BY` an index can
+            // follow (the primary key either way, or the asking index), so
+            // that a page stops after its limit; one order chosen by a
+            // parameter sorted every match first (16 ms at 10,000 records).
             list: client
+                .prepare(concat!(list_where!(), " ORDER BY t.id LIMIT $3"))
+                .await?,
+            list_newest: client
+                .prepare(concat!(list_where!(), " ORDER BY t.id DESC LIMIT $3"))
+                .await?,
+            list_asking: client
                 .prepare(concat!(
-                    "SELECT ",
-                    columns!(),
-                    " FROM mcp_tasks_tasks AS t WHERE ($1::text IS NULL OR t.scope = $1) \
-                     AND ($2::int4 IS NULL OR CASE $2 \
-                     WHEN 0 THEN t.ending IS NULL \
-                     WHEN 1 THEN t.ending IS NOT NULL AND NOT t.delivered \
-                     ELSE t.ending IS NOT NULL AND t.delivered END) \
-                     AND (NOT $4::bool OR (t.asking_since IS NOT NULL AND t.ending IS NULL)) \
-                     AND ($5::text IS NULL OR t.key = $5) \
-                     AND ($6::text IS NULL OR t.tool = $6) \
-                     AND ($7::int8 IS NULL OR t.id < $7) \
-                     AND ($9::text IS NULL OR t.server = $9) \
-                     AND ($10::text IS NULL OR t.status = $10) \
-                     ORDER BY CASE WHEN $4 THEN t.asking_since END, \
-                     CASE WHEN $8::bool AND NOT $4 THEN t.id END DESC, t.id LIMIT $3"
+                    list_where!(),
+                    " AND t.asking_since IS NOT NULL AND t.ending IS NULL \
+                     ORDER BY t.asking_since, t.id LIMIT $3"
                 ))
                 .await?,
             // Each figure from its partial index where one fits.
@@ -220,7 +242,7 @@ impl Statements {
                       WHERE asking_since IS NOT NULL AND ending IS NULL), \
                      (SELECT count(*) FROM mcp_tasks_tasks \
                       WHERE ending IS NOT NULL AND NOT delivered), \
-                     (SELECT count(*) FROM mcp_tasks_tasks), \
+                     (SELECT count(*) FROM mcp_tasks_tasks WHERE ending IS NOT NULL AND delivered), \
                      (SELECT count(*) FROM mcp_tasks_tasks WHERE ending IS NULL AND due < $1), \
                      (SELECT min(asking_since) FROM mcp_tasks_tasks \
                       WHERE asking_since IS NOT NULL AND ending IS NULL)",
