@@ -253,7 +253,7 @@ pub enum ResolvedKind {
 
 /// The servers of the files read, first found winning per name.
 #[derive(Debug, Default)]
-pub struct Catalog {
+pub struct ConfiguredServers {
     /// The servers by name.
     pub servers: BTreeMap<String, Configured>,
     /// The files looked at, in order.
@@ -263,42 +263,42 @@ pub struct Catalog {
     pub problems: Vec<String>,
 }
 
-impl Catalog {
+impl ConfiguredServers {
     /// The servers of `explicit` (`--config`), else of the files of
     /// [`search_path`].
     ///
     /// # Errors
     ///
     /// When `explicit` cannot be read or is not a config file.
-    pub fn load(explicit: Option<&Path>) -> anyhow::Result<Catalog> {
-        let mut catalog = Catalog::default();
+    pub fn load(explicit: Option<&Path>) -> anyhow::Result<ConfiguredServers> {
+        let mut configured = ConfiguredServers::default();
         if let Some(file) = explicit {
-            catalog.searched.push(file.to_owned());
+            configured.searched.push(file.to_owned());
             let text = std::fs::read_to_string(file).map_err(|e| {
                 Failure::usage(format!("cannot read --config {}: {e}", file.display()))
             })?;
             let found = parse(&text, file).map_err(|e| Failure::usage(format!("{e:#}")))?;
-            catalog.add(found);
-            return Ok(catalog);
+            configured.add(found);
+            return Ok(configured);
         }
         for file in search_path() {
-            catalog.searched.push(file.clone());
+            configured.searched.push(file.clone());
             let text = match std::fs::read_to_string(&file) {
                 Ok(text) => text,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => {
-                    catalog
+                    configured
                         .problems
                         .push(format!("cannot read {}: {e}", file.display()));
                     continue;
                 }
             };
             match parse(&text, &file) {
-                Ok(found) => catalog.add(found),
-                Err(e) => catalog.problems.push(format!("{e:#}")),
+                Ok(found) => configured.add(found),
+                Err(e) => configured.problems.push(format!("{e:#}")),
             }
         }
-        Ok(catalog)
+        Ok(configured)
     }
 
     fn add(&mut self, found: Vec<Configured>) {
@@ -908,21 +908,21 @@ mod tests {
 
     #[test]
     fn the_first_file_wins_and_an_unknown_name_names_the_files() {
-        let mut catalog = Catalog {
+        let mut configured = ConfiguredServers {
             searched: vec!["a.json".into(), "b.json".into()],
-            ..Catalog::default()
+            ..ConfiguredServers::default()
         };
-        catalog.add(parsed(
+        configured.add(parsed(
             r#"{"mcpServers": {"x": {"command": "first"}}}"#,
             "a.json",
         ));
-        catalog.add(parsed(
+        configured.add(parsed(
             r#"{"mcpServers": {"x": {"command": "second"}, "y": {"url": "http://h/mcp"}}}"#,
             "b.json",
         ));
-        assert_eq!(catalog.find("x").unwrap().source, Path::new("a.json"));
-        assert_eq!(catalog.find("y").unwrap().source, Path::new("b.json"));
-        let e = catalog.find("z").unwrap_err().to_string();
+        assert_eq!(configured.find("x").unwrap().source, Path::new("a.json"));
+        assert_eq!(configured.find("y").unwrap().source, Path::new("b.json"));
+        let e = configured.find("z").unwrap_err().to_string();
         assert!(
             e.contains("\"z\"") && e.contains("a.json, b.json") && e.contains("y (b.json)"),
             "{e}"

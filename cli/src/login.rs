@@ -16,7 +16,7 @@ use mcp_tasks::transport::auth::{
 };
 use mcp_tasks::{BoxError, Client};
 
-use crate::config::{Catalog, ResolvedKind, redact_url};
+use crate::config::{ConfiguredServers, ResolvedKind, redact_url};
 use crate::report::Report;
 use crate::{Failure, exit};
 
@@ -222,8 +222,8 @@ fn target(server: &str, config: Option<&Path>) -> anyhow::Result<Target> {
         });
     }
     let name = server.strip_prefix('@').unwrap_or(server);
-    let catalog = Catalog::load(config)?;
-    let configured = catalog.find(name)?;
+    let configured = ConfiguredServers::load(config)?;
+    let configured = configured.find(name)?;
     match configured.resolve()?.kind {
         ResolvedKind::Http { url, headers } => Ok(Target {
             label: name.to_owned(),

@@ -5,14 +5,10 @@
 // quietly when the reader goes away.
 #![deny(clippy::print_stdout)]
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
-use clap::{Args, CommandFactory, Parser, Subcommand};
-use mcp_tasks::Client;
-use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use clap::{CommandFactory, Parser, Subcommand};
+use serde_json::json;
 
 /// `println!` for the command's output: a closed stdout ends the command
 /// quietly (see [`stdout::line`]) instead of panicking.
@@ -27,32 +23,22 @@ macro_rules! out {
 
 mod arguments;
 mod ask;
-mod catalog;
+mod commands;
 mod config;
 mod failure;
-mod forget;
+mod follow;
 mod login;
-mod prune;
-mod questions;
 mod records;
 mod reference;
 mod report;
 mod roots;
-mod serve;
 mod server;
 mod stdout;
-mod store;
-mod watch;
-mod watch_all;
 
-use ask::Asker;
+use commands::on_task::{Action, RefArgs};
+use commands::{call, catalog, forget, prune, questions, serve, store};
 pub use failure::{Failure, chain, exit, one_line};
-use mcp_tasks::TaskRef;
-use mcp_tasks::store::RecordId;
-use records::Records;
-use report::{Report, Style};
 use server::{ConfigArgs, ServerArgs};
-use watch::{Detach, Watch};
 
 /// Call tools on any MCP server, watch long-running ones as tasks, answer
 /// their questions, cancel them with Ctrl-C.
@@ -144,7 +130,7 @@ While it waits, the status line shows the task's status message and the time it 
 with a bar when the server reports progress totals. The server's questions are asked at the \
 prompt. Ctrl-C cancels the task and waits for it to end; a second Ctrl-C stops waiting at \
 once and prints the task's reference, to resume it with `mcp-tasks wait`.")]
-    Call(CallArgs),
+    Call(call::CallArgs),
     /// Show the tasks `call --detach` left running, newest first, with how
     /// each last stood.
     #[command(after_help = "\
@@ -293,55 +279,6 @@ $MCP_TASKS_INBOX_TOKEN, else one made for the run and printed once. A browser gi
     Store(store::Command),
 }
 
-#[derive(Debug, Args)]
-struct CallArgs {
-    /// The tool to call.
-    tool: String,
-    /// The arguments: one JSON object, or key=value pairs.
-    #[arg(value_name = "ARGS")]
-    arguments: Vec<String>,
-    /// Print the task's reference and exit, leaving the task running,
-    /// kept in the task list under a short name (follow it later with
-    /// `mcp-tasks wait NAME` or `mcp-tasks wait REF`).
-    ///
-    /// Refused, with exit status 2, for a task no later command could
-    /// follow: on a server run after `--`, or on an HTTP server of the
-    /// initialize era (its tasks may belong to the session, which ends
-    /// with this command).
-    #[arg(long)]
-    detach: bool,
-    /// --detach, even for a task that no later command may be able to
-    /// follow (a server run after `--`, an initialize-era HTTP session):
-    /// for a server that keeps its tasks beyond this command.
-    #[arg(long)]
-    detach_anyway: bool,
-    #[command(flatten)]
-    output: OutputArgs,
-    #[command(flatten)]
-    server: ServerArgs,
-}
-
-#[derive(Debug, Args)]
-struct RefArgs {
-    /// The task: its short name in the task list (`12` or `#12`; its
-    /// server is the recorded one unless one is named here), or its
-    /// reference (`mtr_…`) as `call --detach` printed it.
-    #[arg(value_name = "NAME|REF")]
-    reference: String,
-    #[command(flatten)]
-    output: OutputArgs,
-    #[command(flatten)]
-    server: ServerArgs,
-}
-
-#[derive(Debug, Args)]
-struct OutputArgs {
-    /// Print JSON lines on stdout (one per status change, then the
-    /// outcome) and never prompt: questions are declined.
-    #[arg(long)]
-    json: bool,
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -362,7 +299,7 @@ fn main() -> ExitCode {
         | Command::Servers { json, .. } => *json,
         Command::Answer(a) => a.json(),
         Command::Login { .. } | Command::Logout { .. } => false,
-        Command::Call(c) => c.output.json,
+        Command::Call(c) => c.json(),
         Command::Status(r) | Command::Wait(r) | Command::Cancel(r) => r.output.json,
         Command::Completions { .. } | Command::Man | Command::Store(_) | Command::Serve(_) => false,
         Command::Forget(_) | Command::Prune(_) => false,
@@ -395,523 +332,32 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Whether questions can be asked, and how status is shown.
-fn style(json: bool) -> (Style, bool) {
-    if json {
-        return (Style::Json, false);
-    }
-    let terminal = std::io::stderr().is_terminal();
-    let interactive = terminal && std::io::stdin().is_terminal();
-    (
-        if terminal { Style::Live } else { Style::Lines },
-        interactive,
-    )
-}
-
 async fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
-        Command::Tools {
-            at,
-            json,
-            mut server,
-        } => {
-            let at = match at.as_deref().map(|a| a.strip_prefix('@')) {
-                None => None,
-                Some(Some(name)) if !name.is_empty() => Some(name),
-                Some(_) => bail!(Failure::usage(
-                    "`tools` takes a server as @NAME (or --server NAME)"
-                )),
-            };
-            server.resolve(at)?;
-            tools(&server, json).await
+        Command::Tools { at, json, server } => {
+            commands::tools::run(at.as_deref(), json, server).await
         }
-        Command::List { json } => list(json).await,
-        Command::Watch { json } => watch_all::watch_all(json).await,
-        Command::Servers { json, config } => servers(config.config.as_deref(), json),
+        Command::List { json } => commands::list::run(json).await,
+        Command::Watch { json } => commands::watch::run(json).await,
+        Command::Servers { json, config } => commands::servers::run(config.config.as_deref(), json),
         Command::Login {
             server,
             open,
             config,
         } => login::login(&server, config.config.as_deref(), open).await,
         Command::Logout { server, config } => login::logout(&server, config.config.as_deref()),
-        Command::Completions { shell } => {
-            let mut script = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "mcp-tasks", &mut script);
-            stdout::bytes(&script);
-            Ok(exit::OK)
-        }
-        Command::Man => {
-            let mut page = Vec::new();
-            clap_mangen::Man::new(Cli::command())
-                .render(&mut page)
-                .context("cannot render the manual page")?;
-            stdout::bytes(&page);
-            Ok(exit::OK)
-        }
-        Command::Call(args) => call(args).await,
+        Command::Completions { shell } => commands::completions::run(shell, Cli::command()),
+        Command::Man => commands::man::run(Cli::command()),
+        Command::Call(args) => call::run(args).await,
         Command::Questions { json } => questions::list(json).await,
         Command::Answer(args) => questions::answer(args).await,
-        Command::Status(args) => on_task(args, Action::Status).await,
-        Command::Wait(args) => on_task(args, Action::Wait).await,
-        Command::Cancel(args) => on_task(args, Action::Cancel).await,
+        Command::Status(args) => commands::on_task::run(args, Action::Status).await,
+        Command::Wait(args) => commands::on_task::run(args, Action::Wait).await,
+        Command::Cancel(args) => commands::on_task::run(args, Action::Cancel).await,
         Command::Forget(args) => forget::forget(args).await,
         Command::Prune(args) => prune::prune(args).await,
         Command::Catalog(command) => catalog::run(command).await,
         Command::Store(command) => store::run(command).await,
         Command::Serve(args) => serve::serve(args).await,
     }
-}
-
-/// `mcp-tasks call`: a `--detach` that no later command could follow is
-/// refused before the tool is called (a server run after `--` before it
-/// is started; an HTTP server once its era is known).
-async fn call(mut args: CallArgs) -> anyhow::Result<u8> {
-    if let Some(name) = args.tool.strip_prefix('@').map(str::to_owned) {
-        if args.arguments.is_empty() {
-            bail!(Failure::usage(format!(
-                "name the tool to call after @{name}"
-            )));
-        }
-        args.tool = args.arguments.remove(0);
-        args.server.resolve(Some(&name))?;
-    } else {
-        args.server.resolve(None)?;
-    }
-    let detach = match (args.detach || args.detach_anyway, args.detach_anyway) {
-        (false, _) => Detach::No,
-        (true, false) => Detach::IfFollowable,
-        (true, true) => Detach::Anyway,
-    };
-    if detach == Detach::IfFollowable
-        && let Some(why) = args.server.unfollowable(None)
-    {
-        bail!(refuse_detach(&why));
-    }
-    let (mut watch, client) = Watch::start(&args.server, args.output.json).await?;
-    let unfollowable = args.server.unfollowable(Some(&client.protocol_version()));
-    if detach == Detach::IfFollowable
-        && let Some(why) = &unfollowable
-    {
-        watch.clear();
-        return close(client, Err(refuse_detach(why).into())).await;
-    }
-    let outcome = watch
-        .call(&client, &args.tool, &args.arguments, detach)
-        .await;
-    if let Some(detached) = watch.take_detached() {
-        let name = keep(&args, &detached).await;
-        watch.announce(&detached.reference, name, unfollowable.as_deref());
-    }
-    close(client, outcome).await
-}
-
-/// The usage error of a `--detach` no later command could follow.
-fn refuse_detach(why: &str) -> Failure {
-    Failure::usage(format!(
-        "--detach refused: {why}, so no later command could follow the task. \
-         Call without --detach to follow it now, or use --detach-anyway if the \
-         server keeps its tasks beyond this command"
-    ))
-}
-
-/// Records a detached task in the task list and gives its short name. A
-/// list that cannot take it is a note, not a failure: the reference
-/// printed next still finds the task.
-async fn keep(args: &CallArgs, detached: &watch::Detached) -> Option<RecordId> {
-    let endpoint = args.server.endpoint()?;
-    let kept = async {
-        let records = Records::open().await?;
-        let name = records
-            .record(
-                &detached.reference,
-                &args.tool,
-                &endpoint,
-                detached.status,
-                detached.status_message.clone(),
-            )
-            .await?;
-        anyhow::Ok((records, name))
-    };
-    match kept.await {
-        Ok((records, name)) => {
-            // A task that asks at once: its questions go in the record too.
-            if detached.asked.is_some() {
-                let seen = records::Seen {
-                    status: Some((detached.status, detached.status_message.clone())),
-                    asked: detached.asked.clone(),
-                    ..Default::default()
-                };
-                if let Err(e) = records.write_back(name, &seen).await {
-                    eprintln!(
-                        "mcp-tasks: the task's questions were not recorded: {}",
-                        chain(&e)
-                    );
-                }
-            }
-            Some(name)
-        }
-        Err(e) => {
-            eprintln!(
-                "mcp-tasks: the task is not in the task list ({}); keep its reference",
-                chain(&e)
-            );
-            None
-        }
-    }
-}
-
-/// What `status`, `wait` and `cancel` do with their task.
-#[derive(Debug, Clone, Copy)]
-enum Action {
-    Status,
-    Wait,
-    Cancel,
-    /// Send the answers kept in the task list (`mcp-tasks answer`).
-    Deliver,
-}
-
-/// `status`, `wait` and `cancel`: the task by its short name (its server
-/// from the task list unless the command line names one) or by its
-/// reference; what the command saw is written back to the task list.
-async fn on_task(mut args: RefArgs, action: Action) -> anyhow::Result<u8> {
-    args.server.resolve(None)?;
-    let mut stored = mcp_tasks::protocol::InputResponses::new();
-    let (task, server, kept) = match records::parse_name(&args.reference) {
-        Some(name) => {
-            let records = Records::open().await?;
-            let found = records.find(name).await?;
-            let server = args.server.or_recorded(found.endpoint.as_ref())?;
-            stored = records::stored_answers(&found.record);
-            (found.record.reference, server, Some((records, name)))
-        }
-        None => {
-            let task =
-                reference::decode(&args.reference).map_err(|e| Failure::usage(e.to_string()))?;
-            let kept = named(&task).await;
-            (task, args.server, kept)
-        }
-    };
-    let (mut watch, client) = Watch::start(&server, args.output.json).await?;
-    if let Some((_, name)) = &kept {
-        watch.name_as(*name);
-    }
-    watch.send_first(stored);
-    let outcome = match action {
-        Action::Status => watch.status(&client, &task).await,
-        Action::Wait => watch.wait(&client, &task).await,
-        Action::Cancel => watch.cancel_by_reference(&client, &task).await,
-        Action::Deliver => watch.deliver(&client, &task).await,
-    };
-    if let Some((records, name)) = kept
-        && let Err(e) = records.write_back(name, watch.seen()).await
-    {
-        eprintln!("mcp-tasks: the task list was not updated: {}", chain(&e));
-    }
-    close(client, outcome).await
-}
-
-/// The task list and the short name of `task`, when it is in the list. A
-/// list that cannot be opened is no error: the task is named by its
-/// reference anyway.
-async fn named(task: &TaskRef) -> Option<(Records, RecordId)> {
-    let records = match Records::open_existing().await {
-        Ok(Some(records)) => records,
-        Ok(None) => return None,
-        Err(e) => {
-            tracing::debug!("no task list: {}", chain(&e));
-            return None;
-        }
-    };
-    let name = records.name_of(task).await?;
-    Some((records, name))
-}
-
-/// `mcp-tasks servers`.
-fn servers(file: Option<&std::path::Path>, json: bool) -> anyhow::Result<u8> {
-    let catalog = config::Catalog::load(file)?;
-    for problem in &catalog.problems {
-        eprintln!("mcp-tasks: {problem}");
-    }
-    if json {
-        for server in catalog.servers.values() {
-            let mut line = json!({
-                "name": server.name,
-                "kind": server.kind_name(),
-                "file": server.source.display().to_string(),
-                "timeoutMs": server.timeout.map(|t| t.as_millis() as u64),
-                "disabled": server.disabled,
-            });
-            match &server.kind {
-                config::Kind::Stdio { env, .. } => {
-                    line["command"] = json!(server.redacted_command());
-                    line["env"] = json!(env.iter().map(|(k, _)| k).collect::<Vec<_>>());
-                }
-                config::Kind::Http { url, headers, .. } => {
-                    line["url"] = json!(config::redact_url(url));
-                    line["headers"] = json!(headers.iter().map(|(k, _)| k).collect::<Vec<_>>());
-                }
-            }
-            out!("{line}");
-        }
-        return Ok(exit::OK);
-    }
-    if catalog.servers.is_empty() {
-        let files: Vec<String> = catalog
-            .searched
-            .iter()
-            .map(|f| f.display().to_string())
-            .collect();
-        eprintln!("no servers in {}", files.join(", "));
-        return Ok(exit::OK);
-    }
-    let width = catalog
-        .servers
-        .keys()
-        .map(|n| n.chars().count())
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    out!("{:<width$}  {:<5}  SERVER", "NAME", "KIND");
-    for server in catalog.servers.values() {
-        out!(
-            "{:<width$}  {:<5}  {}",
-            server.name,
-            server.kind_name(),
-            server.redacted()
-        );
-        let disabled = if server.disabled { " (disabled)" } else { "" };
-        out!(
-            "{:<width$}         from {}{disabled}",
-            "",
-            server.source.display()
-        );
-    }
-    Ok(exit::OK)
-}
-
-/// `mcp-tasks list`.
-async fn list(json: bool) -> anyhow::Result<u8> {
-    let listed = match Records::open_existing().await? {
-        Some(records) => records.list().await?,
-        None => Vec::new(),
-    };
-    let now = std::time::SystemTime::now();
-    if json {
-        for task in &listed {
-            let r = &task.record;
-            out!(
-                "{}",
-                json!({
-                    "name": r.id.0,
-                    "tool": r.tool,
-                    "status": task.status(),
-                    "message": r.status_message,
-                    "server": task.endpoint,
-                    "created": records::rfc3339(r.created),
-                    "task": r.reference.task_id().redacted(),
-                })
-            );
-        }
-        return Ok(exit::OK);
-    }
-    if listed.is_empty() {
-        eprintln!("no tasks: `mcp-tasks call TOOL --detach …` adds one");
-        return Ok(exit::OK);
-    }
-    let tool_width = listed
-        .iter()
-        .map(|t| t.record.tool.chars().count())
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    let status_width = listed
-        .iter()
-        .map(|t| t.status().len())
-        .max()
-        .unwrap_or(6)
-        .max(6);
-    out!(
-        "{:>4}  {:<tool_width$}  {:<status_width$}  {:>7}  {:<9}  SERVER",
-        "NAME",
-        "TOOL",
-        "STATUS",
-        "CREATED",
-        "TASK"
-    );
-    for task in &listed {
-        let r = &task.record;
-        let server = task
-            .endpoint
-            .as_ref()
-            .map_or_else(|| "?".to_owned(), ToString::to_string);
-        out!(
-            "{:>4}  {:<tool_width$}  {:<status_width$}  {:>7}  {:<9}  {server}",
-            r.id.0,
-            r.tool,
-            task.status(),
-            format!("{} ago", records::age(r.created, now)),
-            r.reference.task_id().redacted(),
-        );
-    }
-    Ok(exit::OK)
-}
-
-/// Ends the connection and waits until it is ended (an HTTP session's
-/// `DELETE` answered, a stdio server exited) before the process exits,
-/// which would otherwise cut both short. The command's own outcome stands:
-/// a close that was not graceful is logged, not an error of the command.
-async fn close(client: Client, outcome: anyhow::Result<u8>) -> anyhow::Result<u8> {
-    if let Err(e) = client.close().await {
-        tracing::debug!("the connection did not close gracefully: {e}");
-    }
-    outcome
-}
-
-/// `mcp-tasks tools`.
-async fn tools(server: &ServerArgs, json: bool) -> anyhow::Result<u8> {
-    let (style, _) = style(json);
-    let report = Report::new(if style == Style::Json {
-        Style::Lines
-    } else {
-        style
-    });
-    report.activity("connecting");
-    let (tx, _rx) = mpsc::unbounded_channel();
-    let asker = Asker::new(report.clone(), false, tx);
-    let client = server.connect(asker.handlers(), &report).await;
-    let client = match client {
-        Ok(client) => client,
-        Err(e) => {
-            report.clear();
-            return Err(e);
-        }
-    };
-    report.activity("listing tools");
-    let listed = listing(&client).await;
-    // Ended before the output: nothing waits on the server after it.
-    report.activity("closing");
-    if let Err(e) = client.close().await {
-        tracing::debug!("the connection did not close gracefully: {e}");
-    }
-    report.clear();
-    let (info, tools) = listed?;
-    if json {
-        out!(
-            "{}",
-            serde_json::to_string(&json!({
-                "server": info.name, "version": info.version,
-                "protocolVersion": info.protocol, "tasks": info.tasks, "tools": tools,
-            }))?
-        );
-        return Ok(exit::OK);
-    }
-    let name = match &info.version {
-        Some(v) => format!("{} {v}", info.name),
-        None => info.name.clone(),
-    };
-    out!("server    {name}");
-    out!("protocol  {}", info.protocol);
-    let modern = info.protocol == mcp_tasks::protocol::PROTOCOL_VERSION;
-    out!(
-        "tasks     {}",
-        match (info.tasks, modern) {
-            (true, true) => "yes: the server decides at each call whether it runs as a task",
-            (true, false) => "yes: the tools whose TASK says optional or required",
-            (false, _) => "no: calls answer when they are done",
-        }
-    );
-    out!();
-    let width = tools
-        .iter()
-        .filter_map(|t| t["name"].as_str())
-        .map(str::len)
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    // The description fills the rest of a terminal's line.
-    let room = console::Term::stdout()
-        .size_checked()
-        .map(|(_, cols)| usize::from(cols).saturating_sub(width + 13).max(30))
-        .unwrap_or(72);
-    out!("{:<width$}  {:<9}  DESCRIPTION", "TOOL", "TASK");
-    for tool in &tools {
-        let about = one_line_about(tool["description"].as_str().unwrap_or(""), room);
-        let support = task_column(tool, info.tasks, modern);
-        out!(
-            "{:<width$}  {:<9}  {about}",
-            tool["name"].as_str().unwrap_or("?"),
-            support
-        );
-    }
-    if tools.is_empty() {
-        out!("(no tools)");
-    }
-    Ok(exit::OK)
-}
-
-/// What a call of `tool` may become, for the TASK column of `tools`:
-/// `maybe` on a 2026-07-28 server with tasks (its tools declare nothing:
-/// the server decides at each call), an initialize-era tool's declared
-/// `execution.taskSupport` (absent is `forbidden`, the 2025-11-25
-/// default), `no` on a server without tasks.
-fn task_column(tool: &Value, tasks: bool, modern: bool) -> &str {
-    match (tasks, modern) {
-        (false, _) => "no",
-        (true, true) => "maybe",
-        (true, false) => tool["execution"]["taskSupport"]
-            .as_str()
-            .unwrap_or("forbidden"),
-    }
-}
-
-/// A description's first sentence, cut to fit a line.
-fn one_line_about(description: &str, width: usize) -> String {
-    let first = description
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    let sentence = match first.find(". ") {
-        Some(end) => &first[..=end],
-        None => first,
-    };
-    if sentence.chars().count() <= width {
-        return sentence.to_owned();
-    }
-    let cut: String = sentence.chars().take(width - 1).collect();
-    format!("{}…", cut.trim_end())
-}
-
-struct ServerInfo {
-    name: String,
-    version: Option<String>,
-    protocol: String,
-    tasks: bool,
-}
-
-async fn listing(client: &Client) -> anyhow::Result<(ServerInfo, Vec<Value>)> {
-    let discovered = client
-        .discover()
-        .await
-        .map_err(|e| anyhow::anyhow!(one_line(&e)))?;
-    let implementation = discovered.server_info();
-    let info = ServerInfo {
-        name: implementation
-            .as_ref()
-            .map(|i| i.name.clone())
-            .or_else(|| client.server_id().map(str::to_owned))
-            .unwrap_or_else(|| "(unnamed)".into()),
-        version: implementation.map(|i| i.version),
-        protocol: client.protocol_version().to_string(),
-        tasks: discovered.capabilities.supports_tasks(),
-    };
-    let tools = client
-        .list_tools()
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot list the tools: {}", one_line(&e)))?;
-    let tools = tools
-        .iter()
-        .map(|t| serde_json::to_value(t).unwrap_or(Value::Null))
-        .collect();
-    Ok((info, tools))
 }

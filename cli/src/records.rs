@@ -8,11 +8,18 @@
 //! record per detached task: its `TaskRef` (the task id in full: the file
 //! is readable by its owner alone), the tool, the last status seen, and how
 //! the task ended once a command saw it end. The record's `scope` is
-//! [`SCOPE`], and its `key` says how to reach the server, as JSON:
-//! `{"url": URL}` or `{"command": [PROGRAM, ARG…]}`. Never a credential:
-//! headers and bearer tokens are not recorded (give them again, or keep
-//! `MCP_BEARER_TOKEN` set), and a URL's `user:password@` is left out. The
-//! record's id is the short local name.
+//! [`SCOPE`]. Its reference names the server as the task list reaches it
+//! again ([`Endpoint::id`]: `@NAME` for a server of a config file, else
+//! its URL, else JSON such as `{"command": [PROGRAM, ARG…]}`), as an
+//! application names its servers by the client's `server_id`; its `key`
+//! is the digest of the task id that `list` shows (`#1a2b3c4d`), by which
+//! a reference finds its record. Never a credential: headers and bearer
+//! tokens are not recorded (give them again, or keep `MCP_BEARER_TOKEN`
+//! set), and a URL's `user:password@` is left out. The record's id is the
+//! short local name.
+//!
+//! Records written before kept the endpoint in the `key`, as JSON, and
+//! the reference as the server gave it: they are read as they were.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -75,6 +82,38 @@ impl Endpoint {
             None => rest,
         };
         Endpoint::Url(format!("{scheme}://{rest}"))
+    }
+
+    /// How the task list names this server in its records' references
+    /// (`TaskRef::server`): `@NAME` for a server of a config file read
+    /// from the usual files, the URL of an HTTP server, else the
+    /// endpoint as JSON. [`Endpoint::from_id`] reads it back.
+    pub fn id(&self) -> String {
+        match self {
+            Endpoint::Url(url) if url.contains("://") && !url.starts_with(['@', '{']) => {
+                url.clone()
+            }
+            Endpoint::Configured { name, config: None } => format!("@{name}"),
+            _ => serde_json::to_string(self).expect("an endpoint serializes"),
+        }
+    }
+
+    /// The endpoint [`Endpoint::id`] named; `None` for any other server
+    /// name (a record written before, whose reference names the server
+    /// as the server names itself).
+    pub fn from_id(id: &str) -> Option<Endpoint> {
+        if id.starts_with('{') {
+            serde_json::from_str(id).ok()
+        } else if let Some(name) = id.strip_prefix('@') {
+            Some(Endpoint::Configured {
+                name: name.to_owned(),
+                config: None,
+            })
+        } else if id.contains("://") {
+            Some(Endpoint::Url(id.to_owned()))
+        } else {
+            None
+        }
     }
 }
 
@@ -151,9 +190,39 @@ pub struct Listed {
     pub record: TaskRecord,
     /// How to reach its server, when the record says.
     pub endpoint: Option<Endpoint>,
+    /// The task's reference as its server knows it, to follow it with.
+    pub task: TaskRef,
 }
 
 impl Listed {
+    /// Reads `record`: its server from its reference, or, for a record
+    /// written before, from its key.
+    fn of(record: TaskRecord) -> Listed {
+        let before = record
+            .key
+            .as_deref()
+            .and_then(|k| serde_json::from_str::<Endpoint>(k).ok());
+        if let Some(endpoint) = before {
+            return Listed {
+                task: record.reference.clone(),
+                endpoint: Some(endpoint),
+                record,
+            };
+        }
+        let endpoint = record.reference.server().and_then(Endpoint::from_id);
+        // The server's own name is not kept: the recorded endpoint is
+        // what reaches it.
+        let task = match endpoint {
+            Some(_) => with_server(&record.reference, None),
+            None => record.reference.clone(),
+        };
+        Listed {
+            record,
+            endpoint,
+            task,
+        }
+    }
+
     /// The last known status: how the task ended, or the last status seen.
     pub fn status(&self) -> &'static str {
         match &self.record.ending {
@@ -206,13 +275,12 @@ impl Records {
         status: TaskStatus,
         status_message: Option<String>,
     ) -> anyhow::Result<RecordId> {
-        let key = serde_json::to_string(endpoint).context("cannot write the server down")?;
         self.store
             .insert(NewTask {
                 unique_key: false,
-                reference: reference.clone(),
+                reference: with_server(reference, Some(endpoint.id())),
                 tool: tool.to_owned(),
-                key: Some(key),
+                key: Some(key_of(reference)),
                 scope: SCOPE.to_owned(),
                 status,
                 status_message,
@@ -232,28 +300,44 @@ impl Records {
                 anyhow::anyhow!("cannot read the task list: {}", crate::one_line(&e))
             })?;
         match record {
-            Some(record) if record.scope == SCOPE => Ok(listed(record)),
+            Some(record) if record.scope == SCOPE => Ok(Listed::of(record)),
             _ => bail!(Failure::usage(format!(
                 "there is no task {id} in the task list (`mcp-tasks list` shows them)"
             ))),
         }
     }
 
-    /// The short name of the task `reference` names, if it was recorded.
-    pub async fn name_of(&self, reference: &TaskRef) -> Option<RecordId> {
-        let records = self.store.list(&Filter::all().scope(SCOPE)).await.ok()?;
-        records
-            .into_iter()
-            .flatten()
-            .find(|r| &r.reference == reference)
-            .map(|r| r.id)
+    /// The short name of the task `reference` names, if it was recorded:
+    /// found by its key; a record written before, by the endpoint of
+    /// `server` (the server the command line names) it kept as its key.
+    pub async fn name_of(
+        &self,
+        reference: &TaskRef,
+        server: Option<&Endpoint>,
+    ) -> Option<RecordId> {
+        let before = server.and_then(|s| serde_json::to_string(s).ok());
+        for key in std::iter::once(key_of(reference)).chain(before) {
+            let found = self
+                .store
+                .list(&Filter::all().scope(SCOPE).key(key))
+                .await
+                .ok()?;
+            let named = found
+                .into_iter()
+                .flatten()
+                .find(|r| r.reference.task_id() == reference.task_id());
+            if let Some(record) = named {
+                return Some(record.id);
+            }
+        }
+        None
     }
 
     /// Every recorded task, newest first. A record that cannot be read is
     /// left out with a note on stderr.
     pub async fn list(&self) -> anyhow::Result<Vec<Listed>> {
         let records = self.read(&Filter::all().scope(SCOPE)).await?;
-        Ok(records.into_iter().rev().map(listed).collect())
+        Ok(records.into_iter().rev().map(Listed::of).collect())
     }
 
     /// Every open question of the task list, oldest first: the task and
@@ -409,12 +493,19 @@ pub fn stored_answers(record: &TaskRecord) -> InputResponses {
         .collect()
 }
 
-fn listed(record: TaskRecord) -> Listed {
-    let endpoint = record
-        .key
-        .as_deref()
-        .and_then(|k| serde_json::from_str(k).ok());
-    Listed { record, endpoint }
+/// The key of a task's record: the digest of its id that `list` shows,
+/// never the id.
+fn key_of(reference: &TaskRef) -> String {
+    reference.task_id().redacted()
+}
+
+/// `reference` with `server` as the name of its server (`None`: unnamed).
+fn with_server(reference: &TaskRef, server: Option<String>) -> TaskRef {
+    let task = TaskRef::new(reference.task_id().clone(), server);
+    match reference.protocol_version() {
+        Some(version) => task.with_protocol_version(version),
+        None => task,
+    }
 }
 
 /// `SystemTime` as RFC 3339 in UTC, to the second (`2026-07-28T09:30:00Z`).
@@ -459,6 +550,29 @@ mod tests {
         );
         let json = serde_json::to_string(&Endpoint::Command(vec!["demo".into(), "-v".into()]));
         assert_eq!(json.unwrap(), r#"{"command":["demo","-v"]}"#);
+    }
+
+    #[test]
+    fn a_server_is_named_by_an_id_that_reads_back() {
+        let configured = |config: Option<&str>| Endpoint::Configured {
+            name: "github".into(),
+            config: config.map(Into::into),
+        };
+        let url = Endpoint::url("https://mcp.example.com/mcp");
+        assert_eq!(url.id(), "https://mcp.example.com/mcp");
+        assert_eq!(configured(None).id(), "@github");
+        for endpoint in [
+            url,
+            Endpoint::Url("localhost:8080".into()),
+            Endpoint::Url("@x://y".into()),
+            Endpoint::Command(vec!["mcp-tasks-demo".into(), "--flag x".into()]),
+            configured(None),
+            configured(Some("/etc/mcp.json")),
+        ] {
+            assert_eq!(Endpoint::from_id(&endpoint.id()), Some(endpoint));
+        }
+        // A server's own name, as records written before hold it.
+        assert_eq!(Endpoint::from_id("mcp-tasks-demo"), None);
     }
 
     #[test]

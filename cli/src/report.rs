@@ -3,6 +3,7 @@
 //! JSON lines with `--json`. Results go to stdout; everything else to
 //! stderr, so that `mcp-tasks call … | jq` gets the result alone.
 
+use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,6 +21,20 @@ pub enum Style {
     Lines,
     /// One JSON object per line on stdout.
     Json,
+}
+
+/// How status is shown for a command given `--json` or not, and whether
+/// questions can be asked at the prompt.
+pub fn style(json: bool) -> (Style, bool) {
+    if json {
+        return (Style::Json, false);
+    }
+    let terminal = std::io::stderr().is_terminal();
+    let interactive = terminal && std::io::stdin().is_terminal();
+    (
+        if terminal { Style::Live } else { Style::Lines },
+        interactive,
+    )
 }
 
 /// The display of one command. Clones share it.

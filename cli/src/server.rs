@@ -16,7 +16,7 @@ use mcp_tasks::transport::{Http, Stderr, Stdio};
 use mcp_tasks::{Client, Error};
 
 use crate::Failure;
-use crate::config::{Catalog, ResolvedKind};
+use crate::config::{ConfiguredServers, ResolvedKind};
 use crate::records::Endpoint;
 use crate::report::{Report, Style};
 
@@ -125,8 +125,8 @@ impl ServerArgs {
                 "@{name} names the server already: leave out --url and `--`"
             )));
         }
-        let catalog = Catalog::load(self.config.config.as_deref())?;
-        let resolved = catalog.find(&name)?.resolve()?;
+        let configured = ConfiguredServers::load(self.config.config.as_deref())?;
+        let resolved = configured.find(&name)?.resolve()?;
         match resolved.kind {
             ResolvedKind::Stdio { command, args, env } => {
                 self.command = std::iter::once(command).chain(args).collect();

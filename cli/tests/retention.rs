@@ -96,9 +96,12 @@ async fn aged(store: &SqliteStore, file: &Path, created: f64, seen: f64, open: b
     let id = store
         .insert(NewTask {
             unique_key: false,
-            reference: TaskRef::new(TaskId::new("task-secret"), None),
+            reference: TaskRef::new(
+                TaskId::new("task-secret"),
+                Some("http://127.0.0.1:9/mcp".into()),
+            ),
             tool: "export".into(),
-            key: Some(r#"{"url":"http://127.0.0.1:9/mcp"}"#.into()),
+            key: Some(TaskId::new("task-secret").redacted()),
             scope: "mcp-tasks-cli".into(),
             status: TaskStatus::Working,
             status_message: None,

@@ -9,7 +9,10 @@ use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use serde_json::Value;
+use mcp_tasks::TaskRef;
+use mcp_tasks::protocol::TaskStatus;
+use mcp_tasks::store::{NewTask, RecordId, SqliteStore, TaskStore};
+use serde_json::{Value, json};
 
 #[path = "support/data_dir.rs"]
 mod data_dir;
@@ -37,11 +40,101 @@ fn listed(data: &Path) -> Vec<Value> {
 
 /// The task id in full, read from a `mtr_` reference.
 fn task_id(reference: &str) -> String {
+    decoded(reference).task_id().expose().to_owned()
+}
+
+/// The `TaskRef` a `mtr_` reference holds.
+fn decoded(reference: &str) -> TaskRef {
     let json = URL_SAFE_NO_PAD
         .decode(reference.trim().strip_prefix("mtr_").unwrap())
         .unwrap();
-    let value: Value = serde_json::from_slice(&json).unwrap();
-    value["taskId"].as_str().unwrap().to_owned()
+    serde_json::from_slice(&json).unwrap()
+}
+
+/// Record `id` of the task list in `data`, read with the library's store.
+async fn record(data: &Path, id: i64) -> mcp_tasks::store::TaskRecord {
+    let store = SqliteStore::open(data.join("tasks.db")).await.unwrap();
+    store.get(RecordId(id)).await.unwrap().expect("the record")
+}
+
+#[tokio::test]
+async fn a_record_names_its_server_by_its_reference_and_keeps_its_key_free_of_it() {
+    let demo = HttpDemo::start();
+    let dir = TempDir::new("named");
+    let data = dir.data();
+    let detached = run(&data, &["call", "long", "--detach", "--url", &demo.url()]);
+    assert_eq!(detached.status.code(), Some(0), "{detached:?}");
+    let task = decoded(&text(&detached.stdout));
+
+    // What the inbox (`mcp-tasks serve`) shows as the task's server and
+    // key: the URL it is reached at, and the digest `list` shows.
+    let kept = record(&data, 1).await;
+    assert_eq!(kept.reference.server(), Some(demo.url().as_str()));
+    assert_eq!(kept.reference.task_id(), task.task_id());
+    assert_eq!(kept.key, Some(task.task_id().redacted()));
+    assert_eq!(listed(&data)[0]["task"], task.task_id().redacted());
+
+    // Found by its reference, printed with the server's own name.
+    let cancel = run(
+        &data,
+        &[
+            "cancel",
+            text(&detached.stdout).trim(),
+            "--url",
+            &demo.url(),
+        ],
+    );
+    assert_eq!(cancel.status.code(), Some(0), "{cancel:?}");
+    assert_eq!(listed(&data)[0]["status"], "cancelled");
+}
+
+#[tokio::test]
+async fn a_record_written_before_is_listed_followed_and_found_by_its_reference() {
+    let demo = HttpDemo::start();
+    let dir = TempDir::new("before");
+    let started = dir.data();
+    let detached = run(
+        &started,
+        &["call", "long", "--detach", "--url", &demo.url()],
+    );
+    assert_eq!(detached.status.code(), Some(0), "{detached:?}");
+    let reference = text(&detached.stdout).trim().to_owned();
+
+    // The same task in a task list of its own, as it was recorded before:
+    // the endpoint as JSON in the key, the reference as the server gave it.
+    let data = dir.data().with_file_name("before");
+    std::fs::create_dir_all(&data).unwrap();
+    let store = SqliteStore::open(data.join("tasks.db")).await.unwrap();
+    let id = store
+        .insert(NewTask {
+            unique_key: false,
+            reference: decoded(&reference),
+            tool: "long".into(),
+            key: Some(json!({ "url": demo.url() }).to_string()),
+            scope: "mcp-tasks-cli".into(),
+            status: TaskStatus::Working,
+            status_message: None,
+            poll_interval_ms: None,
+            due: std::time::SystemTime::now(),
+            ending: None,
+            schedule: Default::default(),
+        })
+        .await
+        .unwrap();
+    drop(store);
+
+    let tasks = listed(&data);
+    assert_eq!(tasks[0]["name"], id.0, "{tasks:?}");
+    assert_eq!(tasks[0]["server"]["url"], demo.url().as_str(), "{tasks:?}");
+    // Followed by its short name on its recorded server.
+    let status = run(&data, &["status", &id.0.to_string()]);
+    assert_eq!(status.status.code(), Some(7), "{status:?}");
+    // Found by its reference, its server named: written back.
+    let cancel = run(&data, &["cancel", &reference, "--url", &demo.url()]);
+    assert_eq!(cancel.status.code(), Some(0), "{cancel:?}");
+    assert_eq!(listed(&data)[0]["status"], "cancelled");
+    let forget = run(&data, &["forget", &id.0.to_string()]);
+    assert_eq!(forget.status.code(), Some(0), "{forget:?}");
 }
 
 #[test]

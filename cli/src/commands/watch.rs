@@ -21,7 +21,7 @@ const NO_BOUND: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// `mcp-tasks watch`: exit 0 when every task was followed to its end, 1
 /// when some could not be (unreachable server, a question to answer).
-pub async fn watch_all(json: bool) -> anyhow::Result<u8> {
+pub async fn run(json: bool) -> anyhow::Result<u8> {
     let Some(records) = Records::open_existing().await? else {
         eprintln!("no tasks to watch");
         return Ok(exit::OK);
@@ -118,12 +118,7 @@ async fn follow(records: Records, task: Listed, json: bool) -> bool {
 }
 
 async fn track(client: &Client, task: &Listed, line: &Line, seen: &mut Seen) -> bool {
-    let mut state = match client
-        .task()
-        .timeout(NO_BOUND)
-        .resume(&task.record.reference)
-        .await
-    {
+    let mut state = match client.task().timeout(NO_BOUND).resume(&task.task).await {
         Ok(state) => state,
         Err(e) if e.is_task_not_found() => {
             seen.ending = Some(Ending::Unreachable {

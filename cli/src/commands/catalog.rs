@@ -251,7 +251,7 @@ where
     F: FnOnce(Client) -> Fut,
     Fut: Future<Output = Result<T, Error>>,
 {
-    let (style, interactive) = crate::style(json);
+    let (style, interactive) = crate::report::style(json);
     // Status never goes to stdout, which holds the one JSON line.
     let report = Report::new(if style == Style::Json {
         Style::Lines

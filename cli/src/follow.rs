@@ -27,7 +27,7 @@ const CANCEL_BOUND: Duration = Duration::from_secs(15);
 const NO_BOUND: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// One command's display, questions and Ctrl-C.
-pub struct Watch {
+pub struct Follow {
     report: Report,
     asker: Asker,
     interrupts: mpsc::UnboundedReceiver<()>,
@@ -72,10 +72,10 @@ pub struct Detached {
     pub asked: Option<InputRequests>,
 }
 
-impl Watch {
+impl Follow {
     /// Sets up the display and Ctrl-C, and connects to the server.
-    pub async fn start(server: &ServerArgs, json: bool) -> anyhow::Result<(Watch, Client)> {
-        let (style, interactive) = crate::style(json);
+    pub async fn start(server: &ServerArgs, json: bool) -> anyhow::Result<(Follow, Client)> {
+        let (style, interactive) = crate::report::style(json);
         let report = Report::new(style);
         let (tx, interrupts) = mpsc::unbounded_channel();
         let signals = tx.clone();
@@ -88,7 +88,7 @@ impl Watch {
         });
         let asker = Asker::new(report.clone(), interactive, tx);
         report.activity("connecting");
-        let mut watch = Watch {
+        let mut follow = Follow {
             report,
             asker,
             interrupts,
@@ -100,16 +100,16 @@ impl Watch {
             started_here: false,
         };
         let client = tokio::select! {
-            client = server.connect(watch.asker.handlers(), &watch.report) => client,
-            _ = watch.interrupts.recv() => {
-                watch.report.clear();
+            client = server.connect(follow.asker.handlers(), &follow.report) => client,
+            _ = follow.interrupts.recv() => {
+                follow.report.clear();
                 anyhow::bail!(Failure { code: exit::INTERRUPTED, message: "interrupted while connecting".into() });
             }
         };
         match client {
-            Ok(client) => Ok((watch, client)),
+            Ok(client) => Ok((follow, client)),
             Err(e) => {
-                watch.report.clear();
+                follow.report.clear();
                 Err(e)
             }
         }
@@ -137,7 +137,7 @@ impl Watch {
     }
 
     /// The task `call --detach` left running, once: announce it with
-    /// [`Watch::announce`].
+    /// [`Follow::announce`].
     pub fn take_detached(&mut self) -> Option<Detached> {
         self.detached.take()
     }

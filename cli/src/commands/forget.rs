@@ -30,7 +30,7 @@ pub async fn forget(args: ForgetArgs) -> anyhow::Result<u8> {
         None => {
             let task = reference::decode(&args.name).map_err(|e| Failure::usage(e.to_string()))?;
             let named = match &records {
-                Some(records) => records.name_of(&task).await,
+                Some(records) => records.name_of(&task, None).await,
                 None => None,
             };
             match named {

@@ -14,9 +14,11 @@ use mcp_tasks::protocol::{ElicitResult, InputResponse};
 use mcp_tasks::store::{Question, QuestionKind, RecordId};
 use serde_json::json;
 
+use super::OutputArgs;
+use super::on_task::{self, Action, RefArgs};
 use crate::records::{self, Records};
 use crate::server::ServerArgs;
-use crate::{Action, Failure, OutputArgs, RefArgs, exit};
+use crate::{Failure, exit};
 
 /// `mcp-tasks answer`'s arguments.
 #[derive(Debug, Args)]
@@ -165,7 +167,7 @@ pub async fn answer(args: AnswerArgs) -> anyhow::Result<u8> {
         output: args.output,
         server: args.server,
     };
-    let sent = crate::on_task(task, Action::Deliver).await;
+    let sent = on_task::run(task, Action::Deliver).await;
     if sent.is_err() {
         eprintln!(
             "mcp-tasks: the answer is kept in the task list; `mcp-tasks wait {name}` sends it"
