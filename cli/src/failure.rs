@@ -123,18 +123,8 @@ pub fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
     line
 }
 
-/// anyhow's context chain on one line, each part once.
+/// anyhow's context chain on one line, each part once: [`one_line`] of it.
 pub fn chain(e: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for part in e.chain() {
-        let text = part.to_string();
-        if line.contains(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    line
+    let e: &(dyn std::error::Error + 'static) = e.as_ref();
+    one_line(e)
 }

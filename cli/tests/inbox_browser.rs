@@ -23,16 +23,17 @@ use mcp_tasks::store::{Ending, RecordId, SqliteStore, TaskStore, Tracker};
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 use serde_json::{Value, json};
 
+#[path = "../../tests/support/time.rs"]
+#[allow(dead_code, reason = "ms alone: the cases bound themselves")]
+mod time;
+use time::ms;
+
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
 /// Everything but the form answered by a person: a status message that
 /// tries to run script.
 const HOSTILE: &str = "<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\">";
-
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
 
 fn ship_form() -> InputRequests {
     let form = InputRequest::form(

@@ -254,11 +254,7 @@ pub(super) fn question(
 
 /// A short digest of a question's key, for element ids.
 fn fnv(key: &str) -> String {
-    let mut h: u32 = 0x811c_9dc5;
-    for b in key.bytes() {
-        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
-    }
-    format!("{h:08x}")
+    format!("{:08x}", crate::protocol::fnv::fnv1a_32(key.as_bytes()))
 }
 
 /// Answers question `_key` of record `id` with the posted form: through

@@ -14,6 +14,7 @@ mod base64;
 mod completion;
 mod decode_error;
 mod discover;
+pub(crate) mod fnv;
 mod input;
 pub(crate) mod jsonrpc;
 mod legacy_tasks;

@@ -60,7 +60,7 @@ impl TaskId {
     /// short word) can be confirmed against it, as it could be against any
     /// digest; such ids protect nothing anyway.
     pub fn redacted(&self) -> String {
-        format!("#{:08x}", fnv1a(self.0.as_bytes()))
+        format!("#{:08x}", super::fnv::fnv1a_32(self.0.as_bytes()))
     }
 
     /// `text` from the server with this id, where it echoes it ("unknown
@@ -95,16 +95,6 @@ impl TaskId {
 
     /// The shortest id [`TaskId::hidden_in`] replaces.
     const MIN_HIDDEN: usize = 8;
-}
-
-/// 32-bit FNV-1a: a small hash that is the same on every platform and in
-/// every release, unlike std's `DefaultHasher`.
-fn fnv1a(bytes: &[u8]) -> u32 {
-    const OFFSET: u32 = 0x811c_9dc5;
-    const PRIME: u32 = 0x0100_0193;
-    bytes
-        .iter()
-        .fold(OFFSET, |hash, &b| (hash ^ u32::from(b)).wrapping_mul(PRIME))
 }
 
 impl fmt::Debug for TaskId {

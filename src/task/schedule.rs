@@ -144,9 +144,7 @@ fn overload_backoff(interval: Duration, attempt: u32, seed: u64) -> Duration {
 
 /// A seed for a task's jitter: FNV-1a of its id.
 pub(crate) fn seed_of(id: &str) -> u64 {
-    id.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    crate::protocol::fnv::fnv1a_64(id.as_bytes())
 }
 
 /// A number in `[0, 1)` drawn from `seed` and `attempt` (splitmix64).

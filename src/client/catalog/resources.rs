@@ -131,32 +131,7 @@ impl Client {
     /// come within the request timeout, and the server's error when it
     /// refuses the stream; any request error.
     pub async fn subscribe_resource(&self, uri: &str) -> Result<()> {
-        self.require(Needs::ResourceSubscriptions, method::RESOURCES_SUBSCRIBE)
-            .await?;
-        match self.subscribed() {
-            Some(subscribed) => {
-                let wire = self.wire();
-                subscribed
-                    .subscribe(
-                        wire.connection(),
-                        wire.shared_envelope(),
-                        uri,
-                        self.request_timeout(),
-                    )
-                    .await
-            }
-            None => {
-                // Heard from the moment the server may send one.
-                let added = self.heard().add(uri);
-                let subscribed = self
-                    .resource_request(method::RESOURCES_SUBSCRIBE, uri)
-                    .await;
-                if subscribed.is_err() && added {
-                    self.heard().remove(uri);
-                }
-                subscribed
-            }
-        }
+        self.resource_subscription(uri, true).await
     }
 
     /// Ends a subscription made by [`Client::subscribe_resource`]
@@ -168,25 +143,43 @@ impl Client {
     ///
     /// As [`Client::subscribe_resource`].
     pub async fn unsubscribe_resource(&self, uri: &str) -> Result<()> {
-        self.require(Needs::ResourceSubscriptions, method::RESOURCES_UNSUBSCRIBE)
-            .await?;
-        match self.subscribed() {
-            Some(subscribed) => {
-                let wire = self.wire();
-                subscribed
-                    .unsubscribe(
-                        wire.connection(),
-                        wire.shared_envelope(),
-                        uri,
-                        self.request_timeout(),
-                    )
-                    .await
-            }
-            None => {
+        self.resource_subscription(uri, false).await
+    }
+
+    /// Subscribes to `uri` (`subscribe`) or ends its subscription: on the
+    /// shared listen stream on 2026-07-28, else with `resources/subscribe`
+    /// or `resources/unsubscribe`.
+    async fn resource_subscription(&self, uri: &str, subscribe: bool) -> Result<()> {
+        let method = if subscribe {
+            method::RESOURCES_SUBSCRIBE
+        } else {
+            method::RESOURCES_UNSUBSCRIBE
+        };
+        self.require(Needs::ResourceSubscriptions, method).await?;
+        let Some(subscribed) = self.subscribed() else {
+            // A subscription is heard from the moment the server may send
+            // an update; an unsubscription is not heard from at once.
+            let added = subscribe && self.heard().add(uri);
+            if !subscribe {
                 self.heard().remove(uri);
-                self.resource_request(method::RESOURCES_UNSUBSCRIBE, uri)
-                    .await
             }
+            let sent = self.resource_request(method, uri).await;
+            if sent.is_err() && added {
+                self.heard().remove(uri);
+            }
+            return sent;
+        };
+        let wire = self.wire();
+        let (connection, envelope) = (wire.connection(), wire.shared_envelope());
+        let timeout = self.request_timeout();
+        if subscribe {
+            subscribed
+                .subscribe(connection, envelope, uri, timeout)
+                .await
+        } else {
+            subscribed
+                .unsubscribe(connection, envelope, uri, timeout)
+                .await
         }
     }
 

@@ -6,13 +6,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::time::sleep;
 
-use super::{Wire, accept, code, requests};
+use super::{Wire, accept, code, ms, requests};
 use crate::protocol::CallToolResult;
 use crate::testing::*;
-
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
 
 /// A task that works `ms` (default 300) milliseconds, then returns its
 /// arguments; and one that asks `q` first.

@@ -5,13 +5,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::time::sleep;
 
-use super::{Wire, with_meta};
+use super::{Wire, ms, with_meta};
 use crate::protocol::{CallToolResult, META_SUBSCRIPTION_ID};
 use crate::testing::*;
-
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
 
 fn job(script: TaskScript, faults: Faults) -> TestServer {
     TestServer::new()

@@ -16,6 +16,11 @@ use crate::protocol::{
 use crate::transport::memory::{MemorySink, MemoryStream};
 use crate::transport::{Inbound, MessageSink, MessageStream, Outbound};
 
+/// Milliseconds.
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
 mod counts;
 mod faults;
 mod tasks;

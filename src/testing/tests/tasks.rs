@@ -6,15 +6,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::time::sleep;
 
-use super::{Wire, accept, code, requests, with_meta};
+use super::{Wire, accept, code, ms, requests, with_meta};
 use crate::protocol::{
     CallToolResult, META_SUBSCRIPTION_ID, RpcError, TASKS_EXTENSION, TaskStatus,
 };
 use crate::testing::*;
-
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
 
 fn server_with(script: TaskScript) -> TestServer {
     TestServer::new().tool(ScriptedTool::task("job", script))
