@@ -51,27 +51,13 @@ async fn next_request(stream: &mut memory::MemoryStream) -> Option<Value> {
     tokio::time::timeout(ms(60_000), next).await.ok().flatten()
 }
 
-/// A client pinned to 2026-07-28 (no probe) over memory, with a 30 s
-/// request timeout, and the server's end to drive by hand.
-async fn pinned() -> (Client, memory::MemorySink, memory::MemoryStream) {
-    use mcp_tasks::transport::Transport as _;
-    let (ours, theirs) = memory::pair();
-    let client = Client::builder()
-        .protocol_version("2026-07-28")
-        .connect(ours)
-        .await
-        .unwrap();
-    let (sink, stream) = theirs.connect().await.unwrap();
-    (client, sink, stream)
-}
-
 /// 20 pages of 1 MiB each: past the default bound of 16 MiB. The listing
 /// fails once the bound is passed, saying which bound, without asking for
 /// the rest.
 #[tokio::test(start_paused = true)]
 async fn a_listing_past_the_default_byte_bound_fails_and_says_which_bound() {
     const PAGES: usize = 20;
-    let (client, mut sink, mut stream) = pinned().await;
+    let (client, mut sink, mut stream) = pinned_peer(None).await;
     let listing = tokio::spawn(async move { client.list_tools().await });
     let mut served = 0;
     while let Some(request) = next_request(&mut stream).await {
@@ -106,7 +92,7 @@ async fn a_listing_past_the_default_byte_bound_fails_and_says_which_bound() {
 /// long before the 1,000-page cap would.
 #[tokio::test(start_paused = true)]
 async fn a_slow_endless_listing_ends_at_the_listing_deadline() {
-    let (client, mut sink, mut stream) = pinned().await;
+    let (client, mut sink, mut stream) = pinned_peer(None).await;
     let started = Instant::now();
     let listing = tokio::spawn(async move { client.list_tools().await });
     let mut served = 0usize;
@@ -176,7 +162,7 @@ async fn the_listing_bounds_are_set_on_the_builder() {
 /// past the byte bound to its end, and a cursor repeated is an error.
 #[tokio::test(start_paused = true)]
 async fn pages_follow_a_listing_past_the_bound_one_page_at_a_time() {
-    let (client, mut sink, mut stream) = pinned().await;
+    let (client, mut sink, mut stream) = pinned_peer(None).await;
     let reader = tokio::spawn(async move {
         let mut pages = client.tool_pages();
         let mut sizes = Vec::new();
@@ -197,7 +183,7 @@ async fn pages_follow_a_listing_past_the_bound_one_page_at_a_time() {
     assert!(error.is_none(), "{error:?}");
     assert_eq!(sizes, vec![1000; 20]);
 
-    let (client, mut sink, mut stream) = pinned().await;
+    let (client, mut sink, mut stream) = pinned_peer(None).await;
     let reader = tokio::spawn(async move {
         let mut pages = client.tool_pages();
         let first = pages.next().await.unwrap().unwrap();
@@ -224,7 +210,7 @@ async fn pages_follow_a_listing_past_the_bound_one_page_at_a_time() {
 /// forever; a cursor repeated long after is still caught.
 #[tokio::test(start_paused = true)]
 async fn pages_of_fresh_cursors_end_at_the_page_bound() {
-    let (client, mut sink, mut stream) = pinned().await;
+    let (client, mut sink, mut stream) = pinned_peer(None).await;
     let reader = tokio::spawn(async move {
         let mut pages = client.tool_pages();
         let mut read = 0;
@@ -255,7 +241,7 @@ async fn pages_of_fresh_cursors_end_at_the_page_bound() {
     assert_eq!((read, served), (999, 1_000));
 
     // A cursor repeated after 500 others is still caught.
-    let (client, mut sink, mut stream) = pinned().await;
+    let (client, mut sink, mut stream) = pinned_peer(None).await;
     let reader = tokio::spawn(async move {
         let mut pages = client.tool_pages();
         let mut read = 0;
@@ -434,7 +420,7 @@ async fn list_all(client: &Client, method: &str, paged: bool) -> Result<usize, m
 #[tokio::test(start_paused = true)]
 async fn every_listing_stops_at_the_memory_bound_within_the_byte_bound() {
     for (method, member, item) in KINDS {
-        let (client, mut sink, mut stream) = pinned().await;
+        let (client, mut sink, mut stream) = pinned_peer(None).await;
         let listing = tokio::spawn(async move { list_all(&client, method, false).await });
         let (served, bytes) = serve_items(&mut sink, &mut stream, member, item, 20_000, 30).await;
         let e = match listing.await.unwrap() {
@@ -459,7 +445,7 @@ async fn every_listing_stops_at_the_memory_bound_within_the_byte_bound() {
 #[tokio::test(start_paused = true)]
 async fn a_page_past_the_memory_bound_fails_the_page_reader() {
     for (method, member, item) in KINDS {
-        let (client, mut sink, mut stream) = pinned().await;
+        let (client, mut sink, mut stream) = pinned_peer(None).await;
         let listing = tokio::spawn(async move { list_all(&client, method, true).await });
         let (served, _) = serve_items(&mut sink, &mut stream, member, item, 400_000, 2).await;
         let e = match listing.await.unwrap() {
@@ -483,7 +469,7 @@ async fn one_item_past_the_memory_bound_is_never_decoded() {
     let objects = vec![r#"{"a":0}"#; 150_000].join(",");
     let tool = format!(r#"{{"name":"t","inputSchema":{{"type":"object","x":[{objects}]}}}}"#);
     for paged in [false, true] {
-        let (client, mut sink, mut stream) = pinned().await;
+        let (client, mut sink, mut stream) = pinned_peer(None).await;
         let listing = tokio::spawn(async move { list_all(&client, "tools/list", paged).await });
         serve_items(&mut sink, &mut stream, "tools", &tool, 1, 1).await;
         let e = listing.await.unwrap().unwrap_err();

@@ -1,11 +1,15 @@
 //! The server's end of a memory connection, driven by hand: read what the
 //! client sent, answer, refuse, notify; and a 2025-11-25 server's side of
-//! the handshake.
+//! the handshake. [`raw_peer`] and [`pinned_peer`] give a client already
+//! connected to one, as the sink and stream to drive by hand.
 
-use mcp_tasks::transport::{Transport, memory};
+use std::time::Duration;
+
+use mcp_tasks::Client;
+use mcp_tasks::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport, memory};
 use serde_json::{Value, json};
 
-use super::{ms, next_json, reply};
+use super::ms;
 
 /// The server's end of a connection.
 pub struct Peer {
@@ -28,6 +32,39 @@ pub fn peer() -> (memory::MemoryTransport, Peer) {
         std::task::Poll::Ready(p) => (ours, p),
         std::task::Poll::Pending => panic!("the memory pair should connect at once"),
     }
+}
+
+/// A client pinned to 2026-07-28 (no connect probe, so the first message
+/// is the test's) with a request timeout of `timeout` (the default when
+/// `None`), and the server's end of its connection to drive by hand.
+pub async fn pinned_peer(
+    timeout: Option<Duration>,
+) -> (Client, memory::MemorySink, memory::MemoryStream) {
+    let (ours, Peer { sink, stream }) = peer();
+    let builder = Client::builder().protocol_version("2026-07-28");
+    let client = match timeout {
+        Some(timeout) => builder.request_timeout(timeout).connect(ours).await,
+        None => builder.connect(ours).await,
+    };
+    (client.unwrap(), sink, stream)
+}
+
+/// [`pinned_peer`] with a 500 ms request timeout.
+pub async fn raw_peer() -> (Client, memory::MemorySink, memory::MemoryStream) {
+    pinned_peer(Some(ms(500))).await
+}
+
+/// The next message the client sent, as JSON.
+pub async fn next_json(stream: &mut memory::MemoryStream) -> Value {
+    match stream.recv().await.unwrap() {
+        Some(Inbound::Message(m)) => serde_json::from_str(&m).unwrap(),
+        other => panic!("expected a message, got {other:?}"),
+    }
+}
+
+/// Sends `text` to the client as one message.
+pub async fn reply(sink: &mut memory::MemorySink, text: String) {
+    sink.send(Outbound::new(text, "test")).await.unwrap();
 }
 
 impl Peer {

@@ -17,7 +17,6 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -36,7 +35,7 @@ use tokio::net::TcpStream;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
-use crate::loopback::Body;
+use crate::loopback::{self, Body};
 
 /// How replies are framed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,16 +148,12 @@ impl Front {
             dropped: AtomicUsize::new(0),
             bridge,
         });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr: SocketAddr = listener.local_addr().unwrap();
         let st = state.clone();
-        let accept = tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                st.connections.fetch_add(1, Ordering::SeqCst);
-                let st = st.clone();
-                tokio::spawn(serve_connection(st, stream));
-            }
-        });
+        let (addr, accept) = loopback::accept(move |stream| {
+            st.connections.fetch_add(1, Ordering::SeqCst);
+            serve_connection(st.clone(), stream)
+        })
+        .await;
         let mut tasks = bridge_tasks;
         tasks.push(accept);
         Front {

@@ -1,10 +1,11 @@
-//! The hyper plumbing the loopback HTTP test servers share: a listener on
-//! 127.0.0.1 that serves every connection with one handler, and a
-//! response body fed by a channel.
+//! The hyper plumbing the loopback HTTP test servers share: the one
+//! listener on 127.0.0.1 (each connection handed to the server, or served
+//! with one handler), and a response body fed by a channel.
 #![allow(dead_code, reason = "each server uses a different part")]
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -13,29 +14,47 @@ use hyper::body::{Frame, Incoming};
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-/// Listens on a free port of 127.0.0.1 and serves each connection (HTTP/1,
-/// keep-alive) with `handler`. Returns the MCP endpoint's URL and the
-/// accepting task, to abort when the server goes.
-pub async fn listen<H, F>(handler: H) -> (String, JoinHandle<()>)
+/// Listens on a free port of 127.0.0.1 and hands each connection to
+/// `serve`, on a task of its own. Returns the address and the accepting
+/// task, to abort when the server goes.
+pub async fn accept<S, F>(serve: S) -> (SocketAddr, JoinHandle<()>)
 where
-    H: Fn(Request<Incoming>) -> F + Clone + Send + Sync + 'static,
-    F: Future<Output = Result<Response<Body>, Infallible>> + Send + 'static,
+    S: Fn(TcpStream) -> F + Send + 'static,
+    F: Future<Output = ()> + Send + 'static,
 {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let accept = tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
-            let handler = handler.clone();
-            tokio::spawn(async move {
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service_fn(handler))
-                    .await;
-            });
+            tokio::spawn(serve(stream));
         }
     });
+    (addr, accept)
+}
+
+/// Listens on a free port of 127.0.0.1 and serves each connection (HTTP/1,
+/// keep-alive) with `handler`. Returns the MCP endpoint's URL and the
+/// accepting task, to abort when the server goes.
+pub async fn listen<H, F, B>(handler: H) -> (String, JoinHandle<()>)
+where
+    H: Fn(Request<Incoming>) -> F + Clone + Send + Sync + 'static,
+    F: Future<Output = Result<Response<B>, Infallible>> + Send + 'static,
+    B: hyper::body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (addr, accept) = accept(move |stream| {
+        let handler = handler.clone();
+        async move {
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service_fn(handler))
+                .await;
+        }
+    })
+    .await;
     (format!("http://{addr}/mcp"), accept)
 }
 

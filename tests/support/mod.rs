@@ -124,12 +124,11 @@ impl CannedPeer {
 mod chaos;
 pub mod hand_peer;
 mod legacy_server;
-mod peer;
 mod time;
 
 pub use chaos::{Chaos, Fate, Lossy, Rng};
+pub use hand_peer::{next_json, pinned_peer, raw_peer, reply};
 pub use legacy_server::{End, Knobs, LegacyServer, LegacyTool, Step};
-pub use peer::{next_json, raw_peer, reply};
 pub use time::{bounded, ms};
 
 /// The tools the tracker's tests drive: `export` (works, then completes),

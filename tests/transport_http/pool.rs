@@ -33,39 +33,38 @@ struct Counts {
 async fn held_server() -> (String, Arc<Counts>, watch::Sender<bool>) {
     let seen = Arc::new(Counts::default());
     let (gate, opened) = watch::channel(false);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let counts = seen.clone();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            counts.connections.fetch_add(1, Ordering::SeqCst);
-            let (counts, opened) = (counts.clone(), opened.clone());
-            let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                let (seen, mut opened) = (counts.clone(), opened.clone());
-                async move {
-                    let body = req.into_body().collect().await.unwrap().to_bytes();
-                    let id = serde_json::from_slice::<Value>(&body).unwrap()["id"].clone();
-                    let now = seen.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-                    seen.peak.fetch_max(now, Ordering::SeqCst);
-                    seen.arrived.fetch_add(1, Ordering::SeqCst);
-                    seen.came.notify_waiters();
-                    let _ = opened.wait_for(|open| *open).await;
-                    seen.in_flight.fetch_sub(1, Ordering::SeqCst);
-                    let reply = json!({"jsonrpc": "2.0", "id": id, "result": {}});
-                    Ok::<_, Infallible>(
-                        hyper::Response::builder()
-                            .header("content-type", "application/json")
-                            .body(Full::new(Bytes::from(reply.to_string())))
-                            .unwrap(),
-                    )
-                }
-            });
-            tokio::spawn(
-                hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service),
-            );
+    let (addr, _accept) = crate::loopback::accept(move |stream| {
+        counts.connections.fetch_add(1, Ordering::SeqCst);
+        let (counts, opened) = (counts.clone(), opened.clone());
+        let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+            let (seen, mut opened) = (counts.clone(), opened.clone());
+            async move {
+                let body = req.into_body().collect().await.unwrap().to_bytes();
+                let id = serde_json::from_slice::<Value>(&body).unwrap()["id"].clone();
+                let now = seen.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                seen.peak.fetch_max(now, Ordering::SeqCst);
+                seen.arrived.fetch_add(1, Ordering::SeqCst);
+                seen.came.notify_waiters();
+                let _ = opened.wait_for(|open| *open).await;
+                seen.in_flight.fetch_sub(1, Ordering::SeqCst);
+                let reply = json!({"jsonrpc": "2.0", "id": id, "result": {}});
+                Ok::<_, Infallible>(
+                    hyper::Response::builder()
+                        .header("content-type", "application/json")
+                        .body(Full::new(Bytes::from(reply.to_string())))
+                        .unwrap(),
+                )
+            }
+        });
+        async move {
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
         }
-    });
+    })
+    .await;
+    let url = format!("http://{addr}/mcp");
     (url, seen, gate)
 }
 

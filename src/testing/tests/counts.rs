@@ -1,8 +1,6 @@
 //! Tasks written from their call's arguments, and the counts of what
 //! clients asked about each task.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 use tokio::time::sleep;
 
