@@ -27,16 +27,16 @@ mod commands;
 mod config;
 mod failure;
 mod follow;
-mod login;
 mod records;
 mod reference;
 mod report;
 mod roots;
 mod server;
+mod sign_in;
 mod stdout;
 
 use commands::on_task::{Action, RefArgs};
-use commands::{call, catalog, forget, prune, questions, serve, store};
+use commands::{call, catalog, forget, login, prune, questions, serve, store};
 pub use failure::{Failure, chain, exit, one_line};
 use server::{ConfigArgs, ServerArgs};
 

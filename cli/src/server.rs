@@ -311,7 +311,7 @@ impl ServerArgs {
                     http = http.bearer_token(token);
                 } else if !self.headers.iter().any(|h| is_authorization(h))
                     && let Some(sign_in) =
-                        crate::login::for_command(url, &self.login_name(), self.no_login, report)
+                        crate::sign_in::for_command(url, &self.login_name(), self.no_login, report)
                             .await?
                 {
                     may_ask = sign_in.may_ask;
@@ -319,7 +319,7 @@ impl ServerArgs {
                 }
                 // A sign-in holds the first request until the browser is back.
                 builder
-                    .maybe_probe_timeout(may_ask.then_some(crate::login::SIGN_IN_WAIT))
+                    .maybe_probe_timeout(may_ask.then_some(crate::sign_in::SIGN_IN_WAIT))
                     .connect(http)
                     .await
             }

@@ -7,17 +7,15 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use mcp_tasks::Error;
 use mcp_tasks::protocol::{
     CompletionArgument, CompletionContext, CompletionRef, ContentBlock, PromptArgument,
     ResourceBody, ResourceContents,
 };
-use mcp_tasks::{Client, Error};
 use serde::Serialize;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
-use crate::ask::Asker;
-use crate::report::{Report, Style};
+use super::on_server;
 use crate::server::ServerArgs;
 use crate::{Failure, exit, one_line};
 
@@ -163,6 +161,7 @@ pub async fn run(mut command: Command) -> anyhow::Result<u8> {
             let listed = on_server(
                 &args.server,
                 args.json,
+                true,
                 "listing resources",
                 |c| async move { c.list_resources().await },
             )
@@ -188,6 +187,7 @@ pub async fn run(mut command: Command) -> anyhow::Result<u8> {
             let listed = on_server(
                 &args.server,
                 args.json,
+                true,
                 "listing templates",
                 |c| async move { c.list_resource_templates().await },
             )
@@ -210,9 +210,13 @@ pub async fn run(mut command: Command) -> anyhow::Result<u8> {
             Ok(exit::OK)
         }
         Command::Prompts(args) => {
-            let listed = on_server(&args.server, args.json, "listing prompts", |c| async move {
-                c.list_prompts().await
-            })
+            let listed = on_server(
+                &args.server,
+                args.json,
+                true,
+                "listing prompts",
+                |c| async move { c.list_prompts().await },
+            )
             .await?
             .map_err(|e| refused("cannot list the prompts", e))?;
             if args.json {
@@ -237,47 +241,6 @@ pub async fn run(mut command: Command) -> anyhow::Result<u8> {
     }
 }
 
-/// Connects to `server`, runs `ask` and closes, with a status line
-/// saying `doing` meanwhile (on a terminal). A failed connection is the
-/// command's error (with the exit status its cause calls for); what `ask`
-/// returns is the caller's to judge.
-async fn on_server<T, F, Fut>(
-    server: &ServerArgs,
-    json: bool,
-    doing: &str,
-    ask: F,
-) -> anyhow::Result<Result<T, Error>>
-where
-    F: FnOnce(Client) -> Fut,
-    Fut: Future<Output = Result<T, Error>>,
-{
-    let (style, interactive) = crate::report::style(json);
-    // Status never goes to stdout, which holds the one JSON line.
-    let report = Report::new(if style == Style::Json {
-        Style::Lines
-    } else {
-        style
-    });
-    report.activity("connecting");
-    let (interrupts, _) = mpsc::unbounded_channel();
-    let asker = Asker::new(report.clone(), interactive, interrupts);
-    let client = match server.connect(asker.handlers(), &report).await {
-        Ok(client) => client,
-        Err(e) => {
-            report.clear();
-            return Err(e);
-        }
-    };
-    report.activity(doing);
-    let answer = ask(client.clone()).await;
-    report.activity("closing");
-    if let Err(e) = client.close().await {
-        tracing::debug!("the connection did not close gracefully: {e}");
-    }
-    report.clear();
-    Ok(answer)
-}
-
 /// A request's error as the command's: a server's refusal (an unknown
 /// URI or prompt, a missing argument, a feature it does not offer) fails
 /// the command ([`exit::FAILED`]); anything else has the exit status its
@@ -299,7 +262,7 @@ fn refused(what: &str, e: Error) -> anyhow::Error {
 /// `mcp-tasks read URI`.
 async fn read(args: ReadArgs) -> anyhow::Result<u8> {
     let uri = args.uri.clone();
-    let read = on_server(&args.server, args.json, "reading", |c| async move {
+    let read = on_server(&args.server, args.json, true, "reading", |c| async move {
         c.read_resource(&uri).await
     })
     .await?
@@ -378,6 +341,7 @@ async fn prompt(args: PromptArgs) -> anyhow::Result<u8> {
     let rendered = on_server(
         &args.server,
         args.json,
+        true,
         "rendering the prompt",
         |c| async move { c.get_prompt(&name, given).await },
     )
@@ -453,9 +417,13 @@ async fn complete(args: CompleteArgs) -> anyhow::Result<u8> {
         chosen.push((key.to_owned(), value.to_owned()));
     }
     let context = (!chosen.is_empty()).then(|| CompletionContext::new(chosen));
-    let found = on_server(&args.server, args.json, "completing", |c| async move {
-        c.complete(reference, argument, context).await
-    })
+    let found = on_server(
+        &args.server,
+        args.json,
+        true,
+        "completing",
+        |c| async move { c.complete(reference, argument, context).await },
+    )
     .await?
     .map_err(|e| refused("cannot complete", e))?;
     if args.json {

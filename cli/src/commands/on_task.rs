@@ -28,8 +28,11 @@ pub struct RefArgs {
 /// What `status`, `wait` and `cancel` do with their task.
 #[derive(Debug, Clone, Copy)]
 pub enum Action {
+    /// Read its status once (`status`).
     Status,
+    /// Follow it to its end (`wait`).
     Wait,
+    /// Cancel it and wait for it to end (`cancel`).
     Cancel,
     /// Send the answers kept in the task list (`mcp-tasks answer`).
     Deliver,

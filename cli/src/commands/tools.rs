@@ -5,10 +5,8 @@ use anyhow::bail;
 use mcp_tasks::Client;
 use mcp_tasks::protocol::{TaskSupport, Tool};
 use serde_json::json;
-use tokio::sync::mpsc;
 
-use crate::ask::Asker;
-use crate::report::{self, Report, Style};
+use super::on_server;
 use crate::server::ServerArgs;
 use crate::{Failure, exit, one_line};
 
@@ -27,31 +25,11 @@ pub async fn run(at: Option<&str>, json: bool, mut server: ServerArgs) -> anyhow
 
 /// Lists the tools of `server` and prints them.
 async fn tools(server: &ServerArgs, json: bool) -> anyhow::Result<u8> {
-    let (style, _) = report::style(json);
-    let report = Report::new(if style == Style::Json {
-        Style::Lines
-    } else {
-        style
-    });
-    report.activity("connecting");
-    let (tx, _rx) = mpsc::unbounded_channel();
-    let asker = Asker::new(report.clone(), false, tx);
-    let client = server.connect(asker.handlers(), &report).await;
-    let client = match client {
-        Ok(client) => client,
-        Err(e) => {
-            report.clear();
-            return Err(e);
-        }
-    };
-    report.activity("listing tools");
-    let listed = listing(&client).await;
     // Ended before the output: nothing waits on the server after it.
-    report.activity("closing");
-    if let Err(e) = client.close().await {
-        tracing::debug!("the connection did not close gracefully: {e}");
-    }
-    report.clear();
+    let listed = on_server(server, json, false, "listing tools", |client| async move {
+        listing(&client).await
+    })
+    .await?;
     let (info, tools) = listed?;
     if json {
         out!(
