@@ -36,7 +36,10 @@ mod sign_in;
 mod stdout;
 
 use commands::on_task::{Action, RefArgs};
-use commands::{call, catalog, forget, login, prune, questions, serve, store};
+use commands::{
+    call, catalog, completions, forget, list, login, man, on_task, prune, questions, serve,
+    servers, store, tools, watch,
+};
 pub use failure::{Failure, chain, exit, one_line};
 use server::{ConfigArgs, ServerArgs};
 
@@ -334,30 +337,28 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
-        Command::Tools { at, json, server } => {
-            commands::tools::run(at.as_deref(), json, server).await
-        }
-        Command::List { json } => commands::list::run(json).await,
-        Command::Watch { json } => commands::watch::run(json).await,
-        Command::Servers { json, config } => commands::servers::run(config.config.as_deref(), json),
+        Command::Tools { at, json, server } => tools::run(at.as_deref(), json, server).await,
+        Command::List { json } => list::run(json).await,
+        Command::Watch { json } => watch::run(json).await,
+        Command::Servers { json, config } => servers::run(config.config.as_deref(), json),
         Command::Login {
             server,
             open,
             config,
         } => login::login(&server, config.config.as_deref(), open).await,
         Command::Logout { server, config } => login::logout(&server, config.config.as_deref()),
-        Command::Completions { shell } => commands::completions::run(shell, Cli::command()),
-        Command::Man => commands::man::run(Cli::command()),
+        Command::Completions { shell } => completions::run(shell, Cli::command()),
+        Command::Man => man::run(Cli::command()),
         Command::Call(args) => call::run(args).await,
         Command::Questions { json } => questions::list(json).await,
         Command::Answer(args) => questions::answer(args).await,
-        Command::Status(args) => commands::on_task::run(args, Action::Status).await,
-        Command::Wait(args) => commands::on_task::run(args, Action::Wait).await,
-        Command::Cancel(args) => commands::on_task::run(args, Action::Cancel).await,
-        Command::Forget(args) => forget::forget(args).await,
-        Command::Prune(args) => prune::prune(args).await,
+        Command::Status(args) => on_task::run(args, Action::Status).await,
+        Command::Wait(args) => on_task::run(args, Action::Wait).await,
+        Command::Cancel(args) => on_task::run(args, Action::Cancel).await,
+        Command::Forget(args) => forget::run(args).await,
+        Command::Prune(args) => prune::run(args).await,
         Command::Catalog(command) => catalog::run(command).await,
         Command::Store(command) => store::run(command).await,
-        Command::Serve(args) => serve::serve(args).await,
+        Command::Serve(args) => serve::run(args).await,
     }
 }

@@ -23,7 +23,7 @@ pub struct ForgetArgs {
 }
 
 /// `mcp-tasks forget`.
-pub async fn forget(args: ForgetArgs) -> anyhow::Result<u8> {
+pub async fn run(args: ForgetArgs) -> anyhow::Result<u8> {
     let records = Records::open_existing().await?;
     let id = match records::parse_name(&args.name) {
         Some(id) => id,

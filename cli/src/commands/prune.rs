@@ -18,7 +18,7 @@ pub struct PruneArgs {
 }
 
 /// `mcp-tasks prune`.
-pub async fn prune(args: PruneArgs) -> anyhow::Result<u8> {
+pub async fn run(args: PruneArgs) -> anyhow::Result<u8> {
     let age = show(args.older_than);
     let Some(records) = Records::open_existing().await? else {
         eprintln!("no tasks: nothing to prune");

@@ -61,7 +61,7 @@ fn new_token() -> anyhow::Result<String> {
 }
 
 /// Serves the inbox until Ctrl-C.
-pub async fn serve(args: ServeArgs) -> anyhow::Result<u8> {
+pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
     let store = parse_store(args.store.as_deref())?;
     let given = std::env::var(TOKEN_VAR).ok().filter(|t| !t.is_empty());
     let loopback = args.listen.ip().is_loopback();
@@ -77,26 +77,28 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<u8> {
     match store {
         Store::TaskList => {
             let records = Records::open().await?;
-            run(records.store(), options, args.listen, token, made).await
+            serve_store(records.store(), options, args.listen, token, made).await
         }
         Store::Sqlite(path) => {
             let store = SqliteStore::open(&path)
                 .await
                 .map_err(|e| anyhow::anyhow!(crate::one_line(&e)))
                 .with_context(|| format!("cannot open the task store {}", path.display()))?;
-            run(store, options, args.listen, token, made).await
+            serve_store(store, options, args.listen, token, made).await
         }
         Store::Postgres(url) => {
             let store = PostgresStore::connect(&url)
                 .await
                 .map_err(|e| anyhow::anyhow!(crate::one_line(&e)))
                 .context("cannot reach the Postgres task store")?;
-            run(store, options, args.listen, token, made).await
+            serve_store(store, options, args.listen, token, made).await
         }
     }
 }
 
-async fn run<S: TaskStore>(
+/// Serves the inbox over `store` on `listen` until Ctrl-C, after saying
+/// where (with the access token when this run `made` it).
+async fn serve_store<S: TaskStore>(
     store: S,
     options: Options,
     listen: SocketAddr,
