@@ -500,7 +500,7 @@ fn key_of(reference: &TaskRef) -> String {
 }
 
 /// `reference` with `server` as the name of its server (`None`: unnamed).
-fn with_server(reference: &TaskRef, server: Option<String>) -> TaskRef {
+pub fn with_server(reference: &TaskRef, server: Option<String>) -> TaskRef {
     let task = TaskRef::new(reference.task_id().clone(), server);
     match reference.protocol_version() {
         Some(version) => task.with_protocol_version(version),

@@ -73,6 +73,11 @@ async fn a_record_names_its_server_by_its_reference_and_keeps_its_key_free_of_it
     assert_eq!(kept.reference.task_id(), task.task_id());
     assert_eq!(kept.key, Some(task.task_id().redacted()));
     assert_eq!(listed(&data)[0]["task"], task.task_id().redacted());
+    // Followed by its short name, it goes by the reference `call` printed.
+    let status = run(&data, &["status", "1", "--json"]);
+    assert_eq!(status.status.code(), Some(7), "{status:?}");
+    let line: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(line["reference"], text(&detached.stdout).trim(), "{line}");
 
     // Found by its reference, printed with the server's own name.
     let cancel = run(

@@ -44,22 +44,28 @@ pub enum Action {
 pub async fn run(mut args: RefArgs, action: Action) -> anyhow::Result<u8> {
     args.server.resolve(None)?;
     let mut stored = mcp_tasks::protocol::InputResponses::new();
-    let (task, server, kept) = match records::parse_name(&args.reference) {
+    let (task, server, kept, listed) = match records::parse_name(&args.reference) {
         Some(name) => {
             let records = Records::open().await?;
             let found = records.find(name).await?;
             let server = args.server.or_recorded(found.endpoint.as_ref())?;
             stored = records::stored_answers(&found.record);
-            (found.task, server, Some((records, name)))
+            (found.task, server, Some((records, name)), true)
         }
         None => {
             let task =
                 reference::decode(&args.reference).map_err(|e| Failure::usage(e.to_string()))?;
             let kept = named(&task, args.server.endpoint().as_ref()).await;
-            (task, args.server, kept)
+            (task, args.server, kept, false)
         }
     };
     let (mut follow, client) = Follow::start(&server, args.output.json).await?;
+    // The task list names the server by how it reaches it: the reference
+    // names it as the server does again, as `call` printed it.
+    let task = match task.server() {
+        None if listed => records::with_server(&task, client.server_id().map(str::to_owned)),
+        _ => task,
+    };
     if let Some((_, name)) = &kept {
         follow.name_as(*name);
     }
