@@ -946,10 +946,10 @@ pub trait TaskStore: Send + Sync + 'static {
 }
 
 #[cfg(any(test, feature = "test-util"))]
-mod tests;
+mod contract;
 
 /// The contract every [`TaskStore`] keeps, for a store's own tests: call
 /// it on an empty store; it panics on the first broken rule.
-#[cfg(feature = "test-util")]
+#[cfg(any(test, feature = "test-util"))]
 #[doc(hidden)]
-pub use tests::contract;
+pub use contract::contract;

@@ -76,12 +76,12 @@ fn raw(store: &SqliteStore, statements: &str) {
 async fn a_file_store_keeps_the_contract() {
     let dir = Scratch::new("contract");
     let store = SqliteStore::open(dir.db()).await.unwrap();
-    crate::store::tests::contract(&store).await;
+    crate::store::contract(&store).await;
 }
 
 #[tokio::test]
 async fn a_memory_database_keeps_the_contract() {
-    crate::store::tests::contract(&SqliteStore::memory().unwrap()).await;
+    crate::store::contract(&SqliteStore::memory().unwrap()).await;
 }
 
 #[tokio::test]
