@@ -526,8 +526,8 @@ impl Client {
     }
 
     /// Resolves once the connection has closed (at once if it has).
-    pub(crate) fn closing(&self) -> connection::Closing<'_> {
-        self.inner.wire.connection().closing()
+    pub(crate) async fn closed(&self) {
+        self.inner.wire.connection().closed().await;
     }
 
     /// Sends `server/discover` once and caches the answer.

@@ -24,8 +24,6 @@ use crate::protocol::{
 
 /// What every handle holds, whatever its state.
 pub(crate) struct Core {
-    /// Inline: a task's settings are its own (one `Box<Core>` per task,
-    /// not a second allocation).
     settings: HandleSettings,
     /// `None` only for an immediate (non-task) result.
     id: Option<TaskId>,
@@ -37,8 +35,7 @@ pub(crate) struct Core {
     expires_at: Option<Instant>,
     /// Whether dropping the handle may send `tasks/cancel`.
     armed: bool,
-    /// The registration with the listen watcher, while listening (boxed:
-    /// most tasks poll).
+    /// The registration with the listen watcher, while listening.
     watch: Option<Box<Watch>>,
     /// Listening was tried and fell back to polling for this task.
     listen_failed: bool,
@@ -205,8 +202,7 @@ impl Core {
 
     /// How long after `after` the next read comes, by the shared schedule.
     fn after(&self, after: After) -> Duration {
-        // Only a failure's backoff draws on the seed: no hashing of the id
-        // on every read.
+        // Only a failure's backoff draws on the seed (its jitter).
         let seed = match after {
             After::Failure { .. } => self.id.as_ref().map_or(0, |id| seed_of(id.expose())),
             After::Read | After::Write => 0,

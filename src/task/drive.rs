@@ -58,10 +58,7 @@
 
 use std::time::Duration;
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
-use tokio::time::{Instant, Sleep, sleep_until};
+use tokio::time::{Instant, sleep_until};
 
 use super::core::Core;
 use super::observed::Observed;
@@ -69,69 +66,12 @@ use super::outcome::Outcome;
 use super::schedule::{After, seed_of};
 use super::trace::traced;
 use crate::Client;
-use crate::client::connection::Closing;
 use crate::client::{Push, Watch};
 use crate::error::{Error, Kind, Result, Waited};
 use crate::protocol::{InputRequests, InputResponses, TaskStatus};
 
 /// Stands for "no bound" where a bound is too long to count (about 30 years).
 const FAR: Duration = Duration::from_secs(86_400 * 365 * 30);
-
-/// What woke a sleeping wait.
-enum WakeReason {
-    Timer,
-    Push(Push),
-    Closed,
-}
-
-pin_project_lite::pin_project! {
-    /// One sleep of a wait: until its moment, a push for the task, or the
-    /// connection closing (which wakes every wait at once), whichever comes
-    /// first, checked in that order: a closed connection wins.
-    ///
-    /// A named future rather than `select!`: a pending task spends its life
-    /// here, and this holds the timer, the close listener and the watch
-    /// once each, with no branch futures or moment kept beside them.
-    /// Measured with the two `async` blocks below and `finish`'s single
-    /// layer (`cargo bench --bench scale -- 100000`): written plainly
-    /// (`select!`, `async fn`s, `finish` calling `finish_within`), the
-    /// three cost 296 bytes of live heap per pending task (936 → 1,232 B,
-    /// +32%; resident set 1,008 → 1,322 B, over the 1.1 KiB budget).
-    struct InterruptibleSleep<'a> {
-        #[pin]
-        timer: Sleep,
-        #[pin]
-        closing: Closing<'a>,
-        watch: Option<&'a mut Watch>,
-    }
-}
-
-impl<'a> InterruptibleSleep<'a> {
-    fn new(at: Instant, client: &'a Client, watch: Option<&'a mut Watch>) -> Self {
-        InterruptibleSleep {
-            timer: sleep_until(at),
-            closing: client.closing(),
-            watch,
-        }
-    }
-}
-
-impl Future for InterruptibleSleep<'_> {
-    type Output = WakeReason;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<WakeReason> {
-        let this = self.project();
-        if this.closing.poll(cx).is_ready() {
-            return Poll::Ready(WakeReason::Closed);
-        }
-        if let Some(watch) = this.watch
-            && let Poll::Ready(push) = watch.poll_recv(cx)
-        {
-            return Poll::Ready(WakeReason::Push(push));
-        }
-        this.timer.poll(cx).map(|()| WakeReason::Timer)
-    }
-}
 
 /// When a wait ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,152 +92,134 @@ pub(crate) enum Goal {
 ///
 /// Callers run it inside the task span (`traced!`), so the requests it
 /// sends are the span's children.
-#[allow(
-    clippy::manual_async_fn,
-    reason = "an async fn would keep its arguments twice in every pending task"
-)]
-pub(crate) fn wait<'a>(
-    core: &'a mut Core,
-    observed: &'a mut Observed,
+pub(crate) async fn wait(
+    core: &mut Core,
+    observed: &mut Observed,
     goal: Goal,
     bound: Duration,
-) -> impl Future<Output = Result<()>> + Send + 'a {
-    // An `async` block, not an `async fn`, so that the arguments are not
-    // kept twice (see `drive_within`); the state kept across the sleep is
-    // `WaitState` and the sleep's own futures, for as long as the task waits.
-    async move {
-        let mut state = WaitState::new(core, bound);
-        let client = core.client().clone();
-        loop {
-            match observed {
-                Observed::Finished(_) => return Ok(()),
-                Observed::InputRequired(_) if goal == Goal::Change => return Ok(()),
-                // An update stream shows the question before it is answered.
-                Observed::InputRequired(_)
-                    if goal == Goal::Updates && core.snapshot().status != state.first =>
-                {
-                    return Ok(());
-                }
-                Observed::InputRequired(requests)
-                    if matches!(goal, Goal::Finish | Goal::Updates) =>
-                {
-                    if !core.can_answer(requests) {
-                        // Stop here: the caller gets Task<InputRequired>.
-                        return Ok(());
-                    }
-                    Box::pin(answer(core, requests)).await?;
-                    *observed = Observed::Pending;
-                }
-                Observed::InputRequired(_) | Observed::Pending => {
-                    // The status or its message changed since the wait began.
-                    if matches!(goal, Goal::Change | Goal::Updates)
-                        && core.changes() != state.changes
-                    {
-                        return Ok(());
-                    }
-                }
-            }
-
-            core.ensure_watch();
-            // A timer rounds up to the next millisecond tick: never arm one
-            // for a moment that has already come.
-            let wake = {
-                let now = Instant::now();
-                let at = state.wake(core, &client, now);
-                (at > now).then_some(at)
-            };
-            // In a block of its own: `woke` ends here, so it is not kept
-            // across the awaits below, where it would take room in the
-            // state of every sleeping wait.
+) -> Result<()> {
+    let mut state = WaitState::new(core, bound);
+    let client = core.client().clone();
+    loop {
+        match observed {
+            Observed::Finished(_) => return Ok(()),
+            Observed::InputRequired(_) if goal == Goal::Change => return Ok(()),
+            // An update stream shows the question before it is answered.
+            Observed::InputRequired(_)
+                if goal == Goal::Updates && core.snapshot().status != state.first =>
             {
-                let woke = match wake {
-                    None => WakeReason::Timer,
-                    Some(at) => InterruptibleSleep::new(at, &client, core.watch_mut()).await,
-                };
-                match woke {
-                    WakeReason::Timer => {}
-                    WakeReason::Closed => {
-                        let reason = client
-                            .closed_reason()
-                            .unwrap_or_else(|| "the connection closed".to_owned());
-                        return Err(Error::transport(reason).with_task(core.task_id()));
-                    }
-                    WakeReason::Push(push) => {
-                        match push {
-                            Push::Accepted => {
-                                if let Some(w) = core.watch_mut() {
-                                    w.confirm();
-                                }
-                                // Read once after the ack, so a change made
-                                // before the stream opened is not missed.
-                                state.read_at = Some(Instant::now());
-                            }
-                            Push::Refused => core.listen_refused(),
-                            Push::Ended => core.listen_ended(),
-                            Push::Lagged => state.read_at = Some(Instant::now()),
-                            Push::Snapshot(task) => {
-                                if let Some(next) = core.apply_push(*task) {
-                                    *observed = next;
-                                }
-                            }
-                        }
-                        continue;
-                    }
-                }
-            }
-
-            let now = Instant::now();
-            // `move` closures here: a borrowed `now` would be kept across
-            // the awaits below, in the state of every sleeping wait.
-            if core.expires_at().is_some_and(move |at| at <= now) {
-                Box::pin(core.send_cancel()).await?;
-                *observed = Observed::Finished(Box::new(Outcome::Expired));
                 return Ok(());
             }
-            // Worked out again rather than kept across the sleep (nothing it
-            // depends on changed but a refusal with `Retry-After`, another
-            // task's, say, which may have come while this wait slept).
-            // `now`, not a fresh moment, for a task never read: "at once"
-            // taken anew would always come a little after `now`, and the
-            // wait would spin without reading.
-            let next_read = state.next_read(core, &client, now);
-            if next_read.is_none_or(move |at| at > now) {
-                if now < state.deadline {
-                    // Not the deadline: the read moved later; sleep on.
-                    continue;
+            Observed::InputRequired(requests) if matches!(goal, Goal::Finish | Goal::Updates) => {
+                if !core.can_answer(requests) {
+                    // Stop here: the caller gets Task<InputRequired>.
+                    return Ok(());
                 }
-                // Woken by the deadline.
-                return Err(Error::new(Kind::Deadline {
-                    after: bound,
-                    what: Waited::Task,
-                })
-                .with_task(core.task_id()));
+                answer(core, requests).await?;
+                *observed = Observed::Pending;
             }
-
-            state.read_at = None;
-            let remaining = state.deadline.saturating_duration_since(now);
-            let timeout = core
-                .settings()
-                .request_timeout()
-                .min(remaining)
-                .max(Duration::from_millis(1));
-            // Boxed: a waiting task spends most of its life asleep, and the
-            // request future is large; keeping it out of this future's state
-            // keeps every pending task small.
-            match Box::pin(core.read_within(timeout)).await {
-                Ok(Some(next)) => {
-                    state.read_ok();
-                    *observed = next;
+            Observed::InputRequired(_) | Observed::Pending => {
+                // The status or its message changed since the wait began.
+                if matches!(goal, Goal::Change | Goal::Updates) && core.changes() != state.changes {
+                    return Ok(());
                 }
-                Ok(None) => state.read_ok(),
-                Err(e) if retryable(core, &e) => {
-                    let wait = state.read_failed(core, &e);
-                    tracing::debug!(task = ?core.task_id(), "a read failed, retrying in {}: {e}", crate::human::duration(wait));
-                    state.read_at = Some(Instant::now() + wait);
-                }
-                Err(e) => return Err(e),
             }
         }
+
+        core.ensure_watch();
+        // Sleep until the next read, the lifetime or the deadline, unless
+        // a push or the connection closing comes first (a closed
+        // connection wins). A timer rounds up to the next millisecond
+        // tick: none is armed for a moment that has already come.
+        let now = Instant::now();
+        let at = state.wake(core, &client, now);
+        if at > now {
+            tokio::select! {
+                biased;
+                () = client.closed() => {
+                    let reason = client
+                        .closed_reason()
+                        .unwrap_or_else(|| "the connection closed".to_owned());
+                    return Err(Error::transport(reason).with_task(core.task_id()));
+                }
+                push = next_push(core.watch_mut()) => {
+                    match push {
+                        Push::Accepted => {
+                            if let Some(w) = core.watch_mut() {
+                                w.confirm();
+                            }
+                            // Read once after the ack, so a change made
+                            // before the stream opened is not missed.
+                            state.read_at = Some(Instant::now());
+                        }
+                        Push::Refused => core.listen_refused(),
+                        Push::Ended => core.listen_ended(),
+                        Push::Lagged => state.read_at = Some(Instant::now()),
+                        Push::Snapshot(task) => {
+                            if let Some(next) = core.apply_push(*task) {
+                                *observed = next;
+                            }
+                        }
+                    }
+                    continue;
+                }
+                () = sleep_until(at) => {}
+            }
+        }
+
+        let now = Instant::now();
+        if core.expires_at().is_some_and(|at| at <= now) {
+            core.send_cancel().await?;
+            *observed = Observed::Finished(Box::new(Outcome::Expired));
+            return Ok(());
+        }
+        // Worked out again after the sleep: a refusal with `Retry-After`
+        // (another task's, say) may have come meanwhile. `now`, not a
+        // fresh moment, for a task never read: "at once" taken anew would
+        // always come a little after `now`, and the wait would spin
+        // without reading.
+        let next_read = state.next_read(core, &client, now);
+        if next_read.is_none_or(|at| at > now) {
+            if now < state.deadline {
+                // Not the deadline: the read moved later; sleep on.
+                continue;
+            }
+            // Woken by the deadline.
+            return Err(Error::new(Kind::Deadline {
+                after: bound,
+                what: Waited::Task,
+            })
+            .with_task(core.task_id()));
+        }
+
+        state.read_at = None;
+        let remaining = state.deadline.saturating_duration_since(now);
+        let timeout = core
+            .settings()
+            .request_timeout()
+            .min(remaining)
+            .max(Duration::from_millis(1));
+        match core.read_within(timeout).await {
+            Ok(Some(next)) => {
+                state.read_ok();
+                *observed = next;
+            }
+            Ok(None) => state.read_ok(),
+            Err(e) if retryable(core, &e) => {
+                let wait = state.read_failed(core, &e);
+                tracing::debug!(task = ?core.task_id(), "a read failed, retrying in {}: {e}", crate::human::duration(wait));
+                state.read_at = Some(Instant::now() + wait);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The next push for the task; never, without a registration.
+async fn next_push(watch: Option<&mut Watch>) -> Push {
+    match watch {
+        Some(watch) => watch.recv().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -418,25 +340,14 @@ pub(crate) async fn drive(
 }
 
 /// Waits for `goal` within `bound`, owning the core.
-///
-/// An `async` block rather than an `async fn`: an `async fn` moves its
-/// arguments into locals of its own, and its future keeps both copies
-/// (the `Observed` twice) for as long as the task is pending (see
-/// [`InterruptibleSleep`] for what the plain form measured).
-#[allow(
-    clippy::manual_async_fn,
-    reason = "an async fn would keep its arguments twice in every pending task"
-)]
-pub(crate) fn drive_within(
+pub(crate) async fn drive_within(
     mut core: Box<Core>,
     mut observed: Observed,
     goal: Goal,
     bound: Duration,
-) -> impl Future<Output = (Box<Core>, Observed, Result<()>)> + Send {
-    async move {
-        let r = traced!(core.span(), wait(&mut core, &mut observed, goal, bound));
-        (core, observed, r)
-    }
+) -> (Box<Core>, Observed, Result<()>) {
+    let r = traced!(core.span(), wait(&mut core, &mut observed, goal, bound));
+    (core, observed, r)
 }
 
 #[cfg(test)]

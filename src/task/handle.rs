@@ -38,7 +38,6 @@ use crate::protocol::{CallToolResult, InputRequests, InputResponse, InputRespons
 /// and never cancels.
 #[must_use = "a task handle is how to act on a task: finish or cancel it, keep its reference(), or read its outcome()"]
 pub struct Task<S: State> {
-    // Boxed: handles move through every transition and sit in results.
     pub(crate) core: Box<Core>,
     pub(crate) state: S,
 }
@@ -235,9 +234,7 @@ impl<S: Cancellable> Task<S> {
         self.core.disarm(End::Detached);
         reference
     }
-}
 
-impl<S: Cancellable> Task<S> {
     /// Reads the task once (`tasks/get`).
     ///
     /// # Errors
@@ -284,13 +281,8 @@ impl<S: Cancellable> Task<S> {
     ///
     /// Dropping the future drops the handle; the task runs on on the server.
     pub async fn finish(self) -> Finish {
-        // Not `self.finish_within(bound)`: one layer of future fewer in
-        // every pending task (see `InterruptibleSleep` in `drive.rs` for
-        // what the plain forms measured).
         let bound = self.core.settings().timeout;
-        let observed = self.state.into_observed();
-        let (core, observed, r) = drive_within(self.core, observed, Goal::Finish, bound).await;
-        settle(core, observed, r)
+        self.finish_within(bound).await
     }
 
     /// [`finish`](Task::finish), bounded by `bound` for this

@@ -12,7 +12,5 @@ use crate::protocol::InputRequests;
 pub enum Observed {
     Pending,
     InputRequired(InputRequests),
-    /// Boxed: the outcome (a tool result, say) is large, and an
-    /// `Observed` lives in every pending task's wait.
     Finished(Box<Outcome>),
 }

@@ -50,9 +50,8 @@ impl Snapshot {
     }
 
     /// Splits a detailed snapshot into what the handle keeps and its
-    /// payload, moving the strings rather than copying them (this runs on
-    /// every read and push). `unknown_status` is left for the caller, who
-    /// owns the payload's name.
+    /// payload. `unknown_status` is left for the caller, who owns the
+    /// payload's name.
     pub(crate) fn split(t: DetailedTask) -> (Self, TaskPayload) {
         let DetailedTask {
             task_id: _,

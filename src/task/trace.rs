@@ -19,8 +19,7 @@ use crate::protocol::{TaskId, TaskStatus};
 
 /// Awaits `$fut` inside the task span `$span` (an `Option<Span>`). Only
 /// a traced future is wrapped (and boxed): untraced, the future awaited is
-/// `$fut` itself and no span is held across the await, so an untraced
-/// wait is no larger than before.
+/// `$fut` itself.
 macro_rules! traced {
     ($span:expr, $fut:expr) => {{
         if let Some(span) = $span {

@@ -165,15 +165,15 @@ impl Connection {
         self.shared.tables.lock().unwrap().closed.clone()
     }
 
-    /// A future that resolves once the connection has closed (at once if
-    /// it already has): a named type, for waits that poll it by hand.
-    pub(crate) fn closing(&self) -> Closing<'_> {
-        Closing {
-            // A `Notified` hears `notify_waiters` from the moment it is
-            // made, so a close before its first poll is not missed.
-            notified: self.shared.closed_wake.notified(),
-            closed: &self.shared.is_closed,
+    /// Resolves once the connection has closed (at once if it has).
+    pub(crate) async fn closed(&self) {
+        // A `Notified` hears `notify_waiters` from the moment it is made,
+        // so a close between the check and the await is not missed.
+        let notified = self.shared.closed_wake.notified();
+        if self.shared.is_closed.load(Ordering::Acquire) {
+            return;
         }
+        notified.await;
     }
 
     /// How many messages from the server were skipped as unreadable or
@@ -650,27 +650,3 @@ async fn read_loop<S: MessageStream>(mut stream: S, shared: Arc<Shared>) {
 
 #[cfg(test)]
 mod tests;
-
-pin_project_lite::pin_project! {
-    /// Resolves once the connection has closed; see [`Connection::closing`].
-    pub(crate) struct Closing<'a> {
-        #[pin]
-        notified: tokio::sync::futures::Notified<'a>,
-        closed: &'a AtomicBool,
-    }
-}
-
-impl Future for Closing<'_> {
-    type Output = ();
-
-    fn poll(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<()> {
-        let this = self.project();
-        if this.closed.load(Ordering::Acquire) {
-            return std::task::Poll::Ready(());
-        }
-        this.notified.poll(cx)
-    }
-}

@@ -174,8 +174,14 @@ impl Watch {
         self.confirmed = false;
     }
 
-    /// Polls for the next push; `Ended` when the watcher is gone.
-    pub(crate) fn poll_recv(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Push> {
+    /// The next push; `Ended` when the watcher is gone.
+    pub(crate) async fn recv(&mut self) -> Push {
+        std::future::poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// Polls for the next push: the flags are looked at on every poll, so
+    /// that a stop or an overflow is seen however the queue stands.
+    fn poll_recv(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Push> {
         if self.flags.stopped.swap(false, Ordering::AcqRel) {
             self.drain();
             return std::task::Poll::Ready(Push::Ended);
