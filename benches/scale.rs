@@ -24,7 +24,8 @@
 //! system sees, allocator overhead and fragmentation included) and the
 //! growth of live heap bytes, counted by this program's allocator: the
 //! handles (what `call_tool` returns) and their waits (each a spawned tokio
-//! task running `finish()`).
+//! task running `finish()`). The size of one wait's future, as spawned,
+//! is printed beside them: most of the heap a pending task takes.
 //!
 //! Over HTTP (`--http`) the front counts the TCP connections it accepts,
 //! the most open at once, and the requests in flight at once, and the
@@ -259,6 +260,8 @@ async fn run(
     };
 
     let mut failed = 0;
+    // The size of one wait's future, as spawned (the same for every task).
+    let mut future_size = 0;
     if burst {
         // Every call on a task of its own, which hands its wait to another
         // task and ends: the pending tasks are then the same as below.
@@ -267,7 +270,10 @@ async fn run(
                 let client = client.clone();
                 tokio::spawn(async move {
                     match settings(&client).call_tool("job", json!({})).await {
-                        Ok(TaskState::Pending(task)) => Ok(tokio::spawn(wait(task))),
+                        Ok(TaskState::Pending(task)) => {
+                            let waiting = wait(task);
+                            Ok((size_of_val(&waiting), tokio::spawn(waiting)))
+                        }
                         Ok(_) => Err("expected a pending task".to_owned()),
                         Err(e) => Err(e.to_string()),
                     }
@@ -277,7 +283,10 @@ async fn run(
         let mut first_error = None;
         for call in calls {
             match call.await? {
-                Ok(waiter) => waiters.push(waiter),
+                Ok((size, waiter)) => {
+                    future_size = size;
+                    waiters.push(waiter);
+                }
                 Err(e) => {
                     failed += 1;
                     first_error.get_or_insert(e);
@@ -293,7 +302,9 @@ async fn run(
             let TaskState::Pending(task) = state else {
                 return Err("expected a pending task".into());
             };
-            waiters.push(tokio::spawn(wait(task)));
+            let waiting = wait(task);
+            future_size = size_of_val(&waiting);
+            waiters.push(tokio::spawn(waiting));
         }
     }
     let created_in = started.elapsed();
@@ -338,6 +349,7 @@ async fn run(
     );
     println!("memory per pending:    {per_task:.0} bytes (resident set)");
     println!("live heap per pending: {heap_per_task:.0} bytes (handle and wait)");
+    println!("a wait's future:       {future_size} bytes (`finish()`, as spawned)");
     println!(
         "client CPU:            {cpu:.2?} ({:.1} µs per task)",
         cpu.as_secs_f64() * 1e6 / n as f64

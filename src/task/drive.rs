@@ -91,7 +91,10 @@ pub(crate) enum Goal {
 /// caller returns the handle with the error.
 ///
 /// Callers run it inside the task span (`traced!`), so the requests it
-/// sends are the span's children.
+/// sends are the span's children. Its requests (a read, answers, a
+/// cancel) are boxed: a wait sleeps most of its life, and a request's
+/// future is several times the size of the rest of it (`cargo bench
+/// --bench scale` prints a wait's size).
 pub(crate) async fn wait(
     core: &mut Core,
     observed: &mut Observed,
@@ -115,7 +118,7 @@ pub(crate) async fn wait(
                     // Stop here: the caller gets Task<InputRequired>.
                     return Ok(());
                 }
-                answer(core, requests).await?;
+                Box::pin(answer(core, requests)).await?;
                 *observed = Observed::Pending;
             }
             Observed::InputRequired(_) | Observed::Pending => {
@@ -169,7 +172,7 @@ pub(crate) async fn wait(
 
         let now = Instant::now();
         if core.expires_at().is_some_and(|at| at <= now) {
-            core.send_cancel().await?;
+            Box::pin(core.send_cancel()).await?;
             *observed = Observed::Finished(Box::new(Outcome::Expired));
             return Ok(());
         }
@@ -199,7 +202,7 @@ pub(crate) async fn wait(
             .request_timeout()
             .min(remaining)
             .max(Duration::from_millis(1));
-        match core.read_within(timeout).await {
+        match Box::pin(core.read_within(timeout)).await {
             Ok(Some(next)) => {
                 state.read_ok();
                 *observed = next;
