@@ -5,11 +5,8 @@
 //! with thousands of tasks keeps them all.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
 use serde::Serialize;
-
-use super::tasks::Shared;
 
 /// What clients asked about one task, as counted by the
 /// [`TestServer`](super::TestServer) when each request arrived (answered
@@ -128,7 +125,7 @@ impl Tally {
     }
 
     /// A read of `task` was answered (or given up).
-    fn read_done(&mut self, task: &str) {
+    pub(super) fn read_done(&mut self, task: &str) {
         if let Some(entry) = self.tasks.get_mut(task) {
             entry.reading = entry.reading.saturating_sub(1);
         }
@@ -156,24 +153,5 @@ impl Tally {
             tasks.insert(id.clone(), c.clone());
         }
         Counters { tasks, totals }
-    }
-}
-
-/// A read being answered: it stops counting as one when dropped, whether
-/// its reply was sent or its handler was stopped.
-pub(super) struct Reading {
-    shared: Arc<Shared>,
-    task: String,
-}
-
-impl Reading {
-    pub(super) fn new(shared: Arc<Shared>, task: String) -> Reading {
-        Reading { shared, task }
-    }
-}
-
-impl Drop for Reading {
-    fn drop(&mut self) {
-        self.shared.lock().tally_mut().read_done(&self.task);
     }
 }

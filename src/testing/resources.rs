@@ -172,7 +172,7 @@ impl TestServer {
         if missing.is_empty() {
             return Ok(Asked::Answered(Some(answers)));
         }
-        Ok(Asked::Round(super::serve::input_required(
+        Ok(Asked::Round(super::wire::input_required(
             &missing,
             Some(&state),
         )))

@@ -10,20 +10,18 @@ use tokio::time::Instant;
 use tracing::{debug, warn};
 
 use super::TestServer;
-use super::counts::{Ask, Reading};
+use super::counts::Ask;
 use super::record::{RecordedRequest, declares_tasks};
 use super::resources::{Asked, page_of};
 use super::script::Behavior;
-use super::tasks::{self, TaskError};
-use super::wire::{error_response, response};
+use super::tasks::{self, Reading, TaskError};
+use super::wire::{error_response, finish, input_required, response};
 use crate::protocol::{
     CallToolResult, InputRequests, InputResponse, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION,
-    META_SERVER_INFO, Message, RequestId, RpcError, TASKS_EXTENSION, Tool, error_codes,
+    Message, RequestId, RpcError, TASKS_EXTENSION, Tool, error_codes,
 };
 use crate::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
 
-/// The name in the server's `serverInfo`.
-const SERVER_NAME: &str = "mcp-tasks-test-server";
 /// Freshness hint of cacheable results, in milliseconds.
 const CACHE_TTL_MS: u64 = 60_000;
 
@@ -52,42 +50,12 @@ fn tasks_required() -> RpcError {
     .with_data(json!({ "requiredCapabilities": { "extensions": { TASKS_EXTENSION: {} } } }))
 }
 
-fn server_info() -> Value {
-    json!({ "name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION") })
-}
-
-/// Adds `resultType` and `_meta.serverInfo` to a result object.
-fn finish(value: Value, result_type: &str, with_info: bool) -> Value {
-    let mut object = match value {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    object.insert("resultType".into(), json!(result_type));
-    if with_info {
-        let meta = object
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(meta) = meta {
-            meta.insert(META_SERVER_INFO.into(), server_info());
-        }
-    }
-    Value::Object(object)
-}
-
 fn call_result(result: &CallToolResult) -> Value {
     finish(
         serde_json::to_value(result).unwrap_or_default(),
         "complete",
         false,
     )
-}
-
-pub(super) fn input_required(requests: &InputRequests, state: Option<&str>) -> Value {
-    let mut body = json!({ "inputRequests": requests });
-    if let Some(state) = state {
-        body["requestState"] = json!(state);
-    }
-    finish(body, "input_required", false)
 }
 
 /// One connection's way back to the client.

@@ -616,6 +616,25 @@ fn task_id(n: u64) -> String {
     format!("task-{n}-{z:016x}")
 }
 
+/// A read being answered: it stops counting as one when dropped, whether
+/// its reply was sent or its handler was stopped.
+pub(super) struct Reading {
+    shared: Arc<Shared>,
+    task: String,
+}
+
+impl Reading {
+    pub(super) fn new(shared: Arc<Shared>, task: String) -> Reading {
+        Reading { shared, task }
+    }
+}
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        self.shared.lock().tally_mut().read_done(&self.task);
+    }
+}
+
 /// Creates a task following `script`, starts its runner, and returns the
 /// `CreateTaskResult` (without `resultType`).
 pub(super) fn create_task(shared: &Arc<Shared>, script: &TaskScript) -> CreateTaskResult {
