@@ -70,7 +70,7 @@ impl Client {
                         listed = tools
                             .iter()
                             .find(|t| t.name == name)
-                            .map(crate::client::catalog::known_tools::wants_opt_in);
+                            .map(crate::client::wire::wants_opt_in);
                     }
                     Err(e) => {
                         tracing::debug!("listing the tools for their task support failed: {e}");

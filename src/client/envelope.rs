@@ -4,7 +4,7 @@
 //! when the caller asked for progress, and the choice of another 2026-07-28
 //! version after a `-32022` (the versions are listed in
 //! `protocol/versions.rs`). (The initialize era sends no such `_meta`: see
-//! `wire/legacy.rs`.)
+//! `wire/legacy/`.)
 
 use std::sync::{Arc, Mutex};
 

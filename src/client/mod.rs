@@ -38,7 +38,6 @@ mod server_requests;
 mod stats;
 mod wire;
 
-use catalog::known_tools::KnownTools;
 pub use catalog::pages::{Listed, Pages, ToolPages};
 use connection::Connection;
 pub(crate) use decode::decode;
@@ -48,6 +47,7 @@ pub(crate) use notifications::task_pushes::{Push, Watch};
 use notifications::{Dispatch, Observers};
 pub use notifications::{ListChanged, SERVER_LOG_TARGET};
 pub use stats::ClientStats;
+use wire::KnownTools;
 pub(crate) use wire::{Call, Started, TaskHold, Wire};
 
 /// The default bound on one request.
@@ -652,7 +652,7 @@ impl Client {
     pub(crate) fn remember_tools(&self, generation: u64, tools: &[crate::protocol::Tool]) {
         let listed = tools
             .iter()
-            .map(|t| (t.name.clone(), catalog::known_tools::wants_opt_in(t)))
+            .map(|t| (t.name.clone(), wire::wants_opt_in(t)))
             .collect();
         self.inner
             .listed_tools

@@ -5,7 +5,6 @@
 
 pub(crate) mod capabilities;
 pub(crate) mod footprint;
-pub(crate) mod known_tools;
 pub(crate) mod pages;
 pub(crate) mod prompts;
 pub(crate) mod resources;

@@ -41,8 +41,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
-use crate::client::catalog::known_tools::KnownTools;
 use crate::client::connection::{Notification, WeakConnection};
+use crate::client::wire::KnownTools;
 use crate::client::wire::Registry;
 use crate::input::{Callback, InputHandlers};
 use crate::protocol::method;

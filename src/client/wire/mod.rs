@@ -5,10 +5,10 @@
 //! one branch for it. What differs between eras beyond the verbs is asked
 //! in capability words (does a task keep its call's progress token, does
 //! the server ask for input by request, ...), never "which era is this":
-//! a new era is a file of its own here and one arm in each method.
+//! a new era is a module of its own here (`modern.rs`, `legacy/`) and one
+//! arm in each method.
 
 mod legacy;
-mod legacy_tasks;
 mod modern;
 pub(crate) mod probe;
 mod start;
@@ -19,14 +19,13 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-pub(crate) use legacy::Legacy;
-pub(crate) use legacy_tasks::Registry;
+pub(crate) use legacy::{KnownTools, Legacy, Registry, wants_opt_in};
 pub(crate) use modern::Modern;
 pub(crate) use start::{Call, Started};
 
+use super::Watch;
 use super::connection::Connection;
 use super::envelope::Envelope;
-use super::notifications::task_pushes::Watch;
 use crate::error::{Error, Result};
 use crate::protocol::versions::{self, Era};
 use crate::protocol::{DetailedTask, InputResponses, TaskId};

@@ -30,6 +30,7 @@ use tokio::time::Instant;
 
 use crate::client::connection::{Cancelled, Connection, Responder, later};
 use crate::client::notifications::task_pushes::{Push, Watch};
+use crate::client::wire::same_task;
 use crate::error::{Error, Kind, Result};
 use crate::protocol::method;
 use crate::protocol::{
@@ -568,7 +569,7 @@ async fn status(conn: &Connection, id: &TaskId, timeout: Duration) -> Result<Leg
             .with_method(method::TASKS_GET)
             .with_task(id)
     })?;
-    super::same_task(id, &task.task_id)?;
+    same_task(id, &task.task_id)?;
     Ok(task)
 }
 

@@ -1,7 +1,11 @@
 //! The initialize-era wire (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05):
 //! an `initialize` handshake, then plain JSON-RPC requests without the
 //! per-request `_meta`; input comes as requests from the server, which
-//! `client/server_requests/` answers.
+//! `client/server_requests/` answers. Its tasks are in `tasks`; what the
+//! client remembers of the tools' `task` opt-in is in `known_tools`.
+
+mod known_tools;
+mod tasks;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +14,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::legacy_tasks::{Follow, LegacyTasks, Registry};
+pub(crate) use known_tools::{KnownTools, wants_opt_in};
+pub(crate) use tasks::Registry;
+use tasks::{Follow, LegacyTasks};
+
 use super::start::{Call, Started};
 use crate::client::connection::Connection;
 use crate::client::envelope::Envelope;
