@@ -27,8 +27,8 @@ use mcp_tasks::protocol::{
     ElicitResult, InputRequest, InputRequests, InputResponse, TaskId, TaskStatus,
 };
 use mcp_tasks::store::{
-    Claim, Fence, Filter, NewTask, PostgresStore, Progress, RecordId, RecordState, Refusal,
-    Reservation, Schedule, StoreResult, TaskRecord, TaskStore,
+    Claim, Fence, Filter, History, NewTask, PostgresStore, Progress, RecordId, RecordState,
+    Refusal, Reservation, Schedule, StoreResult, TaskRecord, TaskStore,
 };
 use postgres::Pg;
 
@@ -183,7 +183,7 @@ async fn workers_starting_together_migrate_once(pg: Pg) {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(versions, [1, 2, 3, 4, 5], "each migration, applied once");
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6], "each migration, applied once");
 }
 
 fn form() -> InputRequest {
@@ -339,7 +339,7 @@ async fn a_version_1_database_is_migrated(pg: Pg) {
         .expect("the version 1 dump loads");
 
     let migrated = PostgresStore::migrate(&url).await.expect("migrate");
-    assert_eq!((migrated.from, migrated.to), (1, 5));
+    assert_eq!((migrated.from, migrated.to), (1, 6));
     let store = PostgresStore::builder(&url)
         .worker_clock()
         .connect()
@@ -353,7 +353,7 @@ async fn a_version_1_database_is_migrated(pg: Pg) {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(versions, [1, 2, 3, 4, 5]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6]);
     // Room on each page for a claim's HOT update, on a table made before.
     let options: Vec<String> = raw
         .query_one(
@@ -411,6 +411,7 @@ async fn a_version_1_database_is_migrated(pg: Pg) {
         assert_eq!(r.schedule, Schedule::default());
         assert!(r.schedule.is_default());
         assert_eq!(r.asking_since(), None);
+        assert_eq!(r.history, History::default(), "no history before version 6");
     }
     let [first, second, third, fourth] = &records[..] else {
         unreachable!()

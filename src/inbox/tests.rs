@@ -832,15 +832,16 @@ impl TaskStore for Faulty {
     ) -> StoreResult<(Questions, Answers)> {
         self.inner.ask(id, fence, asked, now).await
     }
-    async fn answer(
+    async fn answer_by(
         &self,
         id: RecordId,
         key: &str,
         response: &InputResponse,
+        by: Answerer,
         now: SystemTime,
     ) -> StoreResult<()> {
         self.check()?;
-        self.inner.answer(id, key, response, now).await
+        self.inner.answer_by(id, key, response, by, now).await
     }
     async fn record_answer(
         &self,

@@ -6,10 +6,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
+use super::History;
+use super::history::{self, Event};
 use super::questions;
 use super::{
-    Answers, Claim, Counts, Ending, Fence, Filter, Forgotten, Lease, NewTask, Progress, Questions,
-    RecordId, RecordState, Reservation, Schedule, StoreError, StoreResult, TaskRecord, TaskStore,
+    Answerer, Answers, Claim, Counts, Ending, Fence, Filter, Forgotten, Lease, NewTask, Progress,
+    Questions, RecordId, RecordState, Reservation, Schedule, StoreError, StoreResult, TaskRecord,
+    TaskStore,
 };
 use crate::protocol::{InputRequests, InputResponse};
 use crate::task::TaskRef;
@@ -72,6 +75,12 @@ impl Records {
         let status = task.recorded_status();
         self.next_id += 1;
         let id = RecordId(self.next_id);
+        let entries = history::created(
+            status,
+            task.status_message.as_deref(),
+            task.ending.as_ref(),
+            now,
+        );
         let record = TaskRecord {
             id,
             reference: task.reference,
@@ -91,6 +100,10 @@ impl Records {
             answers: BTreeMap::new(),
             schedule: task.schedule,
             cancel_requested: false,
+            history: History {
+                entries,
+                dropped: 0,
+            },
             ending: task.ending,
             delivered: false,
         };
@@ -194,6 +207,18 @@ impl TaskStore for MemoryStore {
             let fence = Fence(records.next_fence);
             records.nudged.remove(&id);
             let r = records.by_id.get_mut(&id).expect("a listed record");
+            // A lease that ran out rather than being given back.
+            if let Some(old) = r
+                .lease
+                .as_ref()
+                .filter(|l| l.until > SystemTime::UNIX_EPOCH)
+            {
+                let event = Event::TakenOver {
+                    from: old.owner.clone(),
+                    to: claim.worker.to_owned(),
+                };
+                r.history.push(claim.now, event);
+            }
             r.lease = Some(Lease {
                 owner: claim.worker.to_owned(),
                 until,
@@ -250,17 +275,20 @@ impl TaskStore for MemoryStore {
     ) -> StoreResult<(Questions, Answers)> {
         let mut records = self.lock();
         let r = records.held(id, fence)?;
-        if questions::ask(&mut r.questions, asked, now) {
+        let (changed, entries) = questions::ask_noting(&mut r.questions, asked, now);
+        if changed {
             r.updated = now;
         }
+        r.history.extend(entries);
         Ok((r.questions.clone(), r.answers.clone()))
     }
 
-    async fn answer(
+    async fn answer_by(
         &self,
         id: RecordId,
         key: &str,
         response: &InputResponse,
+        by: Answerer,
         now: SystemTime,
     ) -> StoreResult<()> {
         let mut records = self.lock();
@@ -271,6 +299,7 @@ impl TaskStore for MemoryStore {
         let ended = r.ending.is_some();
         questions::answer(&r.questions, &mut r.answers, ended, key, response)
             .map_err(|why| StoreError::refused(id, why))?;
+        r.history.push(now, questions::answered(key, by));
         r.due = r.due.min(now);
         r.updated = now;
         records.nudged.insert(id);
@@ -290,6 +319,8 @@ impl TaskStore for MemoryStore {
         match questions::answer(&r.questions, &mut r.answers, ended, key, response) {
             Ok(()) => {
                 r.updated = SystemTime::now();
+                r.history
+                    .push(r.updated, questions::answered(key, Answerer::Handler));
                 Ok(response.clone())
             }
             Err(super::Refusal::Answered { .. }) => Ok(r.answers[key].response.clone()),
@@ -301,17 +332,23 @@ impl TaskStore for MemoryStore {
         let mut records = self.lock();
         let nudged = records.nudged.contains(&id);
         let r = records.held(id, fence)?;
+        let now = SystemTime::now();
+        if r.status != progress.status || r.status_message != progress.status_message {
+            let event = Event::status(progress.status, progress.status_message.as_deref());
+            r.history.push(now, event);
+        }
         r.status = progress.status;
         r.status_message = progress.status_message;
         r.poll_interval_ms = progress.poll_interval_ms;
         r.failed_reads = progress.failed_reads;
-        let now = SystemTime::now();
         r.due = if nudged {
             progress.due.min(now)
         } else {
             progress.due
         };
+        let taken = questions::taken_now(&r.answers, &progress.taken, now);
         questions::take(&mut r.questions, &mut r.answers, &progress.taken, now);
+        r.history.extend(taken);
         questions::offer(&mut r.questions, &progress.offered);
         r.updated = SystemTime::now();
         if let Some(l) = r.lease.as_mut() {
@@ -323,15 +360,24 @@ impl TaskStore for MemoryStore {
     async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {
         let mut records = self.lock();
         let r = records.held(id, fence)?;
+        r.updated = SystemTime::now();
+        if r.ending.as_ref() != Some(ending) {
+            let event = Event::Ended {
+                ending: ending.name().to_owned(),
+            };
+            r.history.push(r.updated, event);
+        }
         r.status = ending.status();
         r.ending = Some(ending.clone());
-        r.updated = SystemTime::now();
         Ok(())
     }
 
     async fn acknowledge(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
         let mut records = self.lock();
         let r = records.held(id, fence)?;
+        if !r.delivered {
+            r.history.push(SystemTime::now(), Event::Delivered);
+        }
         r.delivered = true;
         r.updated = SystemTime::now();
         if let Some(l) = r.lease.as_mut() {
@@ -344,6 +390,9 @@ impl TaskStore for MemoryStore {
         let mut records = self.lock();
         match records.by_id.get_mut(&id) {
             Some(r) if r.ending.is_none() => {
+                if !r.cancel_requested {
+                    r.history.push(now, Event::CancelRequested);
+                }
                 r.cancel_requested = true;
                 r.due = r.due.min(now);
                 r.updated = now;

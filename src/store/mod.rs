@@ -127,6 +127,7 @@ use crate::protocol::{CallToolResult, InputRequests, InputResponse, RpcError, Ta
 use crate::task::{Outcome, TaskRef};
 
 mod error;
+mod history;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -137,6 +138,7 @@ mod sqlite;
 mod tracker;
 
 pub use error::StoreError;
+pub use history::{Answerer, Event, History, HistoryEntry, MAX_HISTORY, MAX_HISTORY_TEXT};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{Migrated, PostgresBuilder, PostgresStore};
@@ -375,6 +377,9 @@ pub struct TaskRecord {
     pub ending: Option<Ending>,
     /// Whether the application acknowledged the ending.
     pub delivered: bool,
+    /// What happened to the task, newest last: at most [`MAX_HISTORY`]
+    /// entries (see [`History`]).
+    pub history: History,
 }
 
 impl TaskRecord {
@@ -821,6 +826,10 @@ pub trait TaskStore: Send + Sync + 'static {
     /// answer wins), and the answer must fit it. The record becomes due at
     /// `now`, so that a worker sends the answer with `tasks/update`.
     ///
+    /// The record's history says the application answered
+    /// ([`Answerer::Application`]); [`answer_by`](TaskStore::answer_by)
+    /// names someone else.
+    ///
     /// # Errors
     ///
     /// [`StoreError::is_not_found`] when there is no such record;
@@ -831,12 +840,32 @@ pub trait TaskStore: Send + Sync + 'static {
         key: &str,
         response: &InputResponse,
         now: SystemTime,
+    ) -> impl Future<Output = StoreResult<()>> + Send {
+        self.answer_by(id, key, response, Answerer::Application, now)
+    }
+
+    /// [`answer`](TaskStore::answer), saying who answered: the record's
+    /// history keeps it ([`Event::Answered`]). What a store implements;
+    /// [`answer`](TaskStore::answer) calls it for the application.
+    ///
+    /// # Errors
+    ///
+    /// As [`answer`](TaskStore::answer).
+    fn answer_by(
+        &self,
+        id: RecordId,
+        key: &str,
+        response: &InputResponse,
+        by: Answerer,
+        now: SystemTime,
     ) -> impl Future<Output = StoreResult<()>> + Send;
 
     /// Records the answer an input handler of the worker holding `id` gave
     /// to question `key`, before it is sent, by the same rules as
     /// [`answer`](TaskStore::answer): the first answer stored wins. Returns
     /// the answer that stands (another one, when someone answered first).
+    /// The record's history says a handler answered
+    /// ([`Answerer::Handler`]).
     fn record_answer(
         &self,
         id: RecordId,
@@ -847,7 +876,9 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Writes what a step found and gives the record up until
     /// `progress.due`, or at once when an answer or a cancel came from
-    /// elsewhere since the claim.
+    /// elsewhere since the claim. A status or status message other than
+    /// the record's adds an entry to its history, in the same statement;
+    /// the same ones add none.
     fn save(
         &self,
         id: RecordId,

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Answer;
+use super::history::{Answerer, Event, HistoryEntry, cut};
 use crate::input::{InvalidAnswer, validate};
 use crate::protocol::{ElicitRequest, InputRequest, InputRequests, InputResponse};
 
@@ -264,6 +265,45 @@ pub(crate) fn ask(questions: &mut Questions, asked: &InputRequests, now: SystemT
     changed
 }
 
+/// [`ask`], with the history entries of the questions it added.
+pub(crate) fn ask_noting(
+    questions: &mut Questions,
+    asked: &InputRequests,
+    now: SystemTime,
+) -> (bool, Vec<HistoryEntry>) {
+    let unseen: Vec<&String> = asked
+        .keys()
+        .filter(|k| !questions.contains_key(*k))
+        .collect();
+    let changed = ask(questions, asked, now);
+    let entries = unseen
+        .into_iter()
+        .filter(|k| questions.contains_key(*k))
+        .map(|k| HistoryEntry {
+            at: now,
+            event: Event::Asked { key: cut(k) },
+        })
+        .collect();
+    (changed, entries)
+}
+
+/// The history entries of the answers to `keys` that [`take`] would mark
+/// taken now (stored, not yet taken).
+pub(crate) fn taken_now(answers: &Answers, keys: &[String], now: SystemTime) -> Vec<HistoryEntry> {
+    keys.iter()
+        .filter(|k| answers.get(*k).is_some_and(|a| !a.taken))
+        .map(|k| HistoryEntry {
+            at: now,
+            event: Event::Taken { key: cut(k) },
+        })
+        .collect()
+}
+
+/// The history event of an answer to `key` by `by`.
+pub(crate) fn answered(key: &str, by: Answerer) -> Event {
+    Event::Answered { key: cut(key), by }
+}
+
 fn forget_oldest_closed(questions: &mut Questions) {
     if questions.len() <= MAX_KEPT_QUESTIONS {
         return;
@@ -377,16 +417,21 @@ pub(crate) fn questions_json(questions: &Questions) -> String {
     serde_json::to_string(questions).expect("questions serialize")
 }
 
-mod millis {
+pub(super) mod millis {
     use std::time::SystemTime;
 
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub(super) fn serialize<S: Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+    pub(in crate::store) fn serialize<S: Serializer>(
+        t: &SystemTime,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         s.serialize_i64(super::super::row::millis(*t))
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {
+    pub(in crate::store) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<SystemTime, D::Error> {
         Ok(super::super::row::time(i64::deserialize(d)?))
     }
 }

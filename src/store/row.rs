@@ -8,7 +8,9 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::{Answer, Ending, Questions, RecordId, Schedule, StoreError, StoreResult};
+use super::{
+    Answer, Ending, History, HistoryEntry, Questions, RecordId, Schedule, StoreError, StoreResult,
+};
 use crate::protocol::versions;
 use crate::protocol::{TaskId, TaskStatus};
 use crate::task::TaskRef;
@@ -108,4 +110,15 @@ pub(crate) fn interval(id: RecordId, ms: Option<i64>) -> StoreResult<Option<u64>
 /// A suggested interval as a column value.
 pub(crate) fn interval_column(ms: Option<u64>) -> Option<i64> {
     ms.map(|n| i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+/// A record's history from its JSON array of entries and the count of
+/// those dropped.
+pub(crate) fn history(id: RecordId, json: &str, dropped: i64) -> StoreResult<History> {
+    let entries: Vec<HistoryEntry> = serde_json::from_str(json)
+        .map_err(|e| StoreError::corrupt(Some(id), format!("its history is not valid: {e}")))?;
+    let dropped = u64::try_from(dropped).map_err(|_| {
+        StoreError::corrupt(Some(id), format!("its history dropped {dropped} entries"))
+    })?;
+    Ok(History { entries, dropped })
 }

@@ -48,9 +48,9 @@ pub(super) async fn connect_changes_nothing_and_asks_for_the_migration(pg: Pg) {
     );
 
     let done = PostgresStore::migrate(&url).await.expect("migrate");
-    assert_eq!((done.from, done.to, done.changed()), (0, 5, true));
+    assert_eq!((done.from, done.to, done.changed()), (0, 6, true));
     let again = PostgresStore::migrate(&url).await.expect("migrate again");
-    assert_eq!((again.from, again.to, again.changed()), (5, 5, false));
+    assert_eq!((again.from, again.to, again.changed()), (6, 6, false));
     PostgresStore::connect(&url)
         .await
         .expect("connect after the migration");

@@ -20,7 +20,7 @@ Several runs at once apply each migration once (an advisory lock).
 
 URL is a libpq connection string or URL (`postgres://user@host/db?sslmode=verify-full`; \
 TLS as `sslmode` says). Prints the schema version before and after: `schema tasks: \
-version 4 -> 5`, or `schema tasks: version 5, up to date`.
+version 5 -> 6`, or `schema tasks: version 6, up to date`.
 
 Exit status: 0 migrated or up to date; 6 the database could not be reached; 3 the \
 migration was refused or failed, and nothing was changed (a schema newer than this \

@@ -16,9 +16,9 @@ use std::time::{Duration, SystemTime};
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, InputRequests, InputResponse};
 use mcp_tasks::store::{
-    Answers, Claim, Ending, Fence, Filter, Forgotten, Label, NewTask, PostgresStore, Progress,
-    Questions, RecordId, RecordState, Reservation, Schedule, SqliteStore, Started, StoreResult,
-    TaskRecord, TaskStore, Tracker,
+    Answerer, Answers, Claim, Ending, Fence, Filter, Forgotten, Label, NewTask, PostgresStore,
+    Progress, Questions, RecordId, RecordState, Reservation, Schedule, SqliteStore, Started,
+    StoreResult, TaskRecord, TaskStore, Tracker,
 };
 use mcp_tasks::{Client, Http, TaskRef};
 use serde_json::{Value, json};
@@ -444,15 +444,16 @@ impl<S: TaskStore> TaskStore for Probe<S> {
         count(&self.calls.other);
         self.inner.ask(id, fence, asked, now).await
     }
-    async fn answer(
+    async fn answer_by(
         &self,
         id: RecordId,
         key: &str,
         response: &InputResponse,
+        by: Answerer,
         now: SystemTime,
     ) -> StoreResult<()> {
         count(&self.calls.other);
-        self.inner.answer(id, key, response, now).await
+        self.inner.answer_by(id, key, response, by, now).await
     }
     async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
         count(&self.calls.save);

@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime};
 use super::*;
 use crate::protocol::{ElicitResult, TaskId};
 
+mod history;
 mod keys;
 mod leases;
 mod listings;
@@ -14,6 +15,7 @@ mod questions;
 mod records;
 mod retention;
 
+use history::*;
 use keys::*;
 use leases::*;
 use listings::*;
@@ -115,6 +117,8 @@ pub async fn contract<S: TaskStore>(store: &S) {
     listings_page_newest_first_by_tool(store).await;
     counts_say_how_records_stand(store).await;
     listings_filter_by_status(store).await;
+    each_change_adds_one_history_entry(store).await;
+    the_history_keeps_the_newest_and_counts_the_dropped(store).await;
 }
 
 #[tokio::test]

@@ -152,18 +152,20 @@ impl TaskStore for PostgresStore {
         let conn = self.conn().await?;
         let ((), book) = self
             .rewrite(&conn, id, Some(fence), now, false, |book| {
-                let changed = questions::ask(&mut book.questions, asked, now);
+                let (changed, entries) = questions::ask_noting(&mut book.questions, asked, now);
+                book.noted = entries;
                 Ok(Change::when(changed, ()))
             })
             .await?;
         Ok((book.questions, book.answers))
     }
 
-    async fn answer(
+    async fn answer_by(
         &self,
         id: RecordId,
         key: &str,
         response: &InputResponse,
+        by: Answerer,
         now: SystemTime,
     ) -> StoreResult<()> {
         let conn = self.conn().await?;
@@ -176,6 +178,10 @@ impl TaskStore for PostgresStore {
                 response,
             )
             .map_err(|why| StoreError::refused(id, why))?;
+            book.noted = vec![HistoryEntry {
+                at: now,
+                event: questions::answered(key, by),
+            }];
             Ok(Change::Write(()))
         })
         .await?;
@@ -200,7 +206,13 @@ impl TaskStore for PostgresStore {
                     key,
                     response,
                 ) {
-                    Ok(()) => Ok(Change::Write(response.clone())),
+                    Ok(()) => {
+                        book.noted = vec![HistoryEntry {
+                            at: now,
+                            event: questions::answered(key, Answerer::Handler),
+                        }];
+                        Ok(Change::Write(response.clone()))
+                    }
                     // Someone answered first: their answer stands.
                     Err(Refusal::Answered { .. }) => {
                         Ok(Change::Keep(book.answers[key].response.clone()))
@@ -217,6 +229,7 @@ impl TaskStore for PostgresStore {
         let now = SystemTime::now();
         if !progress.taken.is_empty() || !progress.offered.is_empty() {
             self.rewrite(&conn, id, Some(fence), now, false, |book| {
+                book.noted = questions::taken_now(&book.answers, &progress.taken, now);
                 let taken =
                     questions::take(&mut book.questions, &mut book.answers, &progress.taken, now);
                 let offered = questions::offer(&mut book.questions, &progress.offered);
@@ -252,7 +265,7 @@ impl TaskStore for PostgresStore {
             &conn,
             id,
             &conn.st.finish,
-            &[&id.0, &fence.0, &json, &now, &status],
+            &[&id.0, &fence.0, &json, &now, &status, &ending.name()],
         )
         .await
     }

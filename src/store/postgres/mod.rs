@@ -19,12 +19,13 @@ use tokio_postgres::{Client, Config, NoTls, Row, Statement};
 
 use std::future::Future;
 
+use super::history::{self, HistoryEntry, MAX_HISTORY, MAX_HISTORY_TEXT};
 use super::questions;
 use super::row::{self, millis};
 use super::{
-    Answers, Claim, Counts, Ending, Fence, Filter, Forgotten, Lease, NewTask, Progress, Questions,
-    RecordId, RecordState, Refusal, Reservation, Schedule, StoreError, StoreResult, TaskRecord,
-    TaskStore,
+    Answerer, Answers, Claim, Counts, Ending, Fence, Filter, Forgotten, Lease, NewTask, Progress,
+    Questions, RecordId, RecordState, Refusal, Reservation, Schedule, StoreError, StoreResult,
+    TaskRecord, TaskStore,
 };
 use crate::protocol::{InputRequests, InputResponse};
 use crate::task::TaskRef;
@@ -35,7 +36,8 @@ macro_rules! columns {
         "t.id, t.task_id, t.server, t.protocol_version, t.tool, t.key, t.scope, \
          t.created, t.updated, t.status, t.status_message, t.poll_interval_ms, t.due, \
          t.failed_reads, t.lease_owner, t.lease_until, t.fence, t.answers, \
-         t.cancel_requested, t.ending, t.delivered, t.questions, t.schedule, t.unique_key"
+         t.cancel_requested, t.ending, t.delivered, t.questions, t.schedule, t.unique_key, \
+         t.history::text AS history, t.history_dropped"
     };
 }
 
@@ -432,6 +434,7 @@ impl PostgresStore {
             questions: row::questions(id, column(&r, id, "questions")?)?,
             answers: row::answers(id, column(&r, id, "answers")?)?,
             ended: column(&r, id, "ended")?,
+            noted: Vec::new(),
         };
         Ok((book, column(&r, id, "revision")?))
     }
@@ -477,6 +480,7 @@ impl PostgresStore {
                             &self.to_db(now),
                             &nudge,
                             &held,
+                            &self.entries_json(&book.noted),
                         ],
                     ),
                 )
@@ -517,6 +521,12 @@ impl PostgresStore {
                 row::interval_column(task.poll_interval_ms),
             );
             let schedule = row::schedule_json(&task.schedule);
+            let entries = self.entries_json(&history::created(
+                task.recorded_status(),
+                task.status_message.as_deref(),
+                task.ending.as_ref(),
+                SystemTime::now(),
+            ));
             let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![
                 &task_id,
                 &server,
@@ -532,6 +542,7 @@ impl PostgresStore {
                 &ending,
                 &schedule,
                 &unique,
+                &entries,
             ];
             let held = lease.map(|(owner, until)| (owner, self.to_db(until)));
             let statement = match &held {
@@ -578,6 +589,20 @@ impl PostgresStore {
         ))
     }
 
+    /// History entries as the JSON the database keeps, their times moved
+    /// to its clock (as every other time in a row).
+    fn entries_json(&self, entries: &[HistoryEntry]) -> String {
+        let skew = self.skew();
+        let moved: Vec<HistoryEntry> = entries
+            .iter()
+            .map(|e| HistoryEntry {
+                at: row::time(millis(e.at).saturating_add(skew)),
+                event: e.event.clone(),
+            })
+            .collect();
+        history::entries_json(&moved)
+    }
+
     /// Rows decoded one by one, each in its place, their times on the
     /// workers' clock.
     fn records(&self, rows: &[Row]) -> Vec<StoreResult<TaskRecord>> {
@@ -593,6 +618,35 @@ struct Book {
     answers: Answers,
     /// Whether the task ended.
     ended: bool,
+    /// The history entries a change adds: appended to the record's
+    /// history by the write, in SQL, so that no entry another statement
+    /// appended since the read is lost.
+    noted: Vec<HistoryEntry>,
+}
+
+/// The `SET` clauses that append the entries of the jsonb array `new` to
+/// a record's history when `cond` holds, in the statement that makes the
+/// change, keeping the newest [`MAX_HISTORY`] and counting the ones
+/// dropped. A history that is not an array is left as it is, for the
+/// reads to report, and never fails the statement (a claim of many
+/// records among them).
+fn append_history(cond: &str, new: &str) -> String {
+    let keep = MAX_HISTORY - 1;
+    format!(
+        "history = CASE WHEN ({cond}) AND jsonb_typeof(history) = 'array' THEN \
+         CASE WHEN jsonb_array_length(history) + jsonb_array_length({new}) > {MAX_HISTORY} \
+         THEN jsonb_path_query_array(history || {new}, '$[last-{keep} to last]') \
+         ELSE history || {new} END ELSE history END, \
+         history_dropped = CASE WHEN ({cond}) AND jsonb_typeof(history) = 'array' \
+         THEN history_dropped + GREATEST(jsonb_array_length(history) \
+         + jsonb_array_length({new}) - {MAX_HISTORY}, 0) ELSE history_dropped END"
+    )
+}
+
+/// Server text as a history entry keeps it: at most
+/// [`MAX_HISTORY_TEXT`] characters of the SQL expression `text`.
+fn cut_text(text: &str) -> String {
+    format!("left({text}, {MAX_HISTORY_TEXT})")
 }
 
 /// What a change of a [`Book`] asks of [`PostgresStore::rewrite`].

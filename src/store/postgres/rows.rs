@@ -57,6 +57,17 @@ pub(super) fn decode(row: &Row, skew: i64) -> StoreResult<TaskRecord> {
         ending: row::ending(id, column(row, id, "ending")?)?,
         delivered: column(row, id, "delivered")?,
         unique_key: column(row, id, "unique_key")?,
+        history: {
+            let mut h = row::history(
+                id,
+                column(row, id, "history")?,
+                column(row, id, "history_dropped")?,
+            )?;
+            for e in &mut h.entries {
+                e.at = time(row::millis(e.at));
+            }
+            h
+        },
     })
 }
 

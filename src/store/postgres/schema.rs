@@ -6,7 +6,7 @@ use tokio_postgres::GenericClient;
 use super::*;
 
 /// The schema version this code writes and reads.
-pub(super) const VERSION: i64 = 5;
+pub(super) const VERSION: i64 = 6;
 
 /// The key of the advisory lock that migrations hold, so that migrations
 /// started together apply each file once ("mcp-task" in ASCII).
@@ -22,6 +22,7 @@ pub(super) const MIGRATIONS: &[(i64, &str)] = &[
     (3, include_str!("migrations/0003_keys.sql")),
     (4, include_str!("migrations/0004_retention.sql")),
     (5, include_str!("migrations/0005_fill_factor.sql")),
+    (6, include_str!("migrations/0006_history.sql")),
 ];
 
 /// What [`PostgresStore::migrate`] did.

@@ -62,20 +62,21 @@ impl Statements {
                 .prepare(
                     "INSERT INTO mcp_tasks_tasks (task_id, server, protocol_version, tool, key, \
                      scope, created, updated, status, status_message, poll_interval_ms, due, ending, \
-                     schedule, unique_key) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11, $12, $13, $14) \
+                     schedule, unique_key, history) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11, $12, $13, $14, \
+                     $15::text::jsonb) \
                      ON CONFLICT (scope, key) WHERE unique_key AND key IS NOT NULL DO NOTHING \
                      RETURNING id",
                 )
                 .await?,
-            // The same, held by $15 until $16 under a new fence.
+            // The same, held by $16 until $17 under a new fence.
             reserve: client
                 .prepare(
                     "INSERT INTO mcp_tasks_tasks (task_id, server, protocol_version, tool, key, \
                      scope, created, updated, status, status_message, poll_interval_ms, due, ending, \
-                     schedule, unique_key, lease_owner, lease_until, fence) \
+                     schedule, unique_key, history, lease_owner, lease_until, fence) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11, $12, $13, $14, \
-                     $15, $16, nextval('mcp_tasks_fence')) \
+                     $15::text::jsonb, $16, $17, nextval('mcp_tasks_fence')) \
                      ON CONFLICT (scope, key) WHERE unique_key AND key IS NOT NULL DO NOTHING \
                      RETURNING id, fence",
                 )
@@ -101,19 +102,22 @@ impl Statements {
                 .await?,
             claim_due: client.prepare(&claim_due("$4")).await?,
             claim_one: client
-                .prepare(concat!(
-                    "WITH clock AS MATERIALIZED (SELECT COALESCE($1::int8, ",
-                    db_now!(),
-                    ") AS now), \
-                     picked AS MATERIALIZED (SELECT id FROM mcp_tasks_tasks \
-                     WHERE id = $4 AND (lease_until IS NULL OR lease_until <= (SELECT now FROM clock)) \
-                     AND (ending IS NULL OR NOT delivered) FOR UPDATE SKIP LOCKED), \
-                     claimed AS (UPDATE mcp_tasks_tasks AS t SET lease_owner = $2, \
-                     lease_until = (SELECT now FROM clock) + $3::int8, \
-                     fence = nextval('mcp_tasks_fence'), nudged = FALSE \
-                     FROM picked WHERE t.id = picked.id RETURNING ",
-                    columns!(),
-                    ") SELECT c.*, clock.now AS clock FROM clock LEFT JOIN claimed AS c ON TRUE"
+                .prepare(&format!(
+                    concat!(
+                        "WITH clock AS MATERIALIZED (SELECT COALESCE($1::int8, ",
+                        db_now!(),
+                        ") AS now), \
+                         picked AS MATERIALIZED (SELECT id FROM mcp_tasks_tasks \
+                         WHERE id = $4 AND (lease_until IS NULL OR lease_until <= (SELECT now FROM clock)) \
+                         AND (ending IS NULL OR NOT delivered) FOR UPDATE SKIP LOCKED), \
+                         claimed AS (UPDATE mcp_tasks_tasks AS t SET lease_owner = $2, \
+                         lease_until = (SELECT now FROM clock) + $3::int8, \
+                         fence = nextval('mcp_tasks_fence'), nudged = FALSE, {takeover} \
+                         FROM picked WHERE t.id = picked.id RETURNING ",
+                        columns!(),
+                        ") SELECT c.*, clock.now AS clock FROM clock LEFT JOIN claimed AS c ON TRUE"
+                    ),
+                    takeover = takeover()
                 ))
                 .await?,
             renew: client
@@ -142,43 +146,72 @@ impl Statements {
             // of revision $2 (and, for the lease's holder $8, only while
             // the lease is still its own). $7: make the record due at $6,
             // for an answer from elsewhere.
+            // $9: the history entries the change adds, a JSON array.
             write_book: client
-                .prepare(
+                .prepare(&format!(
                     "UPDATE mcp_tasks_tasks SET questions = $3, answers = $4, \
                      asking_since = $5, revision = revision + 1, updated = $6, \
                      due = CASE WHEN $7 THEN LEAST(due, $6) ELSE due END, \
-                     nudged = nudged OR $7 \
+                     nudged = nudged OR $7, {} \
                      WHERE id = $1 AND revision = $2 AND ($8::int8 IS NULL OR fence = $8)",
-                )
+                    append_history("$9::text <> '[]'", "$9::text::jsonb")
+                ))
                 .await?,
             // An answer or a cancel from elsewhere since the claim: due
             // now, not at the step's due time.
+            // A new status or message goes into the history in the same
+            // statement: a save that changes neither appends nothing.
             save: client
-                .prepare(
+                .prepare(&format!(
                     "UPDATE mcp_tasks_tasks SET status = $3, status_message = $4, \
                      poll_interval_ms = $5, failed_reads = $6, \
                      due = CASE WHEN nudged THEN LEAST($7::int8, $8::int8) ELSE $7 END, \
-                     updated = $8, lease_until = 0 \
+                     updated = $8, lease_until = 0, {} \
                      WHERE id = $1 AND fence = $2",
-                )
+                    append_history(
+                        "status IS DISTINCT FROM $3::text \
+                         OR status_message IS DISTINCT FROM $4::text",
+                        &format!(
+                            "jsonb_build_array(jsonb_build_object('at', $8::int8, \
+                             'event', 'status', 'status', $3::text, 'message', {}))",
+                            cut_text("$4::text")
+                        )
+                    )
+                ))
                 .await?,
+            // $6: the ending's name, for the history.
             finish: client
-                .prepare(
-                    "UPDATE mcp_tasks_tasks SET ending = $3, updated = $4, status = $5 \
+                .prepare(&format!(
+                    "UPDATE mcp_tasks_tasks SET ending = $3, updated = $4, status = $5, {} \
                      WHERE id = $1 AND fence = $2",
-                )
+                    append_history(
+                        "ending IS DISTINCT FROM $3::text",
+                        "jsonb_build_array(jsonb_build_object('at', $4::int8, \
+                         'event', 'ended', 'ending', $6::text))"
+                    )
+                ))
                 .await?,
             acknowledge: client
-                .prepare(
-                    "UPDATE mcp_tasks_tasks SET delivered = TRUE, updated = $3, lease_until = 0 \
-                     WHERE id = $1 AND fence = $2",
-                )
+                .prepare(&format!(
+                    "UPDATE mcp_tasks_tasks SET delivered = TRUE, updated = $3, lease_until = 0, \
+                     {} WHERE id = $1 AND fence = $2",
+                    append_history(
+                        "NOT delivered",
+                        "jsonb_build_array(jsonb_build_object('at', $3::int8, \
+                         'event', 'delivered'))"
+                    )
+                ))
                 .await?,
             request_cancel: client
-                .prepare(
+                .prepare(&format!(
                     "UPDATE mcp_tasks_tasks SET cancel_requested = TRUE, due = LEAST(due, $2), \
-                     nudged = TRUE, updated = $2 WHERE id = $1 AND ending IS NULL",
-                )
+                     nudged = TRUE, updated = $2, {} WHERE id = $1 AND ending IS NULL",
+                    append_history(
+                        "NOT cancel_requested",
+                        "jsonb_build_array(jsonb_build_object('at', $2::int8, \
+                         'event', 'cancel_requested'))"
+                    )
+                ))
                 .await?,
             remove: client
                 .prepare("DELETE FROM mcp_tasks_tasks WHERE id = $1 AND fence = $2")
@@ -292,7 +325,7 @@ pub(super) fn claim_due(limit: &str) -> String {
          SELECT id, due FROM ended) AS due_now ORDER BY due, id LIMIT {limit}), \
          claimed AS (UPDATE mcp_tasks_tasks AS t SET lease_owner = $2, \
          lease_until = (SELECT now FROM clock) + $3::int8, \
-         fence = nextval('mcp_tasks_fence'), nudged = FALSE \
+         fence = nextval('mcp_tasks_fence'), nudged = FALSE, {takeover} \
          FROM picked WHERE t.id = picked.id RETURNING ",
         columns!(),
         // One row at least, for the clock: no record, no id.
@@ -300,4 +333,16 @@ pub(super) fn claim_due(limit: &str) -> String {
          ORDER BY c.due, c.id"
     )
     .replace("{limit}", limit)
+    .replace("{takeover}", &takeover())
+}
+
+/// The `SET` clauses of a claim that note a takeover in the history: the
+/// record's last lease ran out rather than being given back (a lease's
+/// end of 0), so its history says from whom ($2: the claiming worker).
+fn takeover() -> String {
+    append_history(
+        "lease_owner IS NOT NULL AND lease_until > 0",
+        "jsonb_build_array(jsonb_build_object('at', (SELECT now FROM clock), \
+         'event', 'taken_over', 'from', lease_owner, 'to', $2::text))",
+    )
 }

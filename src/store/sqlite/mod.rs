@@ -7,12 +7,13 @@ use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::history;
 use super::questions;
 use super::row;
 use super::{
-    Answers, Claim, Counts, Ending, Fence, Filter, Forgotten, NewTask, Progress, Questions,
-    RecordId, RecordState, Refusal, Reservation, Schedule, StoreError, StoreResult, TaskRecord,
-    TaskStore,
+    Answerer, Answers, Claim, Counts, Ending, Fence, Filter, Forgotten, NewTask, Progress,
+    Questions, RecordId, RecordState, Refusal, Reservation, Schedule, StoreError, StoreResult,
+    TaskRecord, TaskStore,
 };
 use crate::protocol::{InputRequests, InputResponse};
 use crate::task::TaskRef;
@@ -55,8 +56,8 @@ mod sql;
 
 use schema::{create_private, prepare};
 use sql::{
-    CLAIMABLE, CLAIMABLE_ONE, COLUMNS, HELD, decode, immediate, lease_misfiled, lease_sql,
-    pool_stopped, read_book, sql, write_book, write_held,
+    CLAIMABLE, CLAIMABLE_ONE, COLUMNS, HELD, append_history, cut_text, decode, immediate,
+    lease_misfiled, lease_sql, pool_stopped, read_book, sql, write_book, write_held,
 };
 
 /// A task store in one SQLite file: the embedded default.
@@ -415,7 +416,9 @@ impl TaskStore for SqliteStore {
         self.run(move |conn| {
             immediate(conn, |tx| {
                 let mut book = read_book(tx, id, Some(fence))?;
-                if questions::ask(&mut book.questions, &asked, now) {
+                let (changed, entries) = questions::ask_noting(&mut book.questions, &asked, now);
+                if changed {
+                    book.note(entries);
                     write_book(tx, id, &book, row::millis(now), false)?;
                 }
                 Ok((book.questions, book.answers))
@@ -424,11 +427,12 @@ impl TaskStore for SqliteStore {
         .await
     }
 
-    async fn answer(
+    async fn answer_by(
         &self,
         id: RecordId,
         key: &str,
         response: &InputResponse,
+        by: Answerer,
         now: SystemTime,
     ) -> StoreResult<()> {
         let key = key.to_owned();
@@ -444,6 +448,7 @@ impl TaskStore for SqliteStore {
                     &response,
                 )
                 .map_err(|why| StoreError::refused(id, why))?;
+                book.history.push(now, questions::answered(&key, by));
                 write_book(tx, id, &book, row::millis(now), true)
             })
         })
@@ -470,7 +475,10 @@ impl TaskStore for SqliteStore {
                     &response,
                 ) {
                     Ok(()) => {
-                        write_book(tx, id, &book, row::millis(SystemTime::now()), false)?;
+                        let now = SystemTime::now();
+                        book.history
+                            .push(now, questions::answered(&key, Answerer::Handler));
+                        write_book(tx, id, &book, row::millis(now), false)?;
                         Ok(response)
                     }
                     Err(Refusal::Answered { .. }) => Ok(book.answers[&key].response.clone()),
@@ -488,12 +496,21 @@ impl TaskStore for SqliteStore {
             let interval = row::interval_column(progress.poll_interval_ms);
             let failed = i64::from(progress.failed_reads);
             let due = row::millis(progress.due);
+            // A new status or message goes into the history in the same
+            // statement: a save that changes neither appends nothing.
+            let status_changed = append_history(
+                "status IS NOT ?3 OR status_message IS NOT ?4",
+                &format!(
+                    "json_object('at', ?8, 'event', 'status', 'status', ?3, 'message', {})",
+                    cut_text("?4")
+                ),
+            );
             // An answer or a cancel from elsewhere since the claim: due now.
             let save = format!(
                 "UPDATE tasks SET status = ?3, status_message = ?4, \
                  poll_interval_ms = ?5, failed_reads = ?6, \
                  due_ms = CASE WHEN nudged <> 0 THEN min(?7, ?8) ELSE ?7 END, \
-                 updated_ms = ?8, lease_until_ms = 0 WHERE {HELD}"
+                 updated_ms = ?8, lease_until_ms = 0, {status_changed} WHERE {HELD}"
             );
             if progress.taken.is_empty() && progress.offered.is_empty() {
                 return write_held(
@@ -513,6 +530,9 @@ impl TaskStore for SqliteStore {
             }
             immediate(conn, |tx| {
                 let mut book = read_book(tx, id, Some(fence))?;
+                let entries =
+                    questions::taken_now(&book.answers, &progress.taken, SystemTime::now());
+                book.note(entries);
                 let taken = questions::take(
                     &mut book.questions,
                     &mut book.answers,
@@ -544,15 +564,23 @@ impl TaskStore for SqliteStore {
 
     async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {
         let status = ending.status().as_str();
+        let name = ending.name();
         let ending = row::ending_json(ending);
         self.run(move |conn| {
             let now = row::millis(SystemTime::now());
+            let ended = append_history(
+                "ending IS NOT ?3",
+                "json_object('at', ?4, 'event', 'ended', 'ending', ?6)",
+            );
             write_held(
                 conn,
-                &format!("UPDATE tasks SET ending = ?3, updated_ms = ?4, status = ?5 WHERE {HELD}"),
+                &format!(
+                    "UPDATE tasks SET ending = ?3, updated_ms = ?4, status = ?5, {ended} \
+                     WHERE {HELD}"
+                ),
                 id,
                 fence,
-                &[&ending, &now, &status],
+                &[&ending, &now, &status, &name],
             )
         })
         .await
@@ -561,11 +589,15 @@ impl TaskStore for SqliteStore {
     async fn acknowledge(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
         self.run(move |conn| {
             let now = row::millis(SystemTime::now());
+            let delivered = append_history(
+                "delivered = 0",
+                "json_object('at', ?3, 'event', 'delivered')",
+            );
             write_held(
                 conn,
                 &format!(
-                    "UPDATE tasks SET delivered = 1, updated_ms = ?3, lease_until_ms = 0 \
-                     WHERE {HELD}"
+                    "UPDATE tasks SET delivered = 1, updated_ms = ?3, lease_until_ms = 0, \
+                     {delivered} WHERE {HELD}"
                 ),
                 id,
                 fence,
@@ -578,11 +610,15 @@ impl TaskStore for SqliteStore {
     async fn request_cancel(&self, id: RecordId, now: SystemTime) -> StoreResult<bool> {
         let now = row::millis(now);
         self.run(move |conn| {
+            let asked = append_history(
+                "cancel_requested = 0",
+                "json_object('at', ?2, 'event', 'cancel_requested')",
+            );
             let changed = conn
-                .prepare_cached(
+                .prepare_cached(&format!(
                     "UPDATE tasks SET cancel_requested = 1, due_ms = min(due_ms, ?2), \
-                     updated_ms = ?2, nudged = 1 WHERE id = ?1 AND ending IS NULL",
-                )
+                     updated_ms = ?2, nudged = 1, {asked} WHERE id = ?1 AND ending IS NULL"
+                ))
                 .and_then(|mut s| s.execute(params![id.0, now]))
                 .map_err(sql)?;
             Ok(changed > 0)
@@ -804,11 +840,19 @@ fn add(
         Some((owner, until, fence)) => (Some(owner), until, fence),
         None => (None, 0, 0),
     };
+    let status = task.recorded_status();
+    let entries = history::created(
+        status,
+        task.status_message.as_deref(),
+        task.ending.as_ref(),
+        row::time(now),
+    );
     conn.prepare_cached(
         "INSERT INTO tasks (task_id, server, protocol_version, tool, key, scope, \
          created_ms, updated_ms, status, status_message, poll_interval_ms, due_ms, \
-         ending, schedule, unique_key, lease_owner, lease_until_ms, fence) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+         ending, schedule, unique_key, lease_owner, lease_until_ms, fence, history) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
+         ?18)",
     )
     .and_then(|mut s| {
         s.execute(params![
@@ -819,7 +863,7 @@ fn add(
             task.key,
             task.scope,
             now,
-            task.recorded_status().as_str(),
+            status.as_str(),
             task.status_message,
             row::interval_column(task.poll_interval_ms),
             row::millis(task.due),
@@ -829,6 +873,7 @@ fn add(
             owner,
             until,
             fence,
+            history::entries_json(&entries),
         ])
     })
     .map_err(sql)?;

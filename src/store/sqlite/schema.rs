@@ -77,6 +77,11 @@ pub(super) const MIGRATIONS: &[&str] = &[
         delivered!(),
         ";"
     ),
+    // 6: each record's history (a JSON array of its newest entries) and
+    // how many older entries it dropped; records written before start
+    // with none.
+    "ALTER TABLE tasks ADD COLUMN history TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE tasks ADD COLUMN history_dropped INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// Creates the file at `path` readable by its owner alone, unless it

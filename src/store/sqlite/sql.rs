@@ -7,9 +7,11 @@ use std::time::Duration;
 use rusqlite::types::FromSql;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, TransactionBehavior, params};
 
+use super::super::history::{MAX_HISTORY, MAX_HISTORY_TEXT};
 use super::super::row;
 use super::super::{
-    Answers, Fence, Lease, Questions, RecordId, StoreError, StoreResult, TaskRecord,
+    Answers, Fence, History, HistoryEntry, Lease, Questions, RecordId, StoreError, StoreResult,
+    TaskRecord,
 };
 
 /// How long a statement waits for another connection's write transaction
@@ -20,7 +22,7 @@ pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 pub(super) const COLUMNS: &str = "id, task_id, server, protocol_version, tool, key, scope, \
     created_ms, updated_ms, status, status_message, poll_interval_ms, due_ms, failed_reads, \
     lease_owner, lease_until_ms, fence, answers, cancel_requested, ending, delivered, \
-    questions, schedule, unique_key";
+    questions, schedule, unique_key, history, history_dropped";
 
 /// The error of a failed statement.
 pub(super) fn sql(e: rusqlite::Error) -> StoreError {
@@ -104,7 +106,32 @@ pub(super) fn decode(row: &Row<'_>) -> StoreResult<TaskRecord> {
         questions: row::questions(id, &column::<String>(row, 21, id)?)?,
         schedule: row::schedule(id, &column::<String>(row, 22, id)?)?,
         unique_key: column(row, 23, id)?,
+        history: row::history(id, &column::<String>(row, 24, id)?, column(row, 25, id)?)?,
     })
+}
+
+/// The `SET` clauses that append one entry to a record's history when
+/// `cond` holds, in the statement that makes the change: `entry` is an
+/// SQL expression giving the entry's JSON object. The oldest entry goes
+/// (and is counted) past [`MAX_HISTORY`]. A history that is not valid
+/// JSON is left as it is, for the reads to report, and never fails the
+/// statement (a claim of many records among them).
+pub(super) fn append_history(cond: &str, entry: &str) -> String {
+    format!(
+        "history = CASE WHEN ({cond}) AND json_valid(history) THEN json_insert(\
+         CASE WHEN json_array_length(history) >= {MAX_HISTORY} \
+         THEN json_remove(history, '$[0]') ELSE history END, '$[#]', {entry}) \
+         ELSE history END, \
+         history_dropped = CASE WHEN ({cond}) AND json_valid(history) \
+         AND json_array_length(history) >= {MAX_HISTORY} THEN history_dropped + 1 \
+         ELSE history_dropped END"
+    )
+}
+
+/// Server text as a history entry keeps it: at most
+/// [`MAX_HISTORY_TEXT`] characters of the SQL expression `text`.
+pub(super) fn cut_text(text: &str) -> String {
+    format!("substr({text}, 1, {MAX_HISTORY_TEXT})")
 }
 
 /// Why a write under `fence` changed no row: a second look, taken only
@@ -151,6 +178,15 @@ pub(super) struct Book {
     pub(super) answers: Answers,
     /// Whether the task ended.
     pub(super) ended: bool,
+    /// The record's history, for the entries a change of the book adds.
+    pub(super) history: History,
+}
+
+impl Book {
+    /// Adds history entries, written back with the book.
+    pub(super) fn note(&mut self, entries: impl IntoIterator<Item = HistoryEntry>) {
+        self.history.extend(entries);
+    }
 }
 
 /// The questions and answers of record `id`; with `fence`, only while it
@@ -160,28 +196,37 @@ pub(super) fn read_book(
     id: RecordId,
     fence: Option<Fence>,
 ) -> StoreResult<Book> {
-    type Found = (String, String, i64, bool, bool);
+    type Found = (String, String, i64, bool, bool, String, i64);
     let found: Option<Found> = conn
         .prepare_cached(
-            "SELECT questions, answers, fence, lease_owner IS NOT NULL, ending IS NOT NULL \
-             FROM tasks WHERE id = ?1",
+            "SELECT questions, answers, fence, lease_owner IS NOT NULL, ending IS NOT NULL, \
+             history, history_dropped FROM tasks WHERE id = ?1",
         )
         .and_then(|mut s| {
             s.query_row([id.0], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
             })
             .optional()
         })
         .map_err(sql)?;
     match found {
         None => Err(StoreError::not_found(id)),
-        Some((_, _, f, held, _)) if fence.is_some_and(|fence| f != fence.0 || !held) => {
+        Some((_, _, f, held, ..)) if fence.is_some_and(|fence| f != fence.0 || !held) => {
             Err(StoreError::stale(id))
         }
-        Some((questions, answers, _, _, ended)) => Ok(Book {
+        Some((questions, answers, _, _, ended, history, dropped)) => Ok(Book {
             questions: row::questions(id, &questions)?,
             answers: row::answers(id, &answers)?,
             ended,
+            history: row::history(id, &history, dropped)?,
         }),
     }
 }
@@ -200,7 +245,8 @@ pub(super) fn write_book(
     conn.prepare_cached(
         "UPDATE tasks SET questions = ?2, answers = ?3, asking_since_ms = ?4, updated_ms = ?5, \
          due_ms = CASE WHEN ?6 THEN min(due_ms, ?5) ELSE due_ms END, \
-         nudged = CASE WHEN ?6 THEN 1 ELSE nudged END WHERE id = ?1",
+         nudged = CASE WHEN ?6 THEN 1 ELSE nudged END, history = ?7, history_dropped = ?8 \
+         WHERE id = ?1",
     )
     .and_then(|mut s| {
         s.execute(rusqlite::params![
@@ -209,7 +255,9 @@ pub(super) fn write_book(
             row::answers_json(&book.answers),
             since,
             now,
-            nudge
+            nudge,
+            super::super::history::entries_json(&book.history.entries),
+            i64::try_from(book.history.dropped).unwrap_or(i64::MAX),
         ])
     })
     .map_err(sql)?;
@@ -246,10 +294,17 @@ pub(super) const CLAIMABLE: &str = "SELECT id FROM (
 
 /// Leases the records selected by `which` (parameters `?1`: now, `?2`:
 /// limit or record) to `?3` until `?4`, under the next fence.
+///
+/// A record whose last lease ran out rather than being given back (a
+/// lease's end of 0) was taken over: its history says from whom.
 pub(super) fn lease_sql(which: &str) -> String {
+    let takeover = append_history(
+        "lease_owner IS NOT NULL AND lease_until_ms > 0",
+        "json_object('at', ?1, 'event', 'taken_over', 'from', lease_owner, 'to', ?3)",
+    );
     format!(
         "UPDATE tasks SET lease_owner = ?3, lease_until_ms = ?4, nudged = 0, \
-         fence = (SELECT last + 1 FROM fences) \
+         fence = (SELECT last + 1 FROM fences), {takeover} \
          WHERE id IN ({which}) RETURNING {COLUMNS}"
     )
 }

@@ -269,6 +269,8 @@ async fn a_bad_value_in_any_column_is_reported_and_starves_nothing() {
         ),
         ("questions", "questions = '[1'".into()),
         ("schedule", "schedule = 'weekly'".into()),
+        ("history", "history = '[{not json'".into()),
+        ("history_dropped", "history_dropped = 'some'".into()),
     ]
     .into_iter()
     .collect();
@@ -467,6 +469,11 @@ async fn a_file_of_schema_1_is_migrated_keeping_every_record() {
         assert_eq!(r.poll_interval_ms, Some(500));
         assert!(r.questions.is_empty());
         assert!(r.schedule.is_default());
+        assert_eq!(
+            r.history,
+            crate::store::History::default(),
+            "no history before version 6"
+        );
     }
     let yes: InputResponse = ElicitResult::accept(serde_json::json!({"ok": true})).into();
     assert_eq!(all[1].answers["confirm"].response, yes);
@@ -496,6 +503,9 @@ async fn a_file_of_schema_1_is_migrated_keeping_every_record() {
         .answer(got.id, "q", &ElicitResult::decline().into(), t(2))
         .await
         .unwrap();
+    let history = store.get(got.id).await.unwrap().unwrap().history;
+    let events: Vec<&str> = history.entries.iter().map(|e| e.event.name()).collect();
+    assert_eq!(events, ["asked", "answered"], "{history:?}");
 }
 
 /// A prune walks the index of delivered records for its batch alone,
