@@ -78,6 +78,7 @@ mod task;
 mod tasks;
 #[cfg(test)]
 mod tests;
+mod timeline;
 
 use html::{Nav, esc, page};
 

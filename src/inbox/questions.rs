@@ -15,7 +15,7 @@ use super::form::{self, Entered};
 use super::html::{Nav, cut, esc, when};
 use super::{App, now, record_id, respond, store_trouble, task, trouble};
 use crate::protocol::ElicitResult;
-use crate::store::{Filter, Question, QuestionKind, Refusal, TaskRecord, TaskStore};
+use crate::store::{Answerer, Filter, Question, QuestionKind, Refusal, TaskRecord, TaskStore};
 
 /// The most records the questions page shows, the oldest question first
 /// (each with its form: about 0.8 KB a question).
@@ -336,7 +336,11 @@ pub(super) async fn answer<S: TaskStore>(
             field: Some(field),
             entered,
         },
-        Ok(response) => match app.store.answer(id, key, &response.into(), now()).await {
+        Ok(response) => match app
+            .store
+            .answer_by(id, key, &response.into(), Answerer::Page, now())
+            .await
+        {
             Ok(()) => {
                 let to = match back {
                     Back::Task => format!("{base}/tasks/{id}"),

@@ -1,4 +1,5 @@
-//! A task's page: its record, its outcome, its questions, and cancel.
+//! A task's page: its record, its outcome, its questions, its history,
+//! and cancel.
 
 use std::fmt::Write;
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use super::html::{Nav, cut, esc, utc, when};
 use super::questions::{Back, Refused, question};
 use super::tasks::{status_class, status_word};
+use super::timeline::timeline;
 use super::{App, now, record_id, respond, store_trouble, trouble};
 use crate::store::{Ending, Forgotten, RecordState, TaskRecord, TaskStore};
 
@@ -159,6 +161,7 @@ pub(super) fn render(
             question(&mut body, base, r, key, q, Back::Task, refused, now);
         }
     }
+    timeline(&mut body, &r.history, now);
     let live = format!("{base}/tasks/{}", r.id);
     respond(
         base,

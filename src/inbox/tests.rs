@@ -969,3 +969,118 @@ async fn the_questions_page_is_bounded_and_says_when_more_ask() {
     assert_eq!(r.body.matches("<form method=\"post\"").count(), 10);
     assert!(!r.body.contains("more are asking"));
 }
+
+#[tokio::test]
+async fn a_task_page_shows_its_history_as_a_timeline_escaped() {
+    let store = MemoryStore::new();
+    let mut task = new_task(1);
+    task.status_message = Some("<script>alert('created')</script>".into());
+    let id = store.insert(task).await.unwrap();
+    let now = SystemTime::now();
+    let fence = store
+        .claim(Claim {
+            worker: "<b>w1</b>",
+            limit: 1,
+            now,
+            lease: Duration::from_secs(60),
+            record: Some(id),
+        })
+        .await
+        .unwrap()[0]
+        .as_ref()
+        .unwrap()
+        .fence()
+        .unwrap();
+    let asked: InputRequests = [
+        ("q".to_owned(), form_question()),
+        ("<i>k</i>".to_owned(), form_question()),
+    ]
+    .into();
+    store.ask(id, fence, &asked, now).await.unwrap();
+    let progress = Progress {
+        status: TaskStatus::InputRequired,
+        status_message: Some("<img src=x onerror=alert(1)>".into()),
+        poll_interval_ms: None,
+        failed_reads: 0,
+        due: now,
+        taken: Vec::new(),
+        offered: Vec::new(),
+    };
+    store.save(id, fence, progress).await.unwrap();
+    let app = app(store.clone());
+    let r = post(
+        &app,
+        "/tasks/1/answer",
+        "_key=q&_back=task&_action=accept&f:when=2025-01-01T00:00:00Z",
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    assert!(store.request_cancel(id, SystemTime::now()).await.unwrap());
+
+    let page = get(&app, "/tasks/1").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let body = &page.body;
+    let start = body.find("<ol class=\"history\"").expect("a timeline");
+    let timeline = &body[start..start + body[start..].find("</ol>").unwrap()];
+    let lines: Vec<&str> = timeline.split("<li").skip(1).collect();
+    assert_eq!(lines.len(), 6, "{timeline}");
+    let expect = [
+        "Recorded, <b>working</b>: <span class=\"message\">&lt;script&gt;",
+        "Asked question <code>&lt;i&gt;k&lt;/i&gt;</code>",
+        "Asked question <code>q</code>",
+        "<b>input_required</b>: <span class=\"message\">&lt;img src=x",
+        "Question <code>q</code> answered by a person, on this page",
+        "A cancel was asked for",
+    ];
+    for (line, words) in lines.iter().zip(expect) {
+        assert!(line.contains(words), "{words:?} not in {line}");
+    }
+    assert!(!body.contains("<script>alert"), "{body}");
+    assert!(!body.contains("<img src=x"));
+    assert!(!body.contains("<b>w1</b>"));
+    assert!(!body.contains("history-cut"), "nothing dropped yet");
+}
+
+#[tokio::test]
+async fn a_cut_history_says_so() {
+    let store = MemoryStore::new();
+    let id = store.insert(new_task(1)).await.unwrap();
+    for round in 0..(MAX_HISTORY + 3) {
+        let now = SystemTime::now();
+        let fence = store
+            .claim(Claim {
+                worker: "w",
+                limit: 1,
+                now,
+                lease: Duration::from_secs(60),
+                record: Some(id),
+            })
+            .await
+            .unwrap()[0]
+            .as_ref()
+            .unwrap()
+            .fence()
+            .unwrap();
+        let progress = Progress {
+            status: TaskStatus::Working,
+            status_message: Some(format!("step {round}")),
+            poll_interval_ms: None,
+            failed_reads: 0,
+            due: now,
+            taken: Vec::new(),
+            offered: Vec::new(),
+        };
+        store.save(id, fence, progress).await.unwrap();
+    }
+    let page = get(&app(store), "/tasks/1").await;
+    assert!(
+        page.body
+            .contains("4 older entries are not kept: a record keeps its newest 32."),
+        "{}",
+        page.body
+    );
+    assert_eq!(
+        page.body.matches("<li class=\"status\">").count(),
+        MAX_HISTORY
+    );
+}
