@@ -37,8 +37,8 @@ mod stdout;
 
 use commands::on_task::{Action, RefArgs};
 use commands::{
-    call, catalog, completions, forget, list, login, man, on_task, prune, questions, serve,
-    servers, store, tools, watch,
+    call, catalog, completions, forget, history, list, login, man, on_task, prune, questions,
+    serve, servers, store, tools, watch,
 };
 pub use failure::{Failure, chain, exit, one_line};
 use server::{ConfigArgs, ServerArgs};
@@ -181,7 +181,7 @@ The exit status tells how the task stands, as `wait` tells it once the task ende
 completed, 1 completed with a tool error (isError), 3 failed, expired or unknown to the \
 server, 4 cancelled (by anyone), 7 still running (working or input_required). 2, 5 and 6: \
 the command could not tell (see `mcp-tasks --help`).")]
-    Status(RefArgs),
+    Status(history::StatusArgs),
     /// Follow a task to its result, by its short name or its reference.
     #[command(after_help = "\
 The exit status tells how the task ended, as `status` tells it: 0 completed, 1 completed \
@@ -303,7 +303,9 @@ fn main() -> ExitCode {
         Command::Answer(a) => a.json(),
         Command::Login { .. } | Command::Logout { .. } => false,
         Command::Call(c) => c.json(),
-        Command::Status(r) | Command::Wait(r) | Command::Cancel(r) => r.output.json,
+        Command::Status(history::StatusArgs { task: r, .. })
+        | Command::Wait(r)
+        | Command::Cancel(r) => r.output.json,
         Command::Completions { .. } | Command::Man | Command::Store(_) | Command::Serve(_) => false,
         Command::Forget(_) | Command::Prune(_) => false,
         Command::Catalog(c) => c.json(),
@@ -352,7 +354,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Call(args) => call::run(args).await,
         Command::Questions { json } => questions::list(json).await,
         Command::Answer(args) => questions::answer(args).await,
-        Command::Status(args) => on_task::run(args, Action::Status).await,
+        Command::Status(args) => history::run(args).await,
         Command::Wait(args) => on_task::run(args, Action::Wait).await,
         Command::Cancel(args) => on_task::run(args, Action::Cancel).await,
         Command::Forget(args) => forget::run(args).await,

@@ -28,8 +28,8 @@ use anyhow::{Context, bail};
 use mcp_tasks::TaskRef;
 use mcp_tasks::protocol::{InputRequests, InputResponse, InputResponses, TaskStatus};
 use mcp_tasks::store::{
-    Claim, Ending, Filter, Forgotten, NewTask, Progress, RecordId, SqliteStore, StoreError,
-    TaskRecord, TaskStore,
+    Answerer, Claim, Ending, Filter, Forgotten, NewTask, Progress, RecordId, SqliteStore,
+    StoreError, TaskRecord, TaskStore,
 };
 use serde::{Deserialize, Serialize};
 
@@ -373,7 +373,7 @@ impl Records {
         response: &InputResponse,
     ) -> Result<(), StoreError> {
         self.store
-            .answer(id, key, response, SystemTime::now())
+            .answer_by(id, key, response, Answerer::CommandLine, SystemTime::now())
             .await
     }
 

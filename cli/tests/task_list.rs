@@ -446,6 +446,45 @@ fn a_question_is_listed_and_answered_from_another_shell_once() {
         "{out}"
     );
     assert!(questions(&data).is_empty(), "{:?}", questions(&data));
+
+    // The task's history says what happened, and who answered.
+    let status = run(&data, &["status", "1", "--history"]);
+    assert_eq!(status.status.code(), Some(0), "{status:?}");
+    let out = text(&status.stdout);
+    let history = &out[out.find("history:").unwrap_or_else(|| panic!("{out}"))..];
+    let lines: Vec<&str> = history.lines().skip(1).collect();
+    assert!(lines[0].contains("recorded, working"), "{history}");
+    for words in [
+        "input_required",
+        "asked target",
+        "target answered by a person on the command line",
+        "ended: completed",
+    ] {
+        assert!(
+            lines.iter().any(|l| l.contains(words)),
+            "{words:?} not in {history}"
+        );
+    }
+    let status = run(&data, &["status", "1", "--history", "--json"]);
+    let out = text(&status.stdout);
+    let last: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    let events: Vec<&str> = last["history"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{out}"))
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(events[0], "created", "{last}");
+    assert!(events.contains(&"ended"), "{last}");
+    let answered = last["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["event"] == "answered")
+        .unwrap_or_else(|| panic!("{last}"));
+    assert_eq!(answered["by"], "command_line", "{last}");
+    assert_eq!(answered["key"], "target");
+    assert_eq!(last["dropped"], 0);
 }
 
 #[test]

@@ -15,6 +15,7 @@ pub mod call;
 pub mod catalog;
 pub mod completions;
 pub mod forget;
+pub mod history;
 pub mod list;
 pub mod login;
 pub mod man;
