@@ -266,15 +266,16 @@ impl<S: TaskStore> TaskStore for Counting<S> {
         self.count("ask");
         self.inner.ask(id, fence, asked, now).await
     }
-    async fn answer(
+    async fn answer_by(
         &self,
         id: RecordId,
         key: &str,
         response: &InputResponse,
+        by: mcp_tasks::store::Answerer,
         now: SystemTime,
     ) -> StoreResult<()> {
         self.count("answer");
-        self.inner.answer(id, key, response, now).await
+        self.inner.answer_by(id, key, response, by, now).await
     }
     async fn record_answer(
         &self,

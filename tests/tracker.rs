@@ -424,14 +424,15 @@ impl TaskStore for Overtaken {
     ) -> StoreResult<(Questions, Answers)> {
         self.inner.ask(id, fence, asked, now).await
     }
-    async fn answer(
+    async fn answer_by(
         &self,
         id: RecordId,
         key: &str,
         response: &InputResponse,
+        by: mcp_tasks::store::Answerer,
         now: SystemTime,
     ) -> StoreResult<()> {
-        self.inner.answer(id, key, response, now).await
+        self.inner.answer_by(id, key, response, by, now).await
     }
     async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
         let later = SystemTime::now() + Duration::from_secs(3600);
@@ -898,14 +899,15 @@ impl TaskStore for Hooked {
         let r = self.inner.ask(id, fence, asked, now).await;
         self.logged("ask", id, fence, r)
     }
-    async fn answer(
+    async fn answer_by(
         &self,
         id: RecordId,
         key: &str,
         response: &InputResponse,
+        by: mcp_tasks::store::Answerer,
         now: SystemTime,
     ) -> StoreResult<()> {
-        self.inner.answer(id, key, response, now).await
+        self.inner.answer_by(id, key, response, by, now).await
     }
     async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
         if let Some(gate) = &self.gate {

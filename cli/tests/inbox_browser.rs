@@ -215,6 +215,9 @@ async fn a_person_answers_and_the_page_follows(b: &Browser) {
     // page, loaded once after the post, shows each step by itself.
     until_text(b, "#status", "completed").await;
     until_text(b, "#outcome", "ops@example.com").await;
+    // Its history, live too: who answered, and the end.
+    until_text(b, "#history", "answered by a person, on this page").await;
+    until_text(b, "#history", "Ended: completed").await;
     shot(b, "task").await;
     let Some(Ending::Completed { result }) = stage.ending(id).await else {
         panic!("not completed");

@@ -133,8 +133,12 @@ pub enum Event {
     },
     /// The application acknowledged the ending.
     Delivered,
-    /// A worker claimed the record after the lease of another ran out
-    /// without being given back (the other stopped, crashed or paused).
+    /// A worker claimed the record after the last lease ran out without
+    /// being given back (its worker stopped, crashed or paused). The two
+    /// names are the same when a worker paused past its own lease; a
+    /// worker restarted under its name gives its leases back first
+    /// ([`TaskStore::release_worker`](super::TaskStore::release_worker)),
+    /// so its claims are no takeover.
     TakenOver {
         /// The worker whose lease ran out.
         from: String,

@@ -12,7 +12,8 @@
 //!   [`Schedule`]), who holds it (a [`Lease`] with a fencing token), the
 //!   questions it asks and the answers given to them, whether a cancel
 //!   was asked for, and how it ended, with whether the application has
-//!   taken that outcome.
+//!   taken that outcome; and a short [`History`] of what happened to it,
+//!   each entry written with the change it records.
 //! - Three stores: [`MemoryStore`] (tests and examples), `SqliteStore`
 //!   (feature `sqlite`: one file, the embedded default) and `PostgresStore`
 //!   (feature `postgres`: many workers on many machines share one

@@ -26,7 +26,7 @@ pub(super) async fn each_change_adds_one_history_entry<S: TaskStore>(store: &S) 
         message: Some("queued".into()),
     };
     let r = store.get(id).await.unwrap().unwrap();
-    assert_eq!(events(&r), [created.clone()]);
+    assert_eq!(events(&r), std::slice::from_ref(&created));
     assert!(!r.history.is_cut());
 
     // A read that finds what the record already says adds nothing.
@@ -37,7 +37,11 @@ pub(super) async fn each_change_adds_one_history_entry<S: TaskStore>(store: &S) 
         ..progress(t(0))
     };
     store.save(id, fence, same.clone()).await.unwrap();
-    assert_eq!(history_of(store, id).await, [created.clone()], "no change");
+    assert_eq!(
+        history_of(store, id).await,
+        std::slice::from_ref(&created),
+        "no change"
+    );
     // A lease given back is no takeover, whoever claims next.
     let fence = held(store, "w2", id, t(1)).await;
     store.save(id, fence, progress(t(0))).await.unwrap();

@@ -90,7 +90,9 @@ use sql::{
 /// tool, the caller's key and scope, the last status, when the task is
 /// due, its lease (owner, end, fencing token), the answers given to its
 /// questions (JSON), whether a cancel was asked for, and how it ended
-/// (JSON) with whether that was delivered. A one-row table `fences` keeps
+/// (JSON) with whether that was delivered, and its history (a JSON array
+/// of at most [`MAX_HISTORY`](super::MAX_HISTORY) entries, appended by
+/// the statement that makes each change). A one-row table `fences` keeps
 /// the last fencing token handed out, and `PRAGMA user_version` the
 /// version of the schema, which [`open`](SqliteStore::open) brings up to
 /// date.
