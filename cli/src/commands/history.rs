@@ -66,21 +66,21 @@ fn print(history: &History, json: bool) {
                 v
             })
             .collect();
-        println!(
+        out!(
             "{}",
             json!({"history": entries, "dropped": history.dropped})
         );
         return;
     }
-    println!("history:");
+    out!("history:");
     if history.is_cut() {
-        println!(
+        out!(
             "  ({} older entries not kept: a task keeps its newest {MAX_HISTORY})",
             history.dropped
         );
     }
     for e in &history.entries {
-        println!("  {}  {}", rfc3339(e.at), words(&e.event));
+        out!("  {}  {}", rfc3339(e.at), words(&e.event));
     }
 }
 
