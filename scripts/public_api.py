@@ -222,7 +222,8 @@ def main(path):
             return v
         if k == "borrowed_ref":
             m = "mut " if v.get("is_mutable") or v.get("mutable") else ""
-            return f"&{m}{ty(v['type'])}"
+            lt = f"{v['lifetime']} " if v.get("lifetime") else ""
+            return f"&{lt}{m}{ty(v['type'])}"
         if k == "raw_pointer":
             return f"*{'mut' if v.get('is_mutable') or v.get('mutable') else 'const'} {ty(v['type'])}"
         if k == "tuple":

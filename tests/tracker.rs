@@ -1335,3 +1335,51 @@ async fn a_worker_whose_writes_keep_being_refused_warns_once() {
         .count();
     assert_eq!(warned, 1, "one warning for seven refused writes:\n{text}");
 }
+
+#[tokio::test]
+async fn a_record_taken_from_a_worker_whose_lease_ran_out_is_logged_once() {
+    let logs = Logs::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer({
+            let logs = logs.clone();
+            move || logs.clone()
+        })
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    bounded(async {
+        let server = server();
+        let client = client(&server).await;
+        let store = MemoryStore::new();
+        let tracker = named(store.clone(), &client, "healthy");
+        let ids = long_tasks(&tracker, &client, 1).await;
+        // A worker claims the record and dies: its lease runs out.
+        let held = store
+            .claim(Claim {
+                worker: "dead",
+                limit: 1,
+                now: SystemTime::now(),
+                lease: ms(1),
+                record: Some(ids[0]),
+            })
+            .await
+            .unwrap();
+        assert_eq!(held.len(), 1);
+        tokio::time::sleep(ms(20)).await;
+        // Taken over once; read again later, it is no takeover.
+        for _ in 0..3 {
+            tracker.pass(|_| async { true }).await.unwrap();
+            tokio::time::sleep(ms(20)).await;
+        }
+        assert!(server.count("tasks/get") >= 2, "read more than once");
+    })
+    .await;
+    let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let taken: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("INFO") && l.contains("took over a record"))
+        .collect();
+    assert_eq!(taken.len(), 1, "{text}");
+    assert!(taken[0].contains("from=dead"), "{}", taken[0]);
+    assert!(!taken[0].contains("secret"), "no task id: {}", taken[0]);
+}

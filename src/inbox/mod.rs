@@ -69,6 +69,7 @@ use axum::routing::{get, post};
 
 use crate::store::{RecordId, StoreError, TaskStore};
 
+mod answer;
 mod form;
 mod guard;
 mod html;
@@ -185,7 +186,7 @@ pub fn router<S: TaskStore>(store: S, options: Options) -> Router {
         .route("/tasks/{id}/result", get(task::result::<S>))
         .route("/tasks/{id}/cancel", post(task::cancel::<S>))
         .route("/tasks/{id}/forget", post(task::forget::<S>))
-        .route("/tasks/{id}/answer", post(questions::answer::<S>))
+        .route("/tasks/{id}/answer", post(answer::answer::<S>))
         .route("/questions", get(questions::page::<S>))
         .route("/metrics", get(metrics::metrics::<S>))
         .route("/assets/style.css", get(style))

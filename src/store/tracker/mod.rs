@@ -253,7 +253,9 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
 /// `a tracked task ended` (with its ending) and `a tracked task's ending
 /// was delivered`, each with the record's id (never the task id); and once
 /// per worker, the records it took back when it started and gave back when
-/// it stopped ([`Tracker::shutdown`]). `WARN`
+/// it stopped ([`Tracker::shutdown`]); and each record it took over from a
+/// worker whose lease ran out (a crash, a pause longer than the lease),
+/// with that worker's name. `WARN`
 /// says what needs a person: the store unavailable (the worker pauses), a
 /// step that failed on a store error, a record that cannot be read, a
 /// [`on_question`](TrackerBuilder::on_question) hook slower than its
@@ -836,6 +838,16 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             })
             .await?;
         meter::claimed(&inner.worker, records.len());
+        for record in records.iter().flatten() {
+            if let Some(from) = taken_over(record, &inner.worker) {
+                tracing::info!(
+                    worker = %inner.worker,
+                    record = %record.id,
+                    from = %from,
+                    "took over a record whose worker's lease ran out"
+                );
+            }
+        }
         Ok(records)
     }
 
@@ -851,5 +863,21 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         let client = self.inner.connector.connect(server).await?;
         clients.insert(key, client.clone());
         Ok(client)
+    }
+}
+
+/// The worker `record` was just taken over from, by `worker`'s claim: its
+/// history's last entry is that takeover, newer than the record's last
+/// write (a later claim of the same record, after a write that added no
+/// entry, is no takeover).
+fn taken_over<'r>(record: &'r TaskRecord, worker: &str) -> Option<&'r str> {
+    let last = record.history.entries.last()?;
+    match &last.event {
+        super::Event::TakenOver { from, to }
+            if to == worker && from != worker && last.at >= record.updated =>
+        {
+            Some(from)
+        }
+        _ => None,
     }
 }
