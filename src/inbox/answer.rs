@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::form::{self, Entered};
 use super::questions::{Back, Refused, list};
-use super::{App, now, record_id, store_trouble, task, trouble};
+use super::{App, no_record, now, record_id, store_trouble, task, trouble};
 use crate::protocol::ElicitResult;
 use crate::store::{Answerer, Question, Refusal, TaskStore};
 
@@ -61,12 +61,7 @@ pub(super) async fn answer<S: TaskStore>(
     let record = match app.store.get(id).await {
         Ok(Some(r)) => r,
         Ok(None) => {
-            return trouble(
-                base,
-                StatusCode::NOT_FOUND,
-                "No such task",
-                &format!("There is no task record {id}."),
-            );
+            return no_record(base, id);
         }
         Err(e) => return store_trouble(base, &e),
     };

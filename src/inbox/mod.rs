@@ -253,6 +253,16 @@ fn store_trouble(base: &str, e: &StoreError) -> Response {
     }
 }
 
+/// The 404 page for a record id the store does not hold.
+fn no_record(base: &str, id: RecordId) -> Response {
+    trouble(
+        base,
+        StatusCode::NOT_FOUND,
+        "No such task",
+        &format!("There is no task record {id}."),
+    )
+}
+
 /// A record id from an address, or a 404 page.
 fn record_id(base: &str, raw: &str) -> Result<RecordId, Box<Response>> {
     raw.parse::<i64>().map(RecordId).map_err(|_| {

@@ -12,7 +12,7 @@ use super::html::{Nav, cut, esc, utc, when};
 use super::questions::{Back, Refused, question};
 use super::tasks::{status_class, status_word};
 use super::timeline::timeline;
-use super::{App, now, record_id, respond, store_trouble, trouble};
+use super::{App, no_record, now, record_id, respond, store_trouble, trouble};
 use crate::store::{Ending, Forgotten, RecordState, TaskRecord, TaskStore};
 
 /// The most characters of a result a page shows; the rest is behind a
@@ -31,12 +31,7 @@ pub(super) async fn page<S: TaskStore>(
     };
     match app.store.get(id).await {
         Ok(Some(r)) => render(base, &headers, StatusCode::OK, &r, None),
-        Ok(None) => trouble(
-            base,
-            StatusCode::NOT_FOUND,
-            "No such task",
-            &format!("There is no task record {id}."),
-        ),
+        Ok(None) => no_record(base, id),
         Err(e) if e.is_corrupt() => trouble(
             base,
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -293,12 +288,7 @@ pub(super) async fn cancel<S: TaskStore>(
         Ok(false) => match app.store.get(id).await {
             // Ended already: its page says how.
             Ok(Some(_)) => Redirect::to(&format!("{base}/tasks/{id}")).into_response(),
-            Ok(None) => trouble(
-                base,
-                StatusCode::NOT_FOUND,
-                "No such task",
-                &format!("There is no task record {id}."),
-            ),
+            Ok(None) => no_record(base, id),
             Err(e) => store_trouble(base, &e),
         },
         Err(e) => store_trouble(base, &e),
