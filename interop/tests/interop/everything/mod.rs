@@ -338,7 +338,11 @@ async fn a_research_task_runs_its_stages(client: Client, ambiguous: bool) {
     };
     messages.dedup();
     let stages = messages.iter().filter(|m| m.ends_with("...")).count();
-    assert!(stages >= 2, "too few stages seen: {messages:?}");
+    // Asked for a clarification, the task may ask after its first stage:
+    // the stages after the answer run inside `finish`, unseen here (the
+    // run without a question sees them all).
+    let least = if ambiguous { 1 } else { 2 };
+    assert!(stages >= least, "too few stages seen: {messages:?}");
     let report = finished.into_result().unwrap().joined_text();
     assert!(report.contains("Research Report: rust"), "{report}");
     if ambiguous {
