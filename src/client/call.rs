@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::client::connection::{ProgressFn, Tracking};
+use crate::client::connection::ProgressFn;
 use crate::client::{Call, Client, Started};
 use crate::error::{Error, Result};
 use crate::protocol::{
@@ -44,15 +44,21 @@ impl Client {
 
     /// Starts a tool call through the wire: MRTR rounds answered with the
     /// installed handlers, and the legacy `task` opt-in (with `ttl`, when
-    /// set) if the last listing said the tool wants it.
+    /// set) if the last listing said the tool wants it. Progress reports
+    /// go to `on_progress`, within `progress_total` in all; a task the
+    /// call becomes comes with what its era keeps for it (see
+    /// [`NewTask`](crate::client::NewTask)), so the task layer asks the
+    /// client once per call.
     pub(crate) async fn start(
         &self,
         name: &str,
         arguments: Option<Value>,
         timeout: Duration,
         ttl: Option<Duration>,
-        progress: Option<&mut Tracking>,
+        on_progress: Option<(ProgressFn, Duration)>,
     ) -> Result<Started> {
+        let progress =
+            on_progress.map(|(callback, total)| self.wire().connection().track(callback, total));
         let mut listed = self.listed_opt_in(name);
         if listed.is_none() && self.wire().lists_for_opt_in() {
             // A 2025-11-25 server that runs tasks wants the opt-in on the
@@ -92,12 +98,6 @@ impl Client {
                 progress,
             })
             .await
-    }
-
-    /// Progress tracking for one call: a fresh token whose reports go to
-    /// `on_progress`, within `total` in all.
-    pub(crate) fn track_progress(&self, on_progress: ProgressFn, total: Duration) -> Tracking {
-        self.wire().connection().track(on_progress, total)
     }
 
     /// One page of the tasks the server keeps for this client

@@ -48,7 +48,7 @@ use notifications::{Dispatch, Observers};
 pub use notifications::{ListChanged, SERVER_LOG_TARGET};
 pub use stats::ClientStats;
 use wire::KnownTools;
-pub(crate) use wire::{Call, Started, TaskHold, Wire};
+pub(crate) use wire::{Call, NewTask, Started, TaskHold, Wire};
 
 /// The default bound on one request.
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);

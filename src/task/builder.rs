@@ -90,10 +90,6 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
                 )));
             }
         };
-        let mut tracking = settings
-            .on_progress
-            .clone()
-            .map(|f| settings.client.track_progress(f, settings.timeout));
         // The task span starts with the call, so that `tools/call` (and
         // its input rounds) are in it.
         let trace = Trace::call(&settings.client, name);
@@ -104,7 +100,7 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
                 arguments,
                 settings.request_timeout(),
                 settings.ttl,
-                tracking.as_mut(),
+                settings.on_progress.clone().map(|f| (f, settings.timeout)),
             )
         );
         let started = match started {
@@ -116,25 +112,23 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
                 return Err(e);
             }
         };
-        let created = match started {
+        let task = match started {
             Started::Complete(result) => {
                 let core = Core::immediate(settings, trace);
                 let observed = Observed::Finished(Box::new(Outcome::Completed(result)));
                 return Ok(TaskState::from_core(core, observed));
             }
-            Started::Task(created) => created,
+            Started::Task(task) => task,
         };
-        let seed = created.status;
-        let log =
-            || tracing::debug!(task = ?created.task_id, status = %seed, "tools/call became a task");
+        let seed = task.created.status;
+        let log = || {
+            tracing::debug!(task = ?task.created.task_id, status = %seed, "tools/call became a task");
+        };
         match &trace {
             Some(t) => t.span().in_scope(log),
             None => log(),
         }
-        let mut core = Core::created(settings, &created, trace);
-        if let Some(tracking) = tracking.filter(|_| core.client().wire().keeps_call_progress()) {
-            core.keep_progress(tracking.keep_reporting());
-        }
+        let mut core = Core::created(settings, task, trace);
         if seed == TaskStatus::Working {
             return Ok(TaskState::from_core(core, Observed::Pending));
         }
@@ -182,7 +176,7 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
         }
         // Followed from the first read on, so that a 2025-11-25 task's
         // questions and result are kept for the handle this becomes.
-        let _hold = settings.client.wire().hold(task.task_id());
+        let hold = settings.client.wire().hold(task.task_id());
         let mut trace = Trace::resume(&settings.client, task.task_id());
         if let Some(t) = trace.as_deref_mut() {
             t.read();
@@ -203,7 +197,8 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
                 return Err(e);
             }
         };
-        let (core, observed) = Core::resumed(settings, task.task_id().clone(), snapshot, trace);
+        let (core, observed) =
+            Core::resumed(settings, task.task_id().clone(), hold, snapshot, trace);
         Ok(TaskState::from_core(core, observed))
     }
 }

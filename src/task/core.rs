@@ -16,10 +16,10 @@ use super::snapshot::Snapshot;
 use super::trace::{End, Trace};
 use crate::Client;
 use crate::client::connection::Pump;
-use crate::client::{TaskHold, Watch};
+use crate::client::{NewTask, TaskHold, Watch};
 use crate::error::Result;
 use crate::protocol::{
-    CreateTaskResult, DetailedTask, InputRequests, InputResponses, TaskId, TaskPayload, TaskStatus,
+    DetailedTask, InputRequests, InputResponses, TaskId, TaskPayload, TaskStatus,
 };
 
 /// What every handle holds, whatever its state.
@@ -86,9 +86,14 @@ impl Core {
     /// at once (the creation result carries no payload).
     pub(crate) fn created(
         settings: Settings,
-        created: &CreateTaskResult,
+        task: NewTask,
         trace: Option<Box<Trace>>,
     ) -> Box<Core> {
+        let NewTask {
+            created,
+            hold,
+            progress,
+        } = task;
         let seed = created.status;
         if let Some(t) = &trace {
             t.created(&settings.client, Some(&created.task_id), seed);
@@ -97,17 +102,19 @@ impl Core {
         Core::live(
             settings,
             created.task_id.clone(),
-            Snapshot::from_created(created),
+            Snapshot::from_created(&created),
             fresh,
+            (hold, progress),
             trace,
         )
     }
 
-    /// The core of a task re-attached to with one read, `snapshot`; the
-    /// snapshot is applied. Its `with_ttl` lifetime starts now.
+    /// The core of a task re-attached to with one read, `snapshot`, and
+    /// held by `hold` since before that read; the snapshot is applied. Its `with_ttl` lifetime starts now.
     pub(crate) fn resumed(
         settings: Settings,
         id: TaskId,
+        hold: Option<TaskHold>,
         snapshot: DetailedTask,
         trace: Option<Box<Trace>>,
     ) -> (Box<Core>, Observed) {
@@ -118,6 +125,7 @@ impl Core {
             id,
             Snapshot::of_status(TaskStatus::Working),
             Some(Instant::now()),
+            (hold, None),
             None,
         );
         let observed = core.apply(snapshot).unwrap_or(Observed::Pending);
@@ -128,20 +136,23 @@ impl Core {
         (core, observed)
     }
 
+    /// A core for task `id`, keeping what its era keeps for it (`kept`:
+    /// the hold, and the call's progress reports).
     fn live(
         settings: Settings,
         id: TaskId,
         snapshot: Snapshot,
         last_read: Option<Instant>,
+        kept: (Option<TaskHold>, Option<Pump>),
         trace: Option<Box<Trace>>,
     ) -> Box<Core> {
         let now = Instant::now();
-        let hold = settings.client.wire().hold(&id);
+        let (hold, progress) = kept;
         Box::new(Core {
             // A lifetime too long to count is no lifetime.
             expires_at: settings.ttl.and_then(|d| now.checked_add(d)),
             _hold: hold,
-            progress: None,
+            progress,
             settings: HandleSettings::from(settings),
             id: Some(id),
             machine: Machine::new(),
@@ -368,12 +379,6 @@ impl Core {
                 Observed::Pending
             }
         }
-    }
-
-    /// Keeps the call's progress reports going to the callback while the
-    /// task runs.
-    pub(crate) fn keep_progress(&mut self, pump: Pump) {
-        self.progress = Some(pump);
     }
 
     /// Marks the handle finished with `outcome`: nothing more is sent for

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 pub(crate) use legacy::{KnownTools, Legacy, Registry, wants_opt_in};
 pub(crate) use modern::Modern;
-pub(crate) use start::{Call, Started};
+pub(crate) use start::{Call, NewTask, Started, TaskHold};
 
 use super::Watch;
 use super::connection::Connection;
@@ -136,21 +136,6 @@ impl Wire {
     }
 }
 
-/// What a handle keeps of its task for the era while it lives (a
-/// 2025-11-25 session holds the task's input requests for it). Dropping
-/// it lets the task go. Opaque: the task layer only keeps it.
-pub(crate) struct TaskHold {
-    _held: Box<dyn std::any::Any + Send + Sync>,
-}
-
-impl TaskHold {
-    fn new(held: impl std::any::Any + Send + Sync) -> Self {
-        TaskHold {
-            _held: Box::new(held),
-        }
-    }
-}
-
 /// What a connection can do, asked in capability words: callers never ask
 /// which era it is, so a new era is one more arm in each method here.
 impl Wire {
@@ -174,17 +159,6 @@ impl Wire {
         match self {
             Wire::Modern(_) => None,
             Wire::Legacy(l) => Some(TaskHold::new(l.follow(id))),
-        }
-    }
-
-    /// Whether a task keeps the progress token of the call that made it
-    /// for its whole life, so the call's progress callback hears the task
-    /// (2025-11-25); on 2026-07-28 a task reports progress in its
-    /// status message instead.
-    pub(crate) fn keeps_call_progress(&self) -> bool {
-        match self {
-            Wire::Modern(_) => false,
-            Wire::Legacy(_) => true,
         }
     }
 

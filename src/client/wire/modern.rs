@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::start::{Call, Started};
+use super::start::{Call, NewTask, Started};
 use crate::client::connection::{Connection, Tracking};
 use crate::client::envelope::Envelope;
 use crate::client::notifications::task_pushes::{Watch, Watcher};
@@ -138,7 +138,7 @@ impl Modern {
                     Some(name),
                     &params,
                     Some(timeout),
-                    progress.as_deref_mut(),
+                    progress.as_mut(),
                 )
                 .await
                 .map_err(|e| {
@@ -152,7 +152,15 @@ impl Modern {
                 .map_err(|e| Error::protocol(e.to_string()).with_method(method::TOOLS_CALL))?;
             let asked = match response {
                 CallToolResponse::Complete(r) => return Ok(Started::Complete(r)),
-                CallToolResponse::Task(t) => return Ok(Started::Task(t)),
+                CallToolResponse::Task(created) => {
+                    // A task of this era reports progress in its status
+                    // message: the call's token ends with the call.
+                    return Ok(Started::Task(NewTask {
+                        created,
+                        hold: None,
+                        progress: None,
+                    }));
+                }
                 CallToolResponse::InputRequired(asked) => asked,
             };
             (params.input_responses, params.request_state) =

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::client::connection::Tracking;
+use crate::client::connection::{Pump, Tracking};
 use crate::input::InputHandlers;
 use crate::protocol::{CallToolResult, CreateTaskResult, TaskOptIn};
 
@@ -20,8 +20,10 @@ pub(crate) struct Call<'a> {
     pub(crate) handlers: &'a InputHandlers,
     pub(crate) max_rounds: usize,
     pub(crate) timeout: Duration,
-    /// Progress reports asked for, and where they go.
-    pub(crate) progress: Option<&'a mut Tracking>,
+    /// Progress reports asked for, and where they go. Where the era keeps
+    /// a call's progress token for its task's life, a task the call
+    /// becomes takes it along (see [`NewTask::progress`]).
+    pub(crate) progress: Option<Tracking>,
 }
 
 /// How a started call stands once input rounds are done.
@@ -31,5 +33,38 @@ pub(crate) enum Started {
     /// The server answered at once.
     Complete(CallToolResult),
     /// The call became a task.
-    Task(CreateTaskResult),
+    Task(NewTask),
+}
+
+/// A task a call became, with what its era keeps for it while a handle
+/// lives: the task layer holds both and looks at neither.
+#[derive(Debug)]
+pub(crate) struct NewTask {
+    pub(crate) created: CreateTaskResult,
+    /// The era's hold on the task (see [`TaskHold`]).
+    pub(crate) hold: Option<TaskHold>,
+    /// The call's progress reports, still going to its callback (a
+    /// 2025-11-25 task keeps its call's token).
+    pub(crate) progress: Option<Pump>,
+}
+
+/// What a handle keeps of its task for the era while it lives (a
+/// 2025-11-25 session holds the task's input requests for it). Dropping
+/// it lets the task go. Opaque: the task layer only keeps it.
+pub(crate) struct TaskHold {
+    _held: Box<dyn std::any::Any + Send + Sync>,
+}
+
+impl TaskHold {
+    pub(super) fn new(held: impl std::any::Any + Send + Sync) -> Self {
+        TaskHold {
+            _held: Box::new(held),
+        }
+    }
+}
+
+impl std::fmt::Debug for TaskHold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TaskHold")
+    }
 }

@@ -18,8 +18,8 @@ pub(crate) use known_tools::{KnownTools, wants_opt_in};
 pub(crate) use tasks::Registry;
 use tasks::{Follow, LegacyTasks};
 
-use super::start::{Call, Started};
-use crate::client::connection::Connection;
+use super::start::{Call, NewTask, Started, TaskHold};
+use crate::client::connection::{Connection, Tracking};
 use crate::client::envelope::Envelope;
 use crate::error::{Error, Result};
 use crate::protocol::method;
@@ -216,8 +216,8 @@ impl Legacy {
     /// (with the `task` opt-in, which the call carries only when the
     /// server runs tasks) a task's creation result `{"task": {…}}`.
     pub(crate) async fn start(&self, call: Call<'_>) -> Result<Started> {
-        let tracking = call.progress;
-        let token = tracking.as_deref().map(|t| t.token().clone());
+        let mut tracking = call.progress;
+        let token = tracking.as_ref().map(|t| t.token().clone());
         let opt_in = call.opt_in.filter(|_| self.task_calls);
         let asked_for_a_task = opt_in.is_some();
         let params = CallToolParams {
@@ -234,7 +234,7 @@ impl Legacy {
                 Some(call.name.to_owned()),
                 &WithProgress::new(&params, token.as_ref()),
                 call.timeout,
-                tracking,
+                tracking.as_mut(),
             )
             .await
             .map_err(|e| e.with_method(method::TOOLS_CALL))?;
@@ -251,7 +251,14 @@ impl Legacy {
                     "the server made a task of a call that did not ask for one"
                 );
             }
-            return Ok(Started::Task(created.task.into_created()));
+            let created = created.task.into_created();
+            // Followed from the answer on, and the call's progress token
+            // kept: a task of this era reports on it for its whole life.
+            return Ok(Started::Task(NewTask {
+                hold: Some(TaskHold::new(self.follow(&created.task_id))),
+                progress: tracking.map(Tracking::keep_reporting),
+                created,
+            }));
         }
         match CallToolResponse::decode(raw.get(), false) {
             Ok(CallToolResponse::Complete(r)) => Ok(Started::Complete(r)),
