@@ -6,10 +6,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::client::connection::ProgressFn;
+use crate::client::wire::{BoxFuture, ToolListing};
 use crate::client::{Call, Client, Started};
 use crate::error::{Error, Result};
 use crate::protocol::{
-    CallToolResult, DetailedTask, InputResponses, ListTasksResult, TaskId, TaskOptIn,
+    CallToolResult, DetailedTask, InputResponses, ListTasksResult, TaskId, Tool,
 };
 
 impl Client {
@@ -59,39 +60,12 @@ impl Client {
     ) -> Result<Started> {
         let progress =
             on_progress.map(|(callback, total)| self.wire().connection().track(callback, total));
-        let mut listed = self.listed_opt_in(name);
-        if listed.is_none() && self.wire().lists_for_opt_in() {
-            // A 2025-11-25 server that runs tasks wants the opt-in on the
-            // tools listed for it: list, so the call knows. Calls started
-            // together wait for one listing (the lock is held for the
-            // listing only, never through the call). The listing is read
-            // here, not from memory, which the server's `list_changed`
-            // (sent in bursts after the handshake) may have cleared
-            // meanwhile.
-            let _listing = self.opt_in_listing().await;
-            listed = self.listed_opt_in(name);
-            if listed.is_none() && !self.has_listed() {
-                match self.list_tools().await {
-                    Ok(tools) => {
-                        listed = tools
-                            .iter()
-                            .find(|t| t.name == name)
-                            .map(crate::client::wire::wants_opt_in);
-                    }
-                    Err(e) => {
-                        tracing::debug!("listing the tools for their task support failed: {e}");
-                    }
-                }
-            }
-        }
-        let opt_in = (listed == Some(true))
-            .then(|| TaskOptIn::new(ttl.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))));
         self.wire()
             .start(Call {
                 name,
                 arguments,
-                opt_in,
-                listed: listed.is_some(),
+                tools: self,
+                ttl,
                 handlers: self.handlers(),
                 max_rounds: self.max_input_rounds(),
                 timeout,
@@ -143,5 +117,21 @@ impl Client {
     /// [`Error::is_task_not_found`], or any request error.
     pub async fn cancel_task(&self, id: &TaskId) -> Result<()> {
         self.wire().cancel(id, self.request_timeout()).await
+    }
+}
+
+/// What the client remembers of the last complete listing, and the
+/// listing [`Client::list_tools`] makes.
+impl ToolListing for Client {
+    fn opt_in(&self, name: &str) -> Option<bool> {
+        self.listed_opt_in(name)
+    }
+
+    fn has_listed(&self) -> bool {
+        Client::has_listed(self)
+    }
+
+    fn list(&self) -> BoxFuture<'_, Result<Vec<Tool>>> {
+        Box::pin(self.list_tools())
     }
 }

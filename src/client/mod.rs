@@ -122,9 +122,6 @@ struct Inner {
     /// The tools of the last complete `list_tools()`, shared with the
     /// notification dispatcher (which forgets them on `list_changed`).
     listed_tools: Arc<Mutex<KnownTools>>,
-    /// Held while a listing for the 2025-11-25 `task` opt-in runs, so that
-    /// calls started together list once.
-    opt_in_listing: tokio::sync::Mutex<()>,
     /// Notifications dropped because a callback was behind.
     notify_dropped: Arc<AtomicU64>,
     /// The tasks the client hosts for a 2025-11-25 server.
@@ -371,7 +368,6 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
                 server_id: config.server_id,
                 discovered,
                 listed_tools,
-                opt_in_listing: tokio::sync::Mutex::new(()),
                 notify_dropped,
                 host,
                 subscribed,
@@ -659,11 +655,6 @@ impl Client {
             .lock()
             .unwrap()
             .replace(generation, listed);
-    }
-
-    /// Serialises the listings made for the `task` opt-in.
-    pub(crate) async fn opt_in_listing(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.inner.opt_in_listing.lock().await
     }
 
     /// Whether a listing is remembered.

@@ -59,7 +59,18 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
     /// call also carries the legacy opt-in `task: {}` (`{"ttl": <ms>}` with
     /// [`with_ttl`](TaskBuilder::with_ttl)), which 2026-07-28 servers
     /// ignore and older ones need; see [`TaskOptIn`](crate::protocol::TaskOptIn).
-    /// No listing is ever made for this.
+    ///
+    /// One case lists the tools first, without being asked: an
+    /// initialize-era server that declared task-augmented `tools/call`,
+    /// when the client remembers no listing. Such a server wants the
+    /// opt-in on the tools it lists as task-capable, and refuses the call
+    /// (or runs it without a task) otherwise. The listing is one
+    /// [`Client::list_tools`] (all its pages, within the client's listing
+    /// bounds), made once per client rather than per call: calls started
+    /// together wait for the same listing, and it is remembered until the
+    /// server says its tools changed. A failed listing is logged at
+    /// `debug`, and the call goes without the opt-in. A 2026-07-28
+    /// session never lists for this.
     ///
     /// # Errors
     ///

@@ -334,9 +334,12 @@ impl Client {
     /// listing said (a listing that fails leaves it as it was). Calls made
     /// afterwards to a tool listed as `optional` or `required` carry the
     /// legacy `task` opt-in, which servers still on that model need; see
-    /// [`TaskOptIn`](crate::protocol::TaskOptIn). Nothing is ever listed
-    /// behind the caller's back, and the raw [`Client::request`] neither
-    /// fills nor reads this memory. A `notifications/tools/list_changed`
+    /// [`TaskOptIn`](crate::protocol::TaskOptIn). The one listing made
+    /// without being asked is for that memory: a call to an
+    /// initialize-era server that runs tasks, when nothing is remembered,
+    /// lists first (once per client; see
+    /// [`TaskBuilder::call_tool`](crate::task::TaskBuilder::call_tool)).
+    /// The raw [`Client::request`] neither fills nor reads this memory. A `notifications/tools/list_changed`
     /// from the server forgets it (a listing under way when it comes is
     /// not kept either): list again to know the tools.
     ///

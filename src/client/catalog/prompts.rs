@@ -8,7 +8,6 @@ use serde_json::value::RawValue;
 
 use crate::client::catalog::capabilities::Needs;
 use crate::client::catalog::pages::Pages;
-use crate::client::wire::Wire;
 use crate::client::{Client, decode};
 use crate::error::Result;
 use crate::protocol::method;
@@ -151,29 +150,22 @@ impl Client {
     }
 
     /// Sends a request that may ask for input first (`prompts/get`,
-    /// `resources/read`), naming what it acts on: on 2026-07-28 its input
-    /// rounds are answered by the installed handlers; an initialize-era
-    /// server asks with requests of its own instead, which the session
-    /// answers as they come.
+    /// `resources/read`), naming what it acts on, with the installed
+    /// handlers answering (see [`Wire::send_answering`](crate::client::Wire::send_answering)).
     pub(crate) async fn send_answering<P: Serialize>(
         &self,
         method: &'static str,
         name: &str,
         params: &P,
     ) -> Result<Box<RawValue>> {
-        match self.wire() {
-            Wire::Modern(modern) => {
-                modern
-                    .send_answering(
-                        method,
-                        name,
-                        params,
-                        self.handlers(),
-                        self.max_input_rounds(),
-                    )
-                    .await
-            }
-            wire => wire.send_named(method, name, params).await,
-        }
+        self.wire()
+            .send_answering(
+                method,
+                name,
+                params,
+                self.handlers(),
+                self.max_input_rounds(),
+            )
+            .await
     }
 }

@@ -21,12 +21,13 @@ use serde_json::{Map, Value};
 
 pub(crate) use legacy::{KnownTools, Legacy, Registry, wants_opt_in};
 pub(crate) use modern::Modern;
-pub(crate) use start::{Call, NewTask, Started, TaskHold};
+pub(crate) use start::{BoxFuture, Call, NewTask, Started, TaskHold, ToolListing};
 
 use super::Watch;
 use super::connection::Connection;
 use super::envelope::Envelope;
 use crate::error::{Error, Result};
+use crate::input::InputHandlers;
 use crate::protocol::versions::{self, Era};
 use crate::protocol::{DetailedTask, InputResponses, TaskId};
 
@@ -75,16 +76,24 @@ impl Wire {
         }
     }
 
-    /// As [`Wire::send`], for a request that names what it acts on (the
-    /// `Mcp-Name` header on HTTP: a prompt's name, a resource's URI).
-    pub(crate) async fn send_named<P: Serialize>(
+    /// Sends a request that may ask for input first (`prompts/get`,
+    /// `resources/read`), naming what it acts on: on 2026-07-28 its input
+    /// rounds are answered with `handlers`, at most `max_rounds` of them;
+    /// an initialize-era server asks with requests of its own instead,
+    /// which the session answers as they come.
+    pub(crate) async fn send_answering<P: Serialize>(
         &self,
         method: &'static str,
         name: &str,
         params: &P,
+        handlers: &InputHandlers,
+        max_rounds: usize,
     ) -> Result<Box<RawValue>> {
         match self {
-            Wire::Modern(m) => m.send(method, Some(name), params, None).await,
+            Wire::Modern(m) => {
+                m.send_answering(method, name, params, handlers, max_rounds)
+                    .await
+            }
             Wire::Legacy(l) => l.send(method, Some(name), params, None).await,
         }
     }
@@ -205,13 +214,6 @@ impl Wire {
     /// client hosts: a 2025-11-25 session that declared them.
     pub(crate) fn hosts_tasks(&self) -> bool {
         matches!(self, Wire::Legacy(l) if l.hosts_tasks())
-    }
-
-    /// Whether the tool listing decides the `task` opt-in on this session
-    /// and the server runs tasks: an initialize-era server declaring
-    /// task-augmented calls.
-    pub(crate) fn lists_for_opt_in(&self) -> bool {
-        matches!(self, Wire::Legacy(l) if l.runs_tasks())
     }
 
     /// One page of the initialize era's `tasks/list`.

@@ -114,15 +114,16 @@ impl Modern {
     /// server completes the call or returns a task. Every round carries the
     /// legacy `task` opt-in when the call has one.
     pub(crate) async fn start(&self, call: Call<'_>) -> Result<Started> {
+        let listed = call.tools.opt_in(call.name);
+        let opt_in = call.opt_in(listed);
         let Call {
             name,
             arguments,
-            opt_in,
-            listed,
             handlers,
             max_rounds,
             timeout,
             mut progress,
+            ..
         } = call;
         let mut params = CallToolParams {
             name: name.to_owned(),
@@ -142,7 +143,7 @@ impl Modern {
                 )
                 .await
                 .map_err(|e| {
-                    if !listed && wants_task_opt_in(&e) {
+                    if listed.is_none() && wants_task_opt_in(&e) {
                         e.with_hint(LIST_TOOLS_FOR_TASK_OPT_IN)
                     } else {
                         e

@@ -1,21 +1,25 @@
 //! What starting a call takes and gives, whatever the era.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::client::connection::{Pump, Tracking};
+use crate::error::Result;
 use crate::input::InputHandlers;
-use crate::protocol::{CallToolResult, CreateTaskResult, TaskOptIn};
+use crate::protocol::{CallToolResult, CreateTaskResult, TaskOptIn, Tool};
 
 /// One `tools/call` to start.
 pub(crate) struct Call<'a> {
     pub(crate) name: &'a str,
     pub(crate) arguments: Option<Value>,
-    /// The legacy `task` opt-in, when the tool's listing asked for it.
-    pub(crate) opt_in: Option<TaskOptIn>,
-    /// Whether the tool was listed at all (for the hint on a refusal).
-    pub(crate) listed: bool,
+    /// What the client knows of its tools: whether a call carries the
+    /// legacy `task` opt-in follows from it.
+    pub(crate) tools: &'a dyn ToolListing,
+    /// The lifetime the opt-in asks for, when it is sent.
+    pub(crate) ttl: Option<Duration>,
     /// Who answers input rounds, and how many rounds at most.
     pub(crate) handlers: &'a InputHandlers,
     pub(crate) max_rounds: usize,
@@ -24,6 +28,39 @@ pub(crate) struct Call<'a> {
     /// a call's progress token for its task's life, a task the call
     /// becomes takes it along (see [`NewTask::progress`]).
     pub(crate) progress: Option<Tracking>,
+}
+
+impl Call<'_> {
+    /// The legacy opt-in for a tool whose listing said `listed` (`None`:
+    /// not listed): sent when the listing asked for it.
+    pub(super) fn opt_in(&self, listed: Option<bool>) -> Option<TaskOptIn> {
+        (listed == Some(true)).then(|| {
+            TaskOptIn::new(
+                self.ttl
+                    .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            )
+        })
+    }
+}
+
+/// A future the wire awaits without knowing its type.
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What the client remembers of the server's tools from its last
+/// complete listing, and how it lists them again: the era decides whether
+/// a call needs a listing first (a 2025-11-25 server that runs tasks
+/// wants the opt-in on the tools listed for it).
+pub(crate) trait ToolListing: Sync {
+    /// What the last listing said of `name`: `None` when it did not name
+    /// it (or there is none), else whether it wants the legacy opt-in.
+    fn opt_in(&self, name: &str) -> Option<bool>;
+
+    /// Whether a listing is remembered.
+    fn has_listed(&self) -> bool;
+
+    /// Lists every tool, as [`Client::list_tools`](crate::Client::list_tools)
+    /// does (and remembered the same way).
+    fn list(&self) -> BoxFuture<'_, Result<Vec<Tool>>>;
 }
 
 /// How a started call stands once input rounds are done.

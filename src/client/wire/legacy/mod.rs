@@ -18,7 +18,7 @@ pub(crate) use known_tools::{KnownTools, wants_opt_in};
 pub(crate) use tasks::Registry;
 use tasks::{Follow, LegacyTasks};
 
-use super::start::{Call, NewTask, Started, TaskHold};
+use super::start::{Call, NewTask, Started, TaskHold, ToolListing};
 use crate::client::connection::{Connection, Tracking};
 use crate::client::envelope::Envelope;
 use crate::error::{Error, Result};
@@ -42,6 +42,9 @@ pub(crate) struct Legacy {
     /// 2025-11-25: task-augmented requests from the server become tasks.
     hosts_tasks: bool,
     tasks: LegacyTasks,
+    /// Held while the tools are listed for the `task` opt-in, so that
+    /// calls started together list once.
+    listing: tokio::sync::Mutex<()>,
 }
 
 /// An initialize-era request's params, with `_meta.progressToken` when the
@@ -162,6 +165,7 @@ impl Legacy {
             task_calls,
             hosts_tasks,
             tasks: LegacyTasks::new(),
+            listing: tokio::sync::Mutex::new(()),
         };
         Ok((session, discovered))
     }
@@ -193,13 +197,6 @@ impl Legacy {
             .map_err(|e| e.with_method(method))
     }
 
-    /// Whether calls to tools listed with `taskSupport` `optional` or
-    /// `required` carry the `task` opt-in: the server declared
-    /// task-augmented `tools/call` (2025-11-25 only).
-    pub(crate) fn runs_tasks(&self) -> bool {
-        self.task_calls
-    }
-
     /// Whether task-augmented requests from the server become tasks the
     /// client hosts (see `client/server_requests/hosted_tasks.rs`).
     pub(crate) fn hosts_tasks(&self) -> bool {
@@ -216,10 +213,11 @@ impl Legacy {
     /// (with the `task` opt-in, which the call carries only when the
     /// server runs tasks) a task's creation result `{"task": {…}}`.
     pub(crate) async fn start(&self, call: Call<'_>) -> Result<Started> {
+        let listed = self.listed(call.name, call.tools).await;
+        let opt_in = call.opt_in(listed).filter(|_| self.task_calls);
+        let asked_for_a_task = opt_in.is_some();
         let mut tracking = call.progress;
         let token = tracking.as_ref().map(|t| t.token().clone());
-        let opt_in = call.opt_in.filter(|_| self.task_calls);
-        let asked_for_a_task = opt_in.is_some();
         let params = CallToolParams {
             name: call.name.to_owned(),
             arguments: call.arguments,
@@ -267,6 +265,39 @@ impl Legacy {
             )
             .with_method(method::TOOLS_CALL)),
             Err(e) => Err(Error::protocol(e.to_string()).with_method(method::TOOLS_CALL)),
+        }
+    }
+
+    /// What the listing says of tool `name` (see [`ToolListing::opt_in`]),
+    /// listing the tools first when the server runs tasks and no listing
+    /// is remembered: such a server wants the opt-in on the tools listed
+    /// for it, and a call without it is refused or runs without a task.
+    /// This costs one `tools/list` (all its pages) per client, not per
+    /// call: calls started together wait for one listing (the lock is
+    /// held for the listing only, never through a call), and later calls
+    /// read what it left. A `list_changed` from the server forgets it;
+    /// the next call lists again. A failed listing is logged, and the
+    /// call goes without the opt-in.
+    async fn listed(&self, name: &str, tools: &dyn ToolListing) -> Option<bool> {
+        let listed = tools.opt_in(name);
+        if listed.is_some() || !self.task_calls {
+            return listed;
+        }
+        let _listing = self.listing.lock().await;
+        // Read again once the lock is held, not from before: another
+        // call's listing may have ended meanwhile, and the server's
+        // `list_changed` (sent in bursts after the handshake) may have
+        // cleared the memory.
+        let listed = tools.opt_in(name);
+        if listed.is_some() || tools.has_listed() {
+            return listed;
+        }
+        match tools.list().await {
+            Ok(all) => all.iter().find(|t| t.name == name).map(wants_opt_in),
+            Err(e) => {
+                tracing::debug!("listing the tools for their task support failed: {e}");
+                None
+            }
         }
     }
 
