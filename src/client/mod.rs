@@ -42,13 +42,11 @@ pub use catalog::pages::{Listed, Pages, ToolPages};
 use connection::Connection;
 pub(crate) use decode::decode;
 use envelope::Envelope;
-use notifications::subscriptions::Subscribed;
-pub(crate) use notifications::task_pushes::{Push, Watch};
 use notifications::{Dispatch, Observers};
 pub use notifications::{ListChanged, SERVER_LOG_TARGET};
 pub use stats::ClientStats;
 use wire::KnownTools;
-pub(crate) use wire::{Call, NewTask, Started, TaskHold, Wire};
+pub(crate) use wire::{Call, NewTask, Push, Started, TaskHold, Watch, Wire};
 
 /// The default bound on one request.
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -126,11 +124,6 @@ struct Inner {
     notify_dropped: Arc<AtomicU64>,
     /// The tasks the client hosts for a 2025-11-25 server.
     host: Option<Arc<server_requests::hosted_tasks::Host>>,
-    /// The resource subscriptions of a 2026-07-28 session (the initialize
-    /// era subscribes with requests instead).
-    subscribed: Option<Subscribed>,
-    /// The URIs subscribed to, in either era, whose updates are delivered.
-    heard: notifications::Heard,
 }
 
 impl fmt::Debug for Client {
@@ -323,21 +316,17 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         // On 2026-07-28 list changes come on a listen stream alone: one is
         // opened for those the server says change when someone listens.
         let lists = match &config.on_list_changed {
-            Some(_) => notifications::subscriptions::Lists::advertised(
-                discovered.get().map(|d| &d.capabilities),
-            ),
-            None => notifications::subscriptions::Lists::default(),
+            Some(_) => wire::Lists::advertised(discovered.get().map(|d| &d.capabilities)),
+            None => wire::Lists::default(),
         };
-        let heard = notifications::Heard::default();
-        let subscribed = session
-            .wire
-            .subscribes_by_listening()
-            .then(|| Subscribed::new(listened_tx, lists, heard.clone()));
+        let heard = wire::Heard::default();
+        let mut wire = session.wire;
+        wire.hear(heard.clone(), listened_tx, lists);
         notifications::spawn(
             notifications,
             listened,
             Dispatch {
-                conn: session.wire.connection().downgrade(),
+                conn: wire.connection().downgrade(),
                 tools: listed_tools.clone(),
                 observers: Observers {
                     log: config.on_log,
@@ -346,13 +335,13 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
                 },
                 handlers: handlers.clone(),
                 dropped: notify_dropped.clone(),
-                tasks: session.wire.registry().cloned(),
-                heard: heard.clone(),
+                tasks: wire.registry().cloned(),
+                heard,
             },
         );
         let client = Client {
             inner: Arc::new(Inner {
-                wire: session.wire,
+                wire,
                 handlers,
                 request_timeout,
                 max_input_rounds: config.max_input_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS),
@@ -370,8 +359,6 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
                 listed_tools,
                 notify_dropped,
                 host,
-                subscribed,
-                heard,
             }),
         };
         // Only when the server was probed: one that was not (a pinned
@@ -394,18 +381,8 @@ fn listen_for_list_changes(client: &Client) {
     let weak = Arc::downgrade(&client.inner);
     tokio::spawn(async move {
         let Some(inner) = weak.upgrade() else { return };
-        let Some(subscribed) = &inner.subscribed else {
-            return;
-        };
         let wire = &inner.wire;
-        let opened = subscribed
-            .listen_lists(
-                wire.connection(),
-                wire.shared_envelope(),
-                inner.request_timeout,
-            )
-            .await;
-        match opened {
+        match wire.listen_for_list_changes().await {
             Ok(()) => {}
             // Closed while the stream was being opened: nothing is lost.
             Err(e) if wire.connection().closed_reason().is_some() => {
@@ -615,17 +592,6 @@ impl Client {
 
     pub(crate) fn handlers(&self) -> &InputHandlers {
         &self.inner.handlers
-    }
-
-    /// The resource subscriptions of a 2026-07-28 session; `None` on the
-    /// initialize era.
-    /// The URIs subscribed to, whose updates are delivered.
-    pub(crate) fn heard(&self) -> &notifications::Heard {
-        &self.inner.heard
-    }
-
-    pub(crate) fn subscribed(&self) -> Option<&Subscribed> {
-        self.inner.subscribed.as_ref()
     }
 
     pub(crate) fn max_input_rounds(&self) -> usize {

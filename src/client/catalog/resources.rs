@@ -146,9 +146,9 @@ impl Client {
         self.resource_subscription(uri, false).await
     }
 
-    /// Subscribes to `uri` (`subscribe`) or ends its subscription: on the
-    /// shared listen stream on 2026-07-28, else with `resources/subscribe`
-    /// or `resources/unsubscribe`.
+    /// Subscribes to `uri` (`subscribe`) or ends its subscription, once
+    /// the server is known to take subscriptions (see
+    /// [`Wire::subscribe_resource`](crate::client::Wire::subscribe_resource)).
     async fn resource_subscription(&self, uri: &str, subscribe: bool) -> Result<()> {
         let method = if subscribe {
             method::RESOURCES_SUBSCRIBE
@@ -156,39 +156,6 @@ impl Client {
             method::RESOURCES_UNSUBSCRIBE
         };
         self.require(Needs::ResourceSubscriptions, method).await?;
-        let Some(subscribed) = self.subscribed() else {
-            // A subscription is heard from the moment the server may send
-            // an update; an unsubscription is not heard from at once.
-            let added = subscribe && self.heard().add(uri);
-            if !subscribe {
-                self.heard().remove(uri);
-            }
-            let sent = self.resource_request(method, uri).await;
-            if sent.is_err() && added {
-                self.heard().remove(uri);
-            }
-            return sent;
-        };
-        let wire = self.wire();
-        let (connection, envelope) = (wire.connection(), wire.shared_envelope());
-        let timeout = self.request_timeout();
-        if subscribe {
-            subscribed
-                .subscribe(connection, envelope, uri, timeout)
-                .await
-        } else {
-            subscribed
-                .unsubscribe(connection, envelope, uri, timeout)
-                .await
-        }
-    }
-
-    /// Sends an initialize-era request whose answer is an empty result.
-    async fn resource_request(&self, method: &'static str, uri: &str) -> Result<()> {
-        let params = ResourceParams {
-            uri: uri.to_owned(),
-        };
-        let raw = self.wire().send(method, &params, None).await?;
-        decode::<serde_json::Value>(&raw, method).map(drop)
+        self.wire().subscribe_resource(uri, subscribe).await
     }
 }

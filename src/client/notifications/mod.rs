@@ -16,7 +16,7 @@
 //!   `on_resource_updated` (on 2026-07-28 it comes on the listen stream of
 //!   the resource subscriptions, forwarded here), when its URI is one the
 //!   client subscribed to, or under one (the specification lets an update
-//!   name a sub-resource): see [`Heard::covers`]. Others are skipped.
+//!   name a sub-resource): see [`Heard::covers`](crate::client::wire::Heard::covers). Others are skipped.
 //! - Anything else (unknown methods) is skipped with a debug log.
 //!
 //! Nothing here ever makes the reader wait. The connection's queue holds at
@@ -29,10 +29,7 @@
 //! [`ClientStats::discarded_messages`](crate::ClientStats::discarded_messages).
 
 pub(crate) mod observers;
-pub(crate) mod subscriptions;
-pub(crate) mod task_pushes;
 
-use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -42,8 +39,7 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use crate::client::connection::{Notification, WeakConnection};
-use crate::client::wire::KnownTools;
-use crate::client::wire::Registry;
+use crate::client::wire::{Heard, KnownTools, Registry};
 use crate::input::{Callback, InputHandlers};
 use crate::protocol::method;
 use crate::protocol::{LogLevel, LogMessage, ResourceUpdated, TaskId};
@@ -73,42 +69,6 @@ pub enum ListChanged {
     Prompts,
     /// `notifications/resources/list_changed`.
     Resources,
-}
-
-/// The URIs the client subscribed to, in either era: kept by the
-/// subscribing calls, read by the dispatcher, which delivers the updates
-/// of these resources alone.
-#[derive(Clone, Default)]
-pub(crate) struct Heard(Arc<Mutex<BTreeSet<String>>>);
-
-impl Heard {
-    /// Adds `uri`; `true` when it was not there.
-    pub(crate) fn add(&self, uri: &str) -> bool {
-        self.0.lock().unwrap().insert(uri.to_owned())
-    }
-
-    /// Removes `uri`.
-    pub(crate) fn remove(&self, uri: &str) {
-        self.0.lock().unwrap().remove(uri);
-    }
-
-    /// Whether an update of `uri` was asked for: `uri` is subscribed to,
-    /// or lies under a subscribed URI (the subscribed URI followed by `/`,
-    /// `?` or `#`, or one that ends with `/`). `file:///dir` covers
-    /// `file:///dir/a.txt`, not `file:///directory`. One look-up per such
-    /// boundary in `uri`.
-    pub(crate) fn covers(&self, uri: &str) -> bool {
-        let set = self.0.lock().unwrap();
-        if set.is_empty() {
-            return false;
-        }
-        if set.contains(uri) {
-            return true;
-        }
-        uri.char_indices()
-            .filter(|(_, c)| matches!(c, '/' | '?' | '#'))
-            .any(|(i, _)| set.contains(&uri[..i]) || set.contains(&uri[..=i]))
-    }
 }
 
 /// The callbacks a builder installs for notifications.

@@ -8,9 +8,11 @@
 //! a new era is a module of its own here (`modern.rs`, `legacy/`) and one
 //! arm in each method.
 
+mod heard;
 mod legacy;
 mod modern;
 pub(crate) mod probe;
+mod pushes;
 mod start;
 
 use std::time::Duration;
@@ -19,11 +21,12 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+pub(crate) use heard::Heard;
 pub(crate) use legacy::{KnownTools, Legacy, Registry, wants_opt_in};
-pub(crate) use modern::Modern;
+pub(crate) use modern::{Lists, Modern};
+pub(crate) use pushes::{Push, Watch};
 pub(crate) use start::{BoxFuture, Call, NewTask, Started, TaskHold, ToolListing};
 
-use super::Watch;
 use super::connection::Connection;
 use super::envelope::Envelope;
 use crate::error::{Error, Result};
@@ -44,14 +47,6 @@ impl Wire {
         match self {
             Wire::Modern(m) => m.connection(),
             Wire::Legacy(l) => l.connection(),
-        }
-    }
-
-    /// The envelope, for a task that outlives the call that starts it.
-    pub(crate) fn shared_envelope(&self) -> &std::sync::Arc<Envelope> {
-        match self {
-            Wire::Modern(m) => m.shared_envelope(),
-            Wire::Legacy(l) => l.shared_envelope(),
         }
     }
 
@@ -214,6 +209,42 @@ impl Wire {
     /// client hosts: a 2025-11-25 session that declared them.
     pub(crate) fn hosts_tasks(&self) -> bool {
         matches!(self, Wire::Legacy(l) if l.hosts_tasks())
+    }
+
+    /// Readies resource subscriptions: the URIs subscribed to are kept in
+    /// `heard`, which the dispatcher reads; where subscriptions live on a
+    /// listen stream (2026-07-28), its events go to `forward` and each
+    /// stream also asks for the list changes of `lists`.
+    pub(crate) fn hear(
+        &mut self,
+        heard: Heard,
+        forward: tokio::sync::mpsc::Sender<super::connection::Notification>,
+        lists: Lists,
+    ) {
+        match self {
+            Wire::Modern(m) => m.hear(forward, lists, heard),
+            Wire::Legacy(l) => l.hear(heard),
+        }
+    }
+
+    /// Subscribes to updates of `uri` (`subscribe`), or ends the
+    /// subscription: on the client's listen stream on 2026-07-28, by
+    /// request on the initialize era.
+    pub(crate) async fn subscribe_resource(&self, uri: &str, subscribe: bool) -> Result<()> {
+        match self {
+            Wire::Modern(m) => m.subscribe_resource(uri, subscribe).await,
+            Wire::Legacy(l) => l.subscribe_resource(uri, subscribe).await,
+        }
+    }
+
+    /// Listens for the list changes asked for where they come only on a
+    /// listen stream (2026-07-28); elsewhere they come by themselves and
+    /// nothing is sent.
+    pub(crate) async fn listen_for_list_changes(&self) -> Result<()> {
+        match self {
+            Wire::Modern(m) => m.listen_lists().await,
+            Wire::Legacy(_) => Ok(()),
+        }
     }
 
     /// One page of the initialize era's `tasks/list`.

@@ -18,8 +18,10 @@ pub(crate) use known_tools::{KnownTools, wants_opt_in};
 pub(crate) use tasks::Registry;
 use tasks::{Follow, LegacyTasks};
 
+use super::heard::Heard;
 use super::start::{Call, NewTask, Started, TaskHold, ToolListing};
 use crate::client::connection::{Connection, Tracking};
+use crate::client::decode::decode;
 use crate::client::envelope::Envelope;
 use crate::error::{Error, Result};
 use crate::protocol::method;
@@ -28,7 +30,7 @@ use crate::protocol::versions::{self, Era};
 use crate::protocol::{
     CallToolParams, CallToolResponse, ClientCapabilities, DetailedTask, DiscoverResult,
     Implementation, InputResponses, LegacyCreateResult, ListTasksResult, META_SERVER_INFO,
-    RequestId, ServerCapabilities, TaskId,
+    RequestId, ResourceParams, ServerCapabilities, TaskId,
 };
 
 /// An initialized session.
@@ -45,6 +47,8 @@ pub(crate) struct Legacy {
     /// Held while the tools are listed for the `task` opt-in, so that
     /// calls started together list once.
     listing: tokio::sync::Mutex<()>,
+    /// The URIs subscribed to, whose updates the dispatcher delivers.
+    heard: Heard,
 }
 
 /// An initialize-era request's params, with `_meta.progressToken` when the
@@ -166,6 +170,7 @@ impl Legacy {
             hosts_tasks,
             tasks: LegacyTasks::new(),
             listing: tokio::sync::Mutex::new(()),
+            heard: Heard::default(),
         };
         Ok((session, discovered))
     }
@@ -175,10 +180,6 @@ impl Legacy {
     }
 
     pub(crate) fn envelope(&self) -> &Envelope {
-        &self.envelope
-    }
-
-    pub(crate) fn shared_envelope(&self) -> &Arc<Envelope> {
         &self.envelope
     }
 
@@ -299,6 +300,39 @@ impl Legacy {
                 None
             }
         }
+    }
+
+    /// Keeps the URIs subscribed to in `heard`, which the dispatcher reads.
+    pub(crate) fn hear(&mut self, heard: Heard) {
+        self.heard = heard;
+    }
+
+    /// Subscribes to `uri` (`resources/subscribe`) or ends its
+    /// subscription (`resources/unsubscribe`). A subscription is heard
+    /// from the moment the server may send an update (and forgotten again
+    /// when the request fails); an unsubscription is not heard from at
+    /// once.
+    pub(crate) async fn subscribe_resource(&self, uri: &str, subscribe: bool) -> Result<()> {
+        let method = if subscribe {
+            method::RESOURCES_SUBSCRIBE
+        } else {
+            method::RESOURCES_UNSUBSCRIBE
+        };
+        let added = subscribe && self.heard.add(uri);
+        if !subscribe {
+            self.heard.remove(uri);
+        }
+        let params = ResourceParams {
+            uri: uri.to_owned(),
+        };
+        let sent = match self.send(method, None, &params, None).await {
+            Ok(raw) => decode::<Value>(&raw, method).map(drop),
+            Err(e) => Err(e),
+        };
+        if sent.is_err() && added {
+            self.heard.remove(uri);
+        }
+        sent
     }
 
     /// Holds task `id` for a handle (see [`Follow`]).

@@ -29,7 +29,7 @@ use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use crate::client::connection::{Cancelled, Connection, Responder, later};
-use crate::client::notifications::task_pushes::{Push, Watch};
+use crate::client::wire::pushes::{Push, Watch};
 use crate::client::wire::same_task;
 use crate::error::{Error, Kind, Result};
 use crate::protocol::method;

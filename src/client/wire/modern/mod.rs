@@ -2,16 +2,19 @@
 //! with `tasks/get`, answered with `tasks/update`, cancelled with
 //! `tasks/cancel`, watched with `subscriptions/listen`.
 
+mod subscriptions;
+
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use super::heard::Heard;
+use super::pushes::{Watch, Watcher};
 use super::start::{Call, NewTask, Started};
-use crate::client::connection::{Connection, Tracking};
+use crate::client::connection::{Connection, Notification, Tracking};
 use crate::client::envelope::Envelope;
-use crate::client::notifications::task_pushes::{Watch, Watcher};
 use crate::error::{Error, Hint, Kind, Result};
 use crate::input::InputHandlers;
 use crate::protocol::method;
@@ -20,6 +23,8 @@ use crate::protocol::{
     CallToolParams, CallToolResponse, CancelTaskParams, DetailedTask, GetTaskParams,
     InputRequiredResult, InputResponses, ResultType, TaskId, error_codes,
 };
+pub(crate) use subscriptions::Lists;
+use subscriptions::Subscribed;
 
 /// The connection, spoken in 2026-07-28.
 pub(crate) struct Modern {
@@ -28,6 +33,9 @@ pub(crate) struct Modern {
     request_timeout: Duration,
     /// The client-wide listen watcher, started on first use.
     watcher: OnceLock<Watcher>,
+    /// The resource subscriptions and list changes, on their own listen
+    /// stream; readied once connected (see [`Modern::hear`]).
+    subscribed: Option<Subscribed>,
 }
 
 impl Modern {
@@ -41,7 +49,46 @@ impl Modern {
             envelope,
             request_timeout,
             watcher: OnceLock::new(),
+            subscribed: None,
         }
+    }
+
+    /// Readies resource subscriptions: the stream's events go to
+    /// `forward`, each stream also asks for the list changes of `lists`,
+    /// and the URIs subscribed to are kept in `heard`.
+    pub(crate) fn hear(
+        &mut self,
+        forward: tokio::sync::mpsc::Sender<Notification>,
+        lists: Lists,
+        heard: Heard,
+    ) {
+        self.subscribed = Some(Subscribed::new(forward, lists, heard));
+    }
+
+    fn subscribed(&self) -> Result<&Subscribed> {
+        self.subscribed
+            .as_ref()
+            .ok_or_else(|| Error::protocol("resource subscriptions are not readied on this client"))
+    }
+
+    /// Subscribes to `uri` (`subscribe`) or ends its subscription, on the
+    /// client's listen stream (see `subscriptions`).
+    pub(crate) async fn subscribe_resource(&self, uri: &str, subscribe: bool) -> Result<()> {
+        let subscribed = self.subscribed()?;
+        let (conn, envelope, timeout) = (&self.conn, &self.envelope, self.request_timeout);
+        if subscribe {
+            subscribed.subscribe(conn, envelope, uri, timeout).await
+        } else {
+            subscribed.unsubscribe(conn, envelope, uri, timeout).await
+        }
+    }
+
+    /// Opens the listen stream for the list changes alone, when some are
+    /// listened for and no stream is open yet.
+    pub(crate) async fn listen_lists(&self) -> Result<()> {
+        self.subscribed()?
+            .listen_lists(&self.conn, &self.envelope, self.request_timeout)
+            .await
     }
 
     pub(crate) fn connection(&self) -> &Connection {
@@ -49,10 +96,6 @@ impl Modern {
     }
 
     pub(crate) fn envelope(&self) -> &Envelope {
-        &self.envelope
-    }
-
-    pub(crate) fn shared_envelope(&self) -> &Arc<Envelope> {
         &self.envelope
     }
 

@@ -32,9 +32,9 @@ use std::time::Duration;
 use tokio::sync::{Mutex, mpsc};
 use tokio::task::AbortHandle;
 
-use super::Heard;
 use crate::client::connection::{Connection, Notification, SubEvent, Subscription, WeakConnection};
 use crate::client::envelope::Envelope;
+use crate::client::wire::heard::Heard;
 use crate::error::{Error, Result};
 use crate::protocol::method;
 use crate::protocol::{
