@@ -2,15 +2,18 @@
 //!
 //! - `connection/`: JSON-RPC over a transport: request ids, pending
 //!   requests, routing of what the server sends, timeouts.
-//! - `wire/`: the protocol eras (which one a server speaks, and each
-//!   one's way to start, read, answer and cancel a task).
+//! - `wire/`: the protocol eras, and everything that differs between
+//!   them: which one a server speaks, each one's way to start, read,
+//!   answer and cancel a task, task pushes, resource subscriptions, and
+//!   the requests a server sends (answered on the initialize era, with
+//!   the tasks the client hosts for a 2025-11-25 server; refused on
+//!   2026-07-28). One folder per era: `wire/modern/`, `wire/legacy/`.
+//!   Code outside `wire/` never asks which era it talks to.
 //! - `call.rs`: `tools/call` and the task verbs; `envelope.rs`: the
 //!   `_meta` of a 2026-07-28 request; `decode.rs`: one result decoder.
 //! - `catalog/`: tools, resources, templates, prompts and completion.
-//! - `notifications/`: what the server sends outside any request, task
-//!   pushes, and resource subscriptions.
-//! - `server_requests/`: requests from the server, and the tasks the
-//!   client hosts for a 2025-11-25 server.
+//! - `notifications/`: the dispatcher of what the server sends outside
+//!   any request, and the builder's callbacks for it.
 //! - `stats.rs`: the diagnostic counters.
 
 use std::fmt;
@@ -34,7 +37,6 @@ pub(crate) mod connection;
 mod decode;
 mod envelope;
 mod notifications;
-mod server_requests;
 mod stats;
 mod wire;
 
@@ -122,8 +124,6 @@ struct Inner {
     listed_tools: Arc<Mutex<KnownTools>>,
     /// Notifications dropped because a callback was behind.
     notify_dropped: Arc<AtomicU64>,
-    /// The tasks the client hosts for a 2025-11-25 server.
-    host: Option<Arc<server_requests::hosted_tasks::Host>>,
 }
 
 impl fmt::Debug for Client {
@@ -276,7 +276,6 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         });
         let pin = wire::probe::Pin::of(config.protocol_version.as_deref());
         let envelope = Envelope::new(info, handlers.capabilities(), config.protocol_version);
-        let hosted = server_requests::hosted_tasks::capability(&handlers);
         let request_timeout = config.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
         let probe_timeout = config
             .probe_timeout
@@ -284,26 +283,13 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
         let session = wire::probe::negotiate(
             conn,
             Arc::new(envelope),
-            hosted.as_ref(),
+            &handlers,
             pin,
             probe_timeout,
             request_timeout,
         )
         .await?;
-        let host = session
-            .wire
-            .hosts_tasks()
-            .then(server_requests::hosted_tasks::Host::new);
-        if session.wire.takes_input_by_request() {
-            server_requests::serve(
-                requests,
-                handlers.clone(),
-                session.wire.registry().cloned(),
-                host.clone(),
-            );
-        } else {
-            server_requests::refuse(requests);
-        }
+        session.wire.serve_requests(requests, handlers.clone());
         let discovered = OnceCell::new();
         if let Some(d) = session.discovered {
             let _ = discovered.set(d);
@@ -358,7 +344,6 @@ impl<S: client_builder::IsComplete> ClientBuilder<S> {
                 discovered,
                 listed_tools,
                 notify_dropped,
-                host,
             }),
         };
         // Only when the server was probed: one that was not (a pinned

@@ -97,7 +97,7 @@ impl Client {
         let connection = self.wire().connection();
         ClientStats {
             pending_requests: connection.pending_len(),
-            hosted_tasks: self.inner.host.as_ref().map_or(0, |h| h.len()),
+            hosted_tasks: self.inner.wire.hosted_tasks(),
             discarded_messages: connection.discarded(),
             dropped_answers: connection.dropped_answers(),
             repeated_requests: connection.repeated_requests(),

@@ -185,14 +185,20 @@ impl Wire {
         }
     }
 
-    /// Whether the server asks for input by sending requests
-    /// (`elicitation/create`, `sampling/createMessage`, `roots/list`),
-    /// which the client answers with its handlers; on 2026-07-28 it asks
-    /// in results, and a request from it is refused.
-    pub(crate) fn takes_input_by_request(&self) -> bool {
+    /// Answers the requests the server sends (taken from the connection
+    /// before the handshake, so that those sent during it wait): with
+    /// `handlers` where the server asks for input by request
+    /// (`elicitation/create`, `sampling/createMessage`, `roots/list`,
+    /// and on 2025-11-25 the tasks the client hosts), refused with
+    /// `-32601` on 2026-07-28, which asks in results instead.
+    pub(crate) fn serve_requests(
+        &self,
+        requests: tokio::sync::mpsc::Receiver<super::connection::ServerRequest>,
+        handlers: InputHandlers,
+    ) {
         match self {
-            Wire::Modern(_) => false,
-            Wire::Legacy(_) => true,
+            Wire::Modern(m) => m.refuse_requests(requests),
+            Wire::Legacy(l) => l.serve_requests(requests, handlers),
         }
     }
 
@@ -205,10 +211,12 @@ impl Wire {
         }
     }
 
-    /// Whether task-augmented requests from the server become tasks the
-    /// client hosts: a 2025-11-25 session that declared them.
-    pub(crate) fn hosts_tasks(&self) -> bool {
-        matches!(self, Wire::Legacy(l) if l.hosts_tasks())
+    /// How many tasks the client hosts for the server now (2025-11-25).
+    pub(crate) fn hosted_tasks(&self) -> usize {
+        match self {
+            Wire::Modern(_) => 0,
+            Wire::Legacy(l) => l.hosted_tasks(),
+        }
     }
 
     /// Readies resource subscriptions: the URIs subscribed to are kept in

@@ -9,13 +9,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Map;
 
 use crate::client::connection::Connection;
 use crate::client::decode::decode;
 use crate::client::envelope::Envelope;
 use crate::client::wire::{Legacy, Modern, Wire};
 use crate::error::{Error, Result};
+use crate::input::InputHandlers;
 use crate::protocol::DiscoverResult;
 use crate::protocol::method;
 use crate::protocol::versions::{self, Era};
@@ -54,13 +55,22 @@ pub(crate) struct Session {
 pub(crate) async fn negotiate(
     conn: Connection,
     envelope: Arc<Envelope>,
-    hosted: Option<&Map<String, Value>>,
+    handlers: &InputHandlers,
     pin: Pin,
     probe_timeout: Duration,
     request_timeout: Duration,
 ) -> Result<Session> {
     let held = conn.clone();
-    match handshake(conn, envelope, hosted, pin, probe_timeout, request_timeout).await {
+    match handshake(
+        conn,
+        envelope,
+        handlers,
+        pin,
+        probe_timeout,
+        request_timeout,
+    )
+    .await
+    {
         Ok(session) => Ok(session),
         // Nothing to talk to: the failure is the connection's, not the
         // handshake request's.
@@ -94,7 +104,7 @@ async fn explain(e: Error, conn: &Connection) -> Error {
 async fn handshake(
     conn: Connection,
     envelope: Arc<Envelope>,
-    hosted: Option<&Map<String, Value>>,
+    handlers: &InputHandlers,
     pin: Pin,
     probe_timeout: Duration,
     request_timeout: Duration,
@@ -154,7 +164,7 @@ async fn handshake(
         }
     };
     let (legacy, discovered) =
-        Legacy::initialize(conn, envelope, hosted, &offer, request_timeout).await?;
+        Legacy::initialize(conn, envelope, handlers, &offer, request_timeout).await?;
     Ok(Session {
         wire: Wire::Legacy(legacy),
         discovered: Some(discovered),

@@ -1,10 +1,11 @@
 //! The initialize-era wire (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05):
 //! an `initialize` handshake, then plain JSON-RPC requests without the
 //! per-request `_meta`; input comes as requests from the server, which
-//! `client/server_requests/` answers. Its tasks are in `tasks`; what the
+//! `server_requests/` answers. Its tasks are in `tasks`; what the
 //! client remembers of the tools' `task` opt-in is in `known_tools`.
 
 mod known_tools;
+mod server_requests;
 mod tasks;
 
 use std::sync::Arc;
@@ -13,17 +14,20 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use tokio::sync::mpsc;
 
 pub(crate) use known_tools::{KnownTools, wants_opt_in};
+use server_requests::hosted_tasks::{self, Host};
 pub(crate) use tasks::Registry;
 use tasks::{Follow, LegacyTasks};
 
 use super::heard::Heard;
 use super::start::{Call, NewTask, Started, TaskHold, ToolListing};
-use crate::client::connection::{Connection, Tracking};
+use crate::client::connection::{Connection, ServerRequest, Tracking};
 use crate::client::decode::decode;
 use crate::client::envelope::Envelope;
 use crate::error::{Error, Result};
+use crate::input::InputHandlers;
 use crate::protocol::method;
 use crate::protocol::result::is_legacy_task;
 use crate::protocol::versions::{self, Era};
@@ -40,9 +44,10 @@ pub(crate) struct Legacy {
     request_timeout: Duration,
     /// The server declared task-augmented `tools/call` (2025-11-25).
     task_calls: bool,
-    /// The client declared hosted tasks and the server settled on
-    /// 2025-11-25: task-augmented requests from the server become tasks.
-    hosts_tasks: bool,
+    /// The tasks the client hosts for the server: the client declared
+    /// them and the server settled on 2025-11-25, so task-augmented
+    /// requests from the server become tasks.
+    host: Option<Arc<Host>>,
     tasks: LegacyTasks,
     /// Held while the tools are listed for the `task` opt-in, so that
     /// calls started together list once.
@@ -102,22 +107,24 @@ impl Legacy {
     /// `notifications/initialized`. Returns the session and what the
     /// server said of itself, in the shape `server/discover` gives.
     ///
-    /// `hosted` is the `capabilities.tasks` the client declares on
-    /// 2025-11-25 for the tasks it hosts for the server (see
-    /// `client/server_requests/hosted_tasks.rs`), if any.
+    /// On 2025-11-25 the client also declares the tasks it hosts for the
+    /// server, when `handlers` can run them (see
+    /// `server_requests/hosted_tasks.rs`).
     pub(crate) async fn initialize(
         conn: Connection,
         envelope: Arc<Envelope>,
-        hosted: Option<&Map<String, Value>>,
+        handlers: &InputHandlers,
         offer: &str,
         request_timeout: Duration,
     ) -> Result<(Legacy, DiscoverResult)> {
         // Hosted tasks are declared on 2025-11-25 only, and used only when
         // the server settles on that version too.
-        let hosted = hosted.filter(|_| versions::has(offer, |r| r.experimental_tasks));
+        let hosted = Some(offer)
+            .filter(|offer| versions::has(offer, |r| r.experimental_tasks))
+            .and_then(|_| hosted_tasks::capability(handlers));
         let params = InitializeParams {
             protocol_version: offer,
-            capabilities: initialize_capabilities(envelope.capabilities(), hosted),
+            capabilities: initialize_capabilities(envelope.capabilities(), hosted.as_ref()),
             client_info: envelope.info(),
         };
         let raw = conn
@@ -167,7 +174,7 @@ impl Legacy {
             envelope,
             request_timeout,
             task_calls,
-            hosts_tasks,
+            host: hosts_tasks.then(Host::new),
             tasks: LegacyTasks::new(),
             listing: tokio::sync::Mutex::new(()),
             heard: Heard::default(),
@@ -198,10 +205,25 @@ impl Legacy {
             .map_err(|e| e.with_method(method))
     }
 
-    /// Whether task-augmented requests from the server become tasks the
-    /// client hosts (see `client/server_requests/hosted_tasks.rs`).
-    pub(crate) fn hosts_tasks(&self) -> bool {
-        self.hosts_tasks
+    /// Answers the server's `requests` with `handlers` (this era asks for
+    /// input by request), hosting its tasks where that was agreed; a
+    /// request about a task the client follows goes to that task's handle.
+    pub(crate) fn serve_requests(
+        &self,
+        requests: mpsc::Receiver<ServerRequest>,
+        handlers: InputHandlers,
+    ) {
+        server_requests::serve(
+            requests,
+            handlers,
+            Some(self.tasks.registry.clone()),
+            self.host.clone(),
+        );
+    }
+
+    /// How many tasks the client hosts for the server now.
+    pub(crate) fn hosted_tasks(&self) -> usize {
+        self.host.as_ref().map_or(0, |h| h.len())
     }
 
     /// The tasks this session follows.

@@ -9,11 +9,12 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
+use tokio::sync::mpsc;
 
 use super::heard::Heard;
 use super::pushes::{Watch, Watcher};
 use super::start::{Call, NewTask, Started};
-use crate::client::connection::{Connection, Notification, Tracking};
+use crate::client::connection::{Connection, Notification, ServerRequest, Tracking};
 use crate::client::envelope::Envelope;
 use crate::error::{Error, Hint, Kind, Result};
 use crate::input::InputHandlers;
@@ -21,7 +22,7 @@ use crate::protocol::method;
 use crate::protocol::result::{decode_ack, decode_task_snapshot};
 use crate::protocol::{
     CallToolParams, CallToolResponse, CancelTaskParams, DetailedTask, GetTaskParams,
-    InputRequiredResult, InputResponses, ResultType, TaskId, error_codes,
+    InputRequiredResult, InputResponses, ResultType, RpcError, TaskId, error_codes,
 };
 pub(crate) use subscriptions::Lists;
 use subscriptions::Subscribed;
@@ -53,15 +54,29 @@ impl Modern {
         }
     }
 
+    /// Refuses the server's `requests` with `-32601`: input comes in the
+    /// results of this era's requests, never as a request of the server's.
+    /// Those that waited through the handshake are refused now, and every
+    /// later one by the connection's reader (the receiver is closed).
+    pub(crate) fn refuse_requests(&self, mut requests: mpsc::Receiver<ServerRequest>) {
+        requests.close();
+        tokio::spawn(async move {
+            while let Some(request) = requests.recv().await {
+                let error = RpcError::new(
+                    error_codes::METHOD_NOT_FOUND,
+                    format!("this client does not answer {}", request.method),
+                );
+                if let Err(e) = request.responder.error(error).await {
+                    tracing::debug!("could not refuse a request from the server: {e}");
+                }
+            }
+        });
+    }
+
     /// Readies resource subscriptions: the stream's events go to
     /// `forward`, each stream also asks for the list changes of `lists`,
     /// and the URIs subscribed to are kept in `heard`.
-    pub(crate) fn hear(
-        &mut self,
-        forward: tokio::sync::mpsc::Sender<Notification>,
-        lists: Lists,
-        heard: Heard,
-    ) {
+    pub(crate) fn hear(&mut self, forward: mpsc::Sender<Notification>, lists: Lists, heard: Heard) {
         self.subscribed = Some(Subscribed::new(forward, lists, heard));
     }
 

@@ -10,8 +10,8 @@
 //! served at a time, and at most a channel's worth (64) waits: past that
 //! the reader refuses them with `-32603` (RELIABILITY.md), so a flood
 //! cannot grow memory. Requests sent during the handshake wait in that
-//! queue and are answered once the session is up; a 2026-07-28 session
-//! refuses them all with `-32601` ([`refuse`]).
+//! queue and are answered once the session is up (a 2026-07-28 session
+//! refuses them all with `-32601`: its input comes in results).
 //!
 //! On a 2025-11-25 session that declared them, an elicitation or sampling
 //! request carrying `params.task` becomes a task the client hosts
@@ -26,8 +26,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use super::tasks::Registry;
 use crate::client::connection::ServerRequest;
-use crate::client::wire::Registry;
 use crate::input::InputHandlers;
 use crate::protocol::{InputRequest, RpcError, error_codes, related_task};
 use hosted_tasks::Host;
@@ -47,25 +47,6 @@ pub(crate) fn serve(
     host: Option<Arc<Host>>,
 ) {
     tokio::spawn(run(requests, handlers, tasks, host));
-}
-
-/// Refuses the server's `requests` with `-32601`, on a session whose input
-/// comes another way (2026-07-28: in the results of its requests): those
-/// that waited through the handshake now, and every later one by the
-/// connection's reader (the receiver is closed).
-pub(crate) fn refuse(mut requests: mpsc::Receiver<ServerRequest>) {
-    requests.close();
-    tokio::spawn(async move {
-        while let Some(request) = requests.recv().await {
-            let error = RpcError::new(
-                error_codes::METHOD_NOT_FOUND,
-                format!("this client does not answer {}", request.method),
-            );
-            if let Err(e) = request.responder.error(error).await {
-                tracing::debug!("could not refuse a request from the server: {e}");
-            }
-        }
-    });
 }
 
 async fn run(
