@@ -4,13 +4,14 @@
 //!   requests, routing of what the server sends, timeouts.
 //! - `wire/`: the protocol eras, and everything that differs between
 //!   them: which one a server speaks, each one's way to start, read,
-//!   answer and cancel a task, task pushes, resource subscriptions, and
+//!   answer and cancel a task, the `_meta` of a 2026-07-28 request
+//!   (`envelope.rs`), task pushes, resource subscriptions, and
 //!   the requests a server sends (answered on the initialize era, with
 //!   the tasks the client hosts for a 2025-11-25 server; refused on
 //!   2026-07-28). One folder per era: `wire/modern/`, `wire/legacy/`.
 //!   Code outside `wire/` never asks which era it talks to.
-//! - `call.rs`: `tools/call` and the task verbs; `envelope.rs`: the
-//!   `_meta` of a 2026-07-28 request; `decode.rs`: one result decoder.
+//! - `call.rs`: `tools/call` and the task verbs; `decode.rs`: one result
+//!   decoder.
 //! - `catalog/`: tools, resources, templates, prompts and completion.
 //! - `notifications/`: the dispatcher of what the server sends outside
 //!   any request, and the builder's callbacks for it.
@@ -35,7 +36,6 @@ pub(crate) mod call;
 mod catalog;
 pub(crate) mod connection;
 mod decode;
-mod envelope;
 mod notifications;
 mod stats;
 mod wire;
@@ -43,10 +43,10 @@ mod wire;
 pub use catalog::pages::{Listed, Pages, ToolPages};
 use connection::Connection;
 pub(crate) use decode::decode;
-use envelope::Envelope;
 use notifications::{Dispatch, Observers};
 pub use notifications::{ListChanged, SERVER_LOG_TARGET};
 pub use stats::ClientStats;
+use wire::Envelope;
 use wire::KnownTools;
 pub(crate) use wire::{Call, NewTask, Push, Started, TaskHold, Watch, Wire};
 

@@ -8,6 +8,7 @@
 //! a new era is a module of its own here (`modern.rs`, `legacy/`) and one
 //! arm in each method.
 
+mod envelope;
 mod heard;
 mod legacy;
 mod modern;
@@ -28,11 +29,11 @@ pub(crate) use pushes::{Push, Watch};
 pub(crate) use start::{BoxFuture, Call, NewTask, Started, TaskHold, ToolListing};
 
 use super::connection::Connection;
-use super::envelope::Envelope;
 use crate::error::{Error, Result};
 use crate::input::InputHandlers;
 use crate::protocol::versions::{self, Era};
 use crate::protocol::{DetailedTask, InputResponses, TaskId};
+pub(crate) use envelope::Envelope;
 
 /// The connection, spoken in the era the server speaks.
 pub(crate) enum Wire {

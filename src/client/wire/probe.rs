@@ -13,7 +13,7 @@ use serde_json::Map;
 
 use crate::client::connection::Connection;
 use crate::client::decode::decode;
-use crate::client::envelope::Envelope;
+use crate::client::wire::Envelope;
 use crate::client::wire::{Legacy, Modern, Wire};
 use crate::error::{Error, Result};
 use crate::input::InputHandlers;

@@ -35,7 +35,7 @@ use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until};
 
 use crate::client::connection::{Pushes, SubEvent, Subscription, WeakConnection};
-use crate::client::envelope::Envelope;
+use crate::client::wire::Envelope;
 use crate::protocol::method;
 use crate::protocol::{
     DetailedTask, ListenParams, SubscriptionAcknowledged, SubscriptionFilter, TaskId,

@@ -25,7 +25,7 @@ use super::heard::Heard;
 use super::start::{Call, NewTask, Started, TaskHold, ToolListing};
 use crate::client::connection::{Connection, ServerRequest, Tracking};
 use crate::client::decode::decode;
-use crate::client::envelope::Envelope;
+use crate::client::wire::Envelope;
 use crate::error::{Error, Result};
 use crate::input::InputHandlers;
 use crate::protocol::method;

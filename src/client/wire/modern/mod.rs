@@ -15,7 +15,7 @@ use super::heard::Heard;
 use super::pushes::{Watch, Watcher};
 use super::start::{Call, NewTask, Started};
 use crate::client::connection::{Connection, Notification, ServerRequest, Tracking};
-use crate::client::envelope::Envelope;
+use crate::client::wire::Envelope;
 use crate::error::{Error, Hint, Kind, Result};
 use crate::input::InputHandlers;
 use crate::protocol::method;

@@ -33,7 +33,7 @@ use tokio::sync::{Mutex, mpsc};
 use tokio::task::AbortHandle;
 
 use crate::client::connection::{Connection, Notification, SubEvent, Subscription, WeakConnection};
-use crate::client::envelope::Envelope;
+use crate::client::wire::Envelope;
 use crate::client::wire::heard::Heard;
 use crate::error::{Error, Result};
 use crate::protocol::method;
