@@ -4,8 +4,8 @@
 //! cargo bench --bench codec
 //! ```
 
-use mcp_tasks::fuzzing;
-use mcp_tasks::protocol::{CallToolResponse, DetailedTask, Message};
+use mcp_tasks::fuzzing::{self, CallToolResponse, Message};
+use mcp_tasks::protocol::DetailedTask;
 
 fn main() {
     divan::main();

@@ -1,8 +1,17 @@
 //! The decoders the fuzz targets and benchmarks drive directly. Not part
 //! of the public API: no stability promise, and hidden from the
 //! documentation (feature `fuzzing`).
+//!
+//! The wire types the decoders return are re-exported here, and only
+//! here: the crate keeps them to itself otherwise.
 
-use crate::protocol::{CallToolResponse, Message, ResultType};
+pub use crate::protocol::input::InputRequiredResult;
+pub use crate::protocol::jsonrpc::Message;
+pub use crate::protocol::result::CallToolResponse;
+pub use crate::protocol::subscriptions::{SubscriptionAcknowledged, SubscriptionFilter};
+pub use crate::protocol::tagged::ResultType;
+pub use crate::protocol::tasks::CreateTaskResult;
+pub use crate::protocol::tools::ListToolsResult;
 
 /// Why an input did not decode: the decoder's own text.
 pub type DecodeError = Box<dyn std::error::Error + Send + Sync>;

@@ -6,8 +6,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_tasks::fuzzing;
-use mcp_tasks::protocol::{CallToolResponse, DetailedTask, Message, SubscriptionAcknowledged};
+use mcp_tasks::fuzzing::{self, CallToolResponse, Message, SubscriptionAcknowledged};
+use mcp_tasks::protocol::DetailedTask;
 
 fuzz_target!(|data: &[u8]| {
     // The line transport hands the client UTF-8 text only.

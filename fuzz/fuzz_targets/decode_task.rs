@@ -8,10 +8,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_tasks::fuzzing;
-use mcp_tasks::protocol::{
-    CallToolResponse, CreateTaskResult, DetailedTask, TaskPayload, TaskStatus,
-};
+use mcp_tasks::fuzzing::{self, CallToolResponse, CreateTaskResult};
+use mcp_tasks::protocol::{DetailedTask, TaskPayload, TaskStatus};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

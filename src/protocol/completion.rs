@@ -61,15 +61,15 @@ impl CompletionArgument {
 
 /// Params of `completion/complete`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CompleteParams {
+pub(crate) struct CompleteParams {
     /// What is being completed.
     #[serde(rename = "ref")]
-    pub reference: CompletionRef,
+    pub(crate) reference: CompletionRef,
     /// The argument and its value so far.
-    pub argument: CompletionArgument,
+    pub(crate) argument: CompletionArgument,
     /// The other arguments already given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context: Option<CompletionContext>,
+    pub(crate) context: Option<CompletionContext>,
 }
 
 /// Params of `completion/complete`: the arguments already given.
@@ -198,12 +198,12 @@ impl Completion {
 
 /// The result of `completion/complete`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CompleteResult {
+pub(crate) struct CompleteResult {
     /// The suggestions.
-    pub completion: Completion,
+    pub(crate) completion: Completion,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Map<String, Value>>,
+    pub(crate) meta: Option<Map<String, Value>>,
 }
 
 #[cfg(test)]

@@ -359,6 +359,7 @@ impl<'de> Deserialize<'de> for InputResponse {
 /// An `input_required` result: the server needs answers before it can go on.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
 pub struct InputRequiredResult {
     /// What the server asks, by key.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -108,6 +108,7 @@ impl std::error::Error for RpcError {}
 /// Payloads stay as raw JSON until the receiver knows what type to expect,
 /// so each message is parsed once.
 #[derive(Debug)]
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
 pub enum Message {
     /// A request (has `id` and `method`).
     Request {
@@ -169,6 +170,7 @@ where
     T::deserialize(d).map(Some)
 }
 
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
 impl Message {
     /// Parses one JSON-RPC message.
     ///

@@ -92,14 +92,14 @@ impl LogMessage {
 /// The params of `logging/setLevel`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct SetLevelParams {
+pub(crate) struct SetLevelParams {
     /// The least severe level the server should send.
-    pub level: LogLevel,
+    pub(crate) level: LogLevel,
 }
 
 impl SetLevelParams {
     /// Asks for messages at `level` and above.
-    pub fn new(level: LogLevel) -> Self {
+    pub(crate) fn new(level: LogLevel) -> Self {
         SetLevelParams { level }
     }
 }

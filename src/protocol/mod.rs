@@ -7,15 +7,16 @@
 //! unknown `resultType` or task status is an error).
 //!
 //! Most users never touch these types directly: the [`Client`](crate::Client)
-//! and the task handles build and read them. They are public so that results
-//! can be inspected and so that the low-level verbs can be used by hand.
+//! and the task handles build and read them. What the client returns or
+//! takes is public, so that results can be inspected; the requests' params
+//! and the raw results the client turns into those stay inside the crate.
 
 mod base64;
 mod completion;
 mod decode_error;
 mod discover;
 pub(crate) mod fnv;
-mod input;
+pub(crate) mod input;
 pub(crate) mod jsonrpc;
 mod legacy_tasks;
 mod lenient;
@@ -26,11 +27,11 @@ mod progress;
 mod prompts;
 mod resources;
 pub(crate) mod result;
-mod subscriptions;
+pub(crate) mod subscriptions;
 pub(crate) mod tagged;
-mod tasks;
+pub(crate) mod tasks;
 mod timestamp;
-mod tools;
+pub(crate) mod tools;
 pub(crate) mod versions;
 
 /// The protocol versions this client speaks, newest first: 2026-07-28,
@@ -47,26 +48,29 @@ pub fn supported_versions() -> impl Iterator<Item = &'static str> {
     versions::SUPPORTED.iter().map(|revision| revision.version)
 }
 
+pub(crate) use completion::{CompleteParams, CompleteResult};
 pub use completion::{
-    CompleteParams, CompleteResult, Completion, CompletionArgument, CompletionContext,
-    CompletionRef, MAX_COMPLETION_VALUES,
+    Completion, CompletionArgument, CompletionContext, CompletionRef, MAX_COMPLETION_VALUES,
 };
 pub use decode_error::DecodeError;
 pub use discover::{DiscoverResult, ServerCapabilities};
+pub(crate) use input::InputRequiredResult;
 pub use input::{
     CreateMessageRequest, CreateMessageResult, ElicitAction, ElicitRequest, ElicitResult,
-    InputRequest, InputRequests, InputRequiredResult, InputResponse, InputResponses,
-    ListRootsRequest, ListRootsResult, Root, SamplingMessage,
+    InputRequest, InputRequests, InputResponse, InputResponses, ListRootsRequest, ListRootsResult,
+    Root, SamplingMessage,
 };
 // Only the HTTP transport reads a field this way outside `jsonrpc`.
+pub(crate) use jsonrpc::Message;
 #[cfg(feature = "http")]
 pub(crate) use jsonrpc::present;
-pub use jsonrpc::{Message, RequestId, RpcError, error_codes};
+pub use jsonrpc::{RequestId, RpcError, error_codes};
 pub(crate) use legacy_tasks::{
     LegacyCreateResult, declares_task_calls, related_task, with_related_task,
 };
 pub use legacy_tasks::{LegacyTask, ListTasksResult, META_RELATED_TASK};
-pub use logging::{LogLevel, LogMessage, SetLevelParams};
+pub(crate) use logging::SetLevelParams;
+pub use logging::{LogLevel, LogMessage};
 pub use meta::{
     ClientCapabilities, ElicitationCapability, Implementation, META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO, META_SUBSCRIPTION_ID,
@@ -74,23 +78,22 @@ pub use meta::{
 };
 pub use progress::Progress;
 pub(crate) use progress::ProgressParams;
-pub use prompts::{
-    GetPromptParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage,
-    Role,
+pub(crate) use prompts::{GetPromptParams, ListPromptsResult};
+pub use prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
+pub(crate) use resources::{
+    ListParams, ListResourceTemplatesResult, ListResourcesResult, ResourceParams,
 };
 pub use resources::{
-    ListParams, ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
-    ResourceBody, ResourceContents, ResourceParams, ResourceTemplate, ResourceUpdated,
+    ReadResourceResult, Resource, ResourceBody, ResourceContents, ResourceTemplate, ResourceUpdated,
 };
-pub use result::CallToolResponse;
-pub use subscriptions::{ListenParams, SubscriptionAcknowledged, SubscriptionFilter};
-pub use tagged::ResultType;
-pub use tasks::{
-    CancelTaskParams, CreateTaskResult, DetailedTask, GetTaskParams, TaskId, TaskPayload,
-    TaskStatus,
-};
+pub(crate) use result::CallToolResponse;
+pub(crate) use subscriptions::{ListenParams, SubscriptionAcknowledged, SubscriptionFilter};
+pub(crate) use tagged::ResultType;
+pub(crate) use tasks::{CancelTaskParams, CreateTaskResult, GetTaskParams};
+pub use tasks::{DetailedTask, TaskId, TaskPayload, TaskStatus};
 pub(crate) use timestamp::iso8601_utc;
+
+pub(crate) use tools::{CallToolParams, ListToolsResult};
 pub use tools::{
-    CallToolParams, CallToolResult, ContentBlock, ListToolsParams, ListToolsResult, TaskOptIn,
-    TaskSupport, Tool, ToolAnnotations, ToolExecution,
+    CallToolResult, ContentBlock, TaskOptIn, TaskSupport, Tool, ToolAnnotations, ToolExecution,
 };

@@ -92,23 +92,23 @@ impl PromptArgument {
 /// One page of `prompts/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ListPromptsResult {
+pub(crate) struct ListPromptsResult {
     /// The prompts on this page.
     #[serde(default)]
-    pub prompts: Vec<Prompt>,
+    pub(crate) prompts: Vec<Prompt>,
     /// Cursor of the next page; absent on the last page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
+    pub(crate) next_cursor: Option<String>,
 }
 
 /// Params of `prompts/get`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GetPromptParams {
+pub(crate) struct GetPromptParams {
     /// The prompt's name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its arguments, by name (strings only, as the protocol has it).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub arguments: BTreeMap<String, String>,
+    pub(crate) arguments: BTreeMap<String, String>,
 }
 
 /// The result of `prompts/get`: the prompt, rendered.

@@ -205,42 +205,42 @@ impl ResourceContents {
 
 /// Params of `resources/list`, `resources/templates/list` and `prompts/list`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListParams {
+pub(crate) struct ListParams {
     /// Where the previous page ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<String>,
+    pub(crate) cursor: Option<String>,
 }
 
 /// One page of `resources/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ListResourcesResult {
+pub(crate) struct ListResourcesResult {
     /// The resources on this page.
     #[serde(default)]
-    pub resources: Vec<Resource>,
+    pub(crate) resources: Vec<Resource>,
     /// Cursor of the next page; absent on the last page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
+    pub(crate) next_cursor: Option<String>,
 }
 
 /// One page of `resources/templates/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ListResourceTemplatesResult {
+pub(crate) struct ListResourceTemplatesResult {
     /// The templates on this page.
     #[serde(default)]
-    pub resource_templates: Vec<ResourceTemplate>,
+    pub(crate) resource_templates: Vec<ResourceTemplate>,
     /// Cursor of the next page; absent on the last page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
+    pub(crate) next_cursor: Option<String>,
 }
 
 /// Params of `resources/read`, `resources/subscribe` and
 /// `resources/unsubscribe`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResourceParams {
+pub(crate) struct ResourceParams {
     /// The resource's URI.
-    pub uri: String,
+    pub(crate) uri: String,
 }
 
 /// The result of `resources/read`.

@@ -9,6 +9,7 @@ use super::{CallToolResult, CreateTaskResult, DetailedTask, InputRequiredResult}
 /// What a `tools/call` can answer, discriminated by `resultType`.
 #[derive(Debug, Clone, PartialEq)]
 #[allow(clippy::large_enum_variant)]
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
 pub enum CallToolResponse {
     /// The tool ran and this is its result.
     Complete(CallToolResult),
@@ -22,6 +23,7 @@ fn decode<T: DeserializeOwned>(json: &str) -> Result<T, DecodeError> {
     serde_json::from_str(json).map_err(DecodeError::json)
 }
 
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
 impl CallToolResponse {
     /// Decodes a `tools/call` result.
     ///

@@ -9,6 +9,7 @@ use super::TaskId;
 /// The filter of a listen request is fixed for its lifetime.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
 pub struct SubscriptionFilter {
     /// `notifications/tools/list_changed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -29,26 +30,17 @@ pub struct SubscriptionFilter {
 
 /// Params of `subscriptions/listen`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListenParams {
+pub(crate) struct ListenParams {
     /// What to listen for.
-    pub notifications: SubscriptionFilter,
+    pub(crate) notifications: SubscriptionFilter,
 }
 
 /// Params of `notifications/subscriptions/acknowledged`: the part of the
 /// filter the server agreed to honour.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
 pub struct SubscriptionAcknowledged {
     /// The accepted filter (possibly a subset of the requested one).
     #[serde(default)]
     pub notifications: SubscriptionFilter,
-}
-
-impl SubscriptionAcknowledged {
-    /// Whether the server agreed to push updates for `task`.
-    pub fn accepts_task(&self, task: &TaskId) -> bool {
-        self.notifications
-            .task_ids
-            .as_ref()
-            .is_some_and(|ids| ids.contains(task))
-    }
 }

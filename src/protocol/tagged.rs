@@ -15,6 +15,7 @@ use super::decode_error::DecodeError;
 /// The kind of a result, from its `resultType` member.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
 pub enum ResultType {
     /// A final result (also when `resultType` is absent, as legacy servers send).
     Complete,
@@ -24,6 +25,7 @@ pub enum ResultType {
     Task,
 }
 
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
 impl ResultType {
     /// Reads the `resultType` of a JSON result object.
     ///

@@ -192,6 +192,7 @@ impl fmt::Display for TaskStatus {
 /// not `working`, read the task with `tasks/get` to learn more.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
 pub struct CreateTaskResult {
     /// The new task's id.
     pub task_id: TaskId,
@@ -433,17 +434,17 @@ impl Serialize for DetailedTask {
 /// Params of `tasks/get`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct GetTaskParams {
+pub(crate) struct GetTaskParams {
     /// The task to read.
-    pub task_id: TaskId,
+    pub(crate) task_id: TaskId,
 }
 
 /// Params of `tasks/cancel`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CancelTaskParams {
+pub(crate) struct CancelTaskParams {
     /// The task to cancel.
-    pub task_id: TaskId,
+    pub(crate) task_id: TaskId,
 }
 
 #[cfg(test)]

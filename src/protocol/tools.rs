@@ -197,17 +197,10 @@ impl Tool {
     }
 }
 
-/// Params of `tools/list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListToolsParams {
-    /// Where the previous page ended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<String>,
-}
-
 /// One page of `tools/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
 pub struct ListToolsResult {
     /// The tools on this page.
     #[serde(default)]
@@ -226,22 +219,22 @@ pub struct ListToolsResult {
 /// Params of `tools/call` (without `_meta`, which the client adds).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CallToolParams {
+pub(crate) struct CallToolParams {
     /// The tool to call.
-    pub name: String,
+    pub(crate) name: String,
     /// Its arguments (a JSON object).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arguments: Option<Value>,
+    pub(crate) arguments: Option<Value>,
     /// Answers to the previous round's input requests (MRTR retries only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input_responses: Option<InputResponses>,
+    pub(crate) input_responses: Option<InputResponses>,
     /// The previous round's `requestState`, echoed byte for byte.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_state: Option<String>,
+    pub(crate) request_state: Option<String>,
     /// The legacy `task` opt-in (see [`TaskOptIn`]); absent unless the
     /// client decided to send it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<TaskOptIn>,
+    pub(crate) task: Option<TaskOptIn>,
 }
 
 /// The 2025-11-25 per-request task opt-in, `params.task = {ttl?}`.

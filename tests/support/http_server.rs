@@ -26,8 +26,7 @@ use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
-use mcp_tasks::fuzzing;
-use mcp_tasks::protocol::{META_PROTOCOL_VERSION, META_SUBSCRIPTION_ID, Message};
+use mcp_tasks::protocol::{META_PROTOCOL_VERSION, META_SUBSCRIPTION_ID};
 use mcp_tasks::testing::TestServer;
 use mcp_tasks::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
 use serde_json::{Value, json};
@@ -714,8 +713,9 @@ fn route(table: &Mutex<HashMap<i64, Route>>, gateway: &Mutex<Gateway>, text: &st
     };
     gateway.lock().unwrap().for_client(&mut value);
     let mut routes = table.lock().unwrap();
-    match fuzzing::message(text) {
-        Ok(Message::Response { .. } | Message::Error { .. }) => {
+    // A reply has an id and no method; a notification, a method and no id.
+    match (value.get("method").is_some(), value.get("id").is_some()) {
+        (false, true) => {
             let Some(ours) = value["id"].as_i64() else {
                 return;
             };
@@ -724,7 +724,7 @@ fn route(table: &Mutex<HashMap<i64, Route>>, gateway: &Mutex<Gateway>, text: &st
                 let _ = r.tx.send(value.to_string());
             }
         }
-        Ok(Message::Notification { .. }) => {
+        (true, false) => {
             let meta = &mut value["params"]["_meta"][META_SUBSCRIPTION_ID];
             let Some(ours) = meta.as_i64() else { return };
             if let Some(r) = routes.get(&ours).filter(|r| r.listen) {
