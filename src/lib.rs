@@ -52,7 +52,7 @@
 //!   the result, whatever shape the server answers in.
 //! - [`Client::task`]: the typestate builder. Its handles — [`Task<Pending>`],
 //!   [`Task<InputRequired>`], [`Task<Finished>`] — have only the methods
-//!   valid in their state; see the [`task`] module for the lifecycle and the
+//!   valid in their state; see [`Task`] for the lifecycle and the
 //!   compile-time guarantees.
 //! - `listen()` on the builder: follow tasks by `notifications/tasks` pushes
 //!   over one shared `subscriptions/listen` stream, falling back to polling
@@ -72,7 +72,7 @@
 //!   outcome to you until acknowledged, and survives crashes and restarts.
 //! - Tracing: one `mcp_tasks.task` span per task handle, with the
 //!   `mcp_tasks.request` spans of its requests inside; see
-//!   [the `task` module](task#tracing).
+//!   [`Task`'s docs](Task#tracing).
 //! - [`Error`]: one opaque error with predicates (`is_timeout`,
 //!   `is_deadline`, `is_task_not_found`, `rpc_error`, …). A failed task is
 //!   not an error but an [`Outcome`].
@@ -204,7 +204,7 @@ pub mod inbox;
 pub mod input;
 pub mod protocol;
 pub mod store;
-pub mod task;
+mod task;
 #[cfg(feature = "test-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;

@@ -1,6 +1,6 @@
 //! The task span: one `mcp_tasks.task` span per handle's life, its fields,
-//! and the events recorded inside it. See the `# Tracing` section of the
-//! [`task`](crate::task) module for what a subscriber sees.
+//! and the events recorded inside it. See the `# Tracing` section of
+//! [`Task`](crate::Task) for what a subscriber sees.
 //!
 //! A handle holds its span as `Option<Box<Trace>>`: `None` (one word, no
 //! allocation) unless a subscriber enabled the span when the call started,
