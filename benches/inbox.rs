@@ -24,9 +24,9 @@ use axum::http::Request;
 use mcp_tasks::TaskRef;
 use mcp_tasks::inbox::{Options, router};
 use mcp_tasks::protocol::{InputRequest, InputRequests, TaskId, TaskStatus};
+use mcp_tasks::store::backend::{Claim, NewTask, StepReport};
 use mcp_tasks::store::{
-    Claim, Ending, MemoryStore, NewTask, PostgresStore, Progress, RecordId, Schedule, SqliteStore,
-    TaskStore,
+    Ending, MemoryStore, PostgresStore, RecordId, Schedule, SqliteStore, TaskStore,
 };
 use serde_json::json;
 use tower::ServiceExt;
@@ -81,7 +81,7 @@ async fn fill<S: TaskStore>(store: &S, n: u64) {
             let fence = held[0].as_ref().unwrap().fence().unwrap();
             if i % 10 == 0 {
                 store.ask(id, fence, &question, now).await.unwrap();
-                let progress = Progress {
+                let progress = StepReport {
                     status: TaskStatus::InputRequired,
                     status_message: Some("waiting for a person".into()),
                     poll_interval_ms: None,

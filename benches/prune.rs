@@ -26,9 +26,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcp_tasks::protocol::TaskStatus;
-use mcp_tasks::store::{
-    Claim, Filter, PostgresStore, Progress, RecordId, RecordState, SqliteStore, TaskStore,
-};
+use mcp_tasks::store::backend::{Claim, StepReport};
+use mcp_tasks::store::{Filter, PostgresStore, RecordId, RecordState, SqliteStore, TaskStore};
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -137,7 +136,7 @@ async fn steps<S: TaskStore>(
             .await
             .expect("claim");
         if let Some(Ok(r)) = claimed.into_iter().next() {
-            let progress = Progress {
+            let progress = StepReport {
                 status: TaskStatus::Working,
                 status_message: None,
                 poll_interval_ms: None,

@@ -23,9 +23,10 @@ use std::time::{Duration, Instant, SystemTime};
 use mcp_tasks::Client;
 use mcp_tasks::TaskRef;
 use mcp_tasks::protocol::{ElicitResult, InputRequest, InputRequests, InputResponse};
+use mcp_tasks::store::backend::{Claim, Fence, NewTask, Reservation, StepReport};
 use mcp_tasks::store::{
-    Answers, Claim, Ending, Fence, Filter, Forgotten, MemoryStore, NewTask, Progress, Questions,
-    RecordId, Reservation, Schedule, SqliteStore, StoreResult, TaskRecord, TaskStore, Tracker,
+    Answers, Ending, Filter, Forgotten, MemoryStore, Questions, RecordId, Schedule, SqliteStore,
+    StoreResult, TaskRecord, TaskStore, Tracker,
 };
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 use serde_json::json;
@@ -229,7 +230,7 @@ impl<S: TaskStore> TaskStore for Counting<S> {
         fence: Fence,
         reference: &TaskRef,
         schedule: &Schedule,
-        progress: Progress,
+        progress: StepReport,
     ) -> StoreResult<()> {
         self.count("start");
         self.inner
@@ -287,7 +288,7 @@ impl<S: TaskStore> TaskStore for Counting<S> {
         self.count("record_answer");
         self.inner.record_answer(id, fence, key, response).await
     }
-    async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
+    async fn save(&self, id: RecordId, fence: Fence, progress: StepReport) -> StoreResult<()> {
         self.count(if progress.taken.is_empty() {
             "save"
         } else {

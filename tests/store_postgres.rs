@@ -26,9 +26,10 @@ use mcp_tasks::TaskRef;
 use mcp_tasks::protocol::{
     ElicitResult, InputRequest, InputRequests, InputResponse, TaskId, TaskStatus,
 };
+use mcp_tasks::store::backend::{Claim, Fence, NewTask, Reservation, StepReport};
 use mcp_tasks::store::{
-    Claim, Fence, Filter, History, NewTask, PostgresStore, Progress, RecordId, RecordState,
-    Refusal, Reservation, Schedule, StoreResult, TaskRecord, TaskStore,
+    Filter, History, PostgresStore, RecordId, RecordState, Refusal, Schedule, StoreResult,
+    TaskRecord, TaskStore,
 };
 use postgres::Pg;
 
@@ -236,7 +237,7 @@ async fn concurrent_answers_store_exactly_one(pg: Pg) {
     for round in 0..20u32 {
         let (id, fence) = asking(&a, round, &["q"]).await;
         // Given up until later, as a worker's step does.
-        let progress = Progress {
+        let progress = StepReport {
             status: TaskStatus::InputRequired,
             status_message: None,
             poll_interval_ms: None,
@@ -285,7 +286,7 @@ async fn an_answer_racing_a_save_is_never_lost(pg: Pg) {
         assert_eq!(standing, yes());
         let answerer = if round % 2 == 0 { &worker } else { &elsewhere };
         let far = SystemTime::now() + Duration::from_secs(3_600);
-        let progress = Progress {
+        let progress = StepReport {
             status: TaskStatus::InputRequired,
             status_message: None,
             poll_interval_ms: None,
@@ -570,7 +571,7 @@ async fn corrupt_rows_come_back_in_their_place(pg: Pg) {
     assert!(e.is_corrupt() && !e.to_string().contains("secret"), "{e}");
     // The readable ones are still served.
     let fine = got[0].as_ref().unwrap();
-    let progress = Progress {
+    let progress = StepReport {
         status: TaskStatus::Working,
         status_message: None,
         poll_interval_ms: None,
@@ -719,7 +720,7 @@ async fn measure(pg: Pg) {
         assert_eq!(batch.len(), 64);
         for r in batch {
             let r = r.unwrap();
-            let progress = Progress {
+            let progress = StepReport {
                 status: TaskStatus::Working,
                 status_message: None,
                 poll_interval_ms: Some(1_000),

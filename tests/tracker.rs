@@ -10,10 +10,10 @@ use std::time::{Duration, SystemTime};
 
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, InputRequests, InputResponse, TaskId, TaskStatus};
+use mcp_tasks::store::backend::{Claim, Fence, NewTask, Reservation, StepReport};
 use mcp_tasks::store::{
-    Answers, Claim, Ending, Fence, Filter, Forgotten, Label, MemoryStore, NewTask, Progress,
-    Questions, RecordId, RecordState, Reservation, Schedule, Started, StoreResult, TaskRecord,
-    TaskStore, TrackError, Tracker,
+    Answers, Ending, Filter, Forgotten, Label, MemoryStore, Questions, RecordId, RecordState,
+    Schedule, StoreResult, TaskRecord, TaskStore, TrackError, Tracker, Tracking,
 };
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 use mcp_tasks::{Client, TaskRef, TaskState};
@@ -385,7 +385,7 @@ impl TaskStore for Overtaken {
         fence: Fence,
         reference: &TaskRef,
         schedule: &Schedule,
-        progress: Progress,
+        progress: StepReport,
     ) -> StoreResult<()> {
         self.inner
             .start(id, fence, reference, schedule, progress)
@@ -434,7 +434,7 @@ impl TaskStore for Overtaken {
     ) -> StoreResult<()> {
         self.inner.answer_by(id, key, response, by, now).await
     }
-    async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
+    async fn save(&self, id: RecordId, fence: Fence, progress: StepReport) -> StoreResult<()> {
         let later = SystemTime::now() + Duration::from_secs(3600);
         let other = self
             .inner
@@ -527,7 +527,7 @@ async fn start_many(
     client: &Client,
     label: Label,
     n: usize,
-) -> Vec<Started> {
+) -> Vec<Tracking> {
     let starts = (0..n).map(|_| tracker.call_tool(client.task(), label.clone(), json!({})));
     futures_join_all(starts)
         .await
@@ -572,7 +572,7 @@ async fn a_key_starts_one_call_however_often_it_is_started() {
         .call_tool(client.task(), label.clone(), json!({}))
         .await
         .unwrap();
-    let Started::Tracked(id) = first else {
+    let Tracking::Tracked(id) = first else {
         panic!("{first:?}")
     };
     let again = tracker
@@ -580,7 +580,7 @@ async fn a_key_starts_one_call_however_often_it_is_started() {
         .await
         .unwrap();
     assert!(
-        matches!(again, Started::Known(known) if known == id),
+        matches!(again, Tracking::Known(known) if known == id),
         "{again:?}"
     );
     assert_eq!(server.count("tools/call"), 1);
@@ -591,7 +591,7 @@ async fn a_key_starts_one_call_however_often_it_is_started() {
     let tracked: Vec<RecordId> = all
         .iter()
         .filter_map(|s| match s {
-            Started::Tracked(id) => Some(*id),
+            Tracking::Tracked(id) => Some(*id),
             _ => None,
         })
         .collect();
@@ -623,7 +623,7 @@ async fn a_shared_key_calls_every_time() {
     let label = Label::tool("export").key("nightly").shared_key();
     let all = start_many(&tracker, &client, label, 3).await;
     assert_eq!(server.count("tools/call"), 3);
-    let ids: std::collections::BTreeSet<_> = all.iter().filter_map(Started::record).collect();
+    let ids: std::collections::BTreeSet<_> = all.iter().filter_map(Tracking::record).collect();
     assert_eq!(ids.len(), 3, "{all:?}");
 }
 
@@ -659,12 +659,12 @@ async fn an_answer_without_a_task_uses_its_key() {
         .call_tool(client.task(), label.clone(), json!({}))
         .await
         .unwrap();
-    assert!(matches!(first, Started::Immediate(_)), "{first:?}");
+    assert!(matches!(first, Tracking::Immediate(_)), "{first:?}");
     let again = tracker
         .call_tool(client.task(), label, json!({}))
         .await
         .unwrap();
-    let Started::Known(id) = again else {
+    let Tracking::Known(id) = again else {
         panic!("{again:?}")
     };
     assert_eq!(server.count("tools/call"), 1);
@@ -718,7 +718,7 @@ async fn a_reservation_whose_caller_stopped_ends_start_unknown_without_a_call() 
         .await
         .unwrap();
     assert!(
-        matches!(again, Started::Known(known) if known == id),
+        matches!(again, Tracking::Known(known) if known == id),
         "{again:?}"
     );
     assert_eq!(server.count("tools/call"), 0);
@@ -849,7 +849,7 @@ impl TaskStore for Hooked {
         fence: Fence,
         reference: &TaskRef,
         schedule: &Schedule,
-        progress: Progress,
+        progress: StepReport,
     ) -> StoreResult<()> {
         let r = self
             .inner
@@ -909,7 +909,7 @@ impl TaskStore for Hooked {
     ) -> StoreResult<()> {
         self.inner.answer_by(id, key, response, by, now).await
     }
-    async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
+    async fn save(&self, id: RecordId, fence: Fence, progress: StepReport) -> StoreResult<()> {
         if let Some(gate) = &self.gate {
             gate.acquire().await.unwrap().forget();
         }

@@ -8,9 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use mcp_tasks::protocol::{TaskId, TaskStatus};
-use mcp_tasks::store::{
-    Claim, Ending, Filter, MemoryStore, NewTask, RecordId, RecordState, TaskStore, Tracker,
-};
+use mcp_tasks::store::backend::{Claim, NewTask};
+use mcp_tasks::store::{Ending, Filter, MemoryStore, RecordId, RecordState, TaskStore, Tracker};
 use mcp_tasks::{Client, TaskRef};
 use support::*;
 

@@ -39,9 +39,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use mcp_tasks::protocol::TaskStatus;
-use mcp_tasks::store::{
-    Claim, Label, MemoryStore, NewTask, PostgresStore, Progress, SqliteStore, TaskStore,
-};
+use mcp_tasks::store::backend::{Claim, NewTask, StepReport};
+use mcp_tasks::store::{Label, MemoryStore, PostgresStore, SqliteStore, TaskStore};
 use mcp_tasks::{Client, Http, TaskRef, TaskState};
 use serde_json::json;
 
@@ -440,7 +439,7 @@ async fn bare_loop<S: TaskStore>(store: S, client: Client) -> Fallible {
                     serde_json::from_value(got["status"].clone()).map_err(|e| e.to_string())?;
                 let interval = got["pollIntervalMs"].as_u64();
                 let wait = Duration::from_millis(interval.unwrap_or(1_000).max(20));
-                let progress = Progress {
+                let progress = StepReport {
                     status,
                     status_message: got["statusMessage"].as_str().map(str::to_owned),
                     poll_interval_ms: interval,
@@ -1037,7 +1036,7 @@ async fn start_many<S: TaskStore>(
 /// reserved record). Microseconds per start.
 async fn store_alone<S: TaskStore>(store: S, keyed: bool, n: usize) -> Fallible<f64> {
     use mcp_tasks::protocol::TaskId;
-    use mcp_tasks::store::Reservation;
+    use mcp_tasks::store::backend::Reservation;
     let start = Instant::now();
     for i in 0..n {
         let reference = TaskRef::new(TaskId::new(format!("task-{i}")), Some("demo".into()));
@@ -1070,7 +1069,7 @@ async fn store_alone<S: TaskStore>(store: S, keyed: bool, n: usize) -> Fallible<
         else {
             return Err(format!("key alone-{i} taken"));
         };
-        let progress = Progress {
+        let progress = StepReport {
             status: TaskStatus::Working,
             status_message: None,
             poll_interval_ms: Some(100),

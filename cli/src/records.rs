@@ -27,9 +27,9 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, bail};
 use mcp_tasks::TaskRef;
 use mcp_tasks::protocol::{InputRequests, InputResponse, InputResponses, TaskStatus};
+use mcp_tasks::store::backend::{Claim, NewTask, StepReport};
 use mcp_tasks::store::{
-    Answerer, Claim, Ending, Filter, Forgotten, NewTask, Progress, RecordId, SqliteStore,
-    StoreError, TaskRecord, TaskStore,
+    Answerer, Ending, Filter, Forgotten, RecordId, SqliteStore, StoreError, TaskRecord, TaskStore,
 };
 use serde::{Deserialize, Serialize};
 
@@ -427,7 +427,7 @@ impl Records {
             .save(
                 id,
                 fence,
-                Progress {
+                StepReport {
                     status,
                     status_message,
                     poll_interval_ms: record.poll_interval_ms,

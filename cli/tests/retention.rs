@@ -9,7 +9,8 @@ use std::time::{Duration, SystemTime};
 
 use mcp_tasks::TaskRef;
 use mcp_tasks::protocol::{CallToolResult, TaskId, TaskStatus};
-use mcp_tasks::store::{Claim, Ending, NewTask, RecordId, SqliteStore, TaskStore};
+use mcp_tasks::store::backend::{Claim, NewTask};
+use mcp_tasks::store::{Ending, RecordId, SqliteStore, TaskStore};
 use serde_json::Value;
 
 #[path = "support/data_dir.rs"]

@@ -8,7 +8,8 @@ use std::time::{Duration, SystemTime};
 
 use mcp_tasks::TaskRef;
 use mcp_tasks::protocol::{TaskId, TaskStatus};
-use mcp_tasks::store::{NewTask, Schedule, SqliteStore, TaskStore};
+use mcp_tasks::store::backend::NewTask;
+use mcp_tasks::store::{Schedule, SqliteStore, TaskStore};
 
 const CLI: &str = env!("CARGO_BIN_EXE_mcp-tasks");
 

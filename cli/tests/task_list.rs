@@ -11,7 +11,8 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcp_tasks::TaskRef;
 use mcp_tasks::protocol::TaskStatus;
-use mcp_tasks::store::{NewTask, RecordId, SqliteStore, TaskStore};
+use mcp_tasks::store::backend::NewTask;
+use mcp_tasks::store::{RecordId, SqliteStore, TaskStore};
 use serde_json::{Value, json};
 
 #[path = "support/data_dir.rs"]

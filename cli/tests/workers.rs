@@ -937,7 +937,7 @@ fn store_migrate() -> Fallible {
     // The worker role, with rows and no schema rights, works.
     let store = as_worker().map_err(|e| format!("the worker role connects: {e}"))?;
     let id = rt
-        .block_on(store.insert(mcp_tasks::store::NewTask {
+        .block_on(store.insert(mcp_tasks::store::backend::NewTask {
             unique_key: true,
             reference: mcp_tasks::TaskRef::new(mcp_tasks::protocol::TaskId::new("t-1"), None),
             tool: "job".into(),

@@ -79,34 +79,45 @@ impl fmt::Display for Kind {
     }
 }
 
+/// Constructors, for a store's implementation (see
+/// [`backend`](super::backend)).
 impl StoreError {
     fn new(kind: Kind) -> StoreError {
         StoreError { kind, source: None }
     }
 
-    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
-    pub(crate) fn with_source(mut self, source: impl Into<BoxError>) -> StoreError {
+    /// The underlying error, kept as this error's `source()`.
+    pub fn with_source(mut self, source: impl Into<BoxError>) -> StoreError {
         self.source = Some(source.into());
         self
     }
 
-    pub(crate) fn stale(id: RecordId) -> StoreError {
+    /// Record `id` was claimed again since the lease whose fence a write
+    /// carried: the write was refused ([`is_stale`](Self::is_stale)).
+    pub fn stale(id: RecordId) -> StoreError {
         StoreError::new(Kind::Stale(id))
     }
 
-    pub(crate) fn not_found(id: RecordId) -> StoreError {
+    /// There is no record `id` ([`is_not_found`](Self::is_not_found)).
+    pub fn not_found(id: RecordId) -> StoreError {
         StoreError::new(Kind::NotFound(id))
     }
 
-    pub(crate) fn duplicate(existing: RecordId) -> StoreError {
+    /// A unique key and scope already name record `existing`
+    /// ([`is_duplicate`](Self::is_duplicate)).
+    pub fn duplicate(existing: RecordId) -> StoreError {
         StoreError::new(Kind::Duplicate(existing))
     }
 
-    pub(crate) fn refused(id: RecordId, why: Refusal) -> StoreError {
+    /// An answer to a question of record `id` was refused, for `why`
+    /// ([`is_refused`](Self::is_refused), [`refusal`](Self::refusal)).
+    pub fn refused(id: RecordId, why: Refusal) -> StoreError {
         StoreError::new(Kind::Refused(id, why))
     }
 
-    pub(crate) fn corrupt(id: Option<RecordId>, what: impl Into<String>) -> StoreError {
+    /// A record (`id`, when it can still be told) or the store's own data
+    /// cannot be read: `what` says why ([`is_corrupt`](Self::is_corrupt)).
+    pub fn corrupt(id: Option<RecordId>, what: impl Into<String>) -> StoreError {
         StoreError::new(Kind::Corrupt(id, what.into()))
     }
 
@@ -129,13 +140,14 @@ impl StoreError {
         StoreError::new(Kind::Full)
     }
 
-    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
-    pub(crate) fn unavailable(what: impl Into<String>) -> StoreError {
+    /// The storage cannot be reached for now (a lost connection, a busy
+    /// database): `what` says why ([`is_unavailable`](Self::is_unavailable)).
+    pub fn unavailable(what: impl Into<String>) -> StoreError {
         StoreError::new(Kind::Unavailable(what.into()))
     }
 
-    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
-    pub(crate) fn other(what: impl Into<String>) -> StoreError {
+    /// Any other failure of the storage, in words.
+    pub fn other(what: impl Into<String>) -> StoreError {
         StoreError::new(Kind::Other(what.into()))
     }
 

@@ -10,8 +10,8 @@ use super::History;
 use super::history::{self, Event};
 use super::questions;
 use super::{
-    Answerer, Answers, Claim, Counts, Ending, Fence, Filter, Forgotten, Lease, NewTask, Progress,
-    Questions, RecordId, RecordState, Reservation, Schedule, StoreError, StoreResult, TaskRecord,
+    Answerer, Answers, Claim, Counts, Ending, Fence, Filter, Forgotten, Lease, NewTask, Questions,
+    RecordId, RecordState, Reservation, Schedule, StepReport, StoreError, StoreResult, TaskRecord,
     TaskStore,
 };
 use crate::protocol::{InputRequests, InputResponse};
@@ -172,7 +172,7 @@ impl TaskStore for MemoryStore {
         fence: Fence,
         reference: &TaskRef,
         schedule: &Schedule,
-        progress: Progress,
+        progress: StepReport,
     ) -> StoreResult<()> {
         {
             let mut records = self.lock();
@@ -328,7 +328,7 @@ impl TaskStore for MemoryStore {
         }
     }
 
-    async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
+    async fn save(&self, id: RecordId, fence: Fence, progress: StepReport) -> StoreResult<()> {
         let mut records = self.lock();
         let nudged = records.nudged.contains(&id);
         let r = records.held(id, fence)?;

@@ -23,6 +23,10 @@
 //!   handlers when the task asks, a cancel when one was asked for), writes
 //!   back under its lease, and hands each outcome to the application until
 //!   the application acknowledges it.
+//! - [`backend`]: the other half of [`TaskStore`], which a worker drives
+//!   and an application never handles (a [`NewTask`] to insert, a
+//!   [`Claim`], the [`Fence`] of a lease, a [`StepReport`]), with how to
+//!   write a store of your own.
 //! - Delivered records stay until removed: a worker with
 //!   [`TrackerBuilder::retain`] prunes those older than its setting, a
 //!   small batch at a time ([`TaskStore::prune`]), and
@@ -120,13 +124,14 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::{CallToolResult, InputRequests, InputResponse, RpcError, TaskStatus};
 use crate::task::{Outcome, TaskRef};
 
+pub mod backend;
 mod error;
 mod history;
 mod memory;
@@ -138,6 +143,7 @@ mod row;
 mod sqlite;
 mod tracker;
 
+use backend::{Claim, Fence, NewTask, Reservation, StepReport};
 pub use error::StoreError;
 pub use history::{Answerer, Event, History, HistoryEntry, MAX_HISTORY, MAX_HISTORY_TEXT};
 pub use memory::MemoryStore;
@@ -150,7 +156,7 @@ pub use questions::{
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use tracker::{
-    Asking, Connector, Delivery, Label, Pass, Started, TrackError, Tracker, TrackerBuilder,
+    Asking, Connector, Delivery, Label, Pass, TrackError, Tracker, TrackerBuilder, Tracking,
 };
 
 /// The result of a store operation.
@@ -169,12 +175,6 @@ impl fmt::Display for RecordId {
         write!(f, "{}", self.0)
     }
 }
-
-/// A fencing token: grows on every claim of a record, so a write that
-/// carries an older one comes from a worker that no longer holds it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Fence(pub i64);
 
 /// Who holds a record, until when, under which fencing token.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -295,44 +295,6 @@ impl From<Outcome> for Ending {
     }
 }
 
-/// A task to record: what [`TaskStore::insert`] takes.
-#[derive(Debug, Clone)]
-pub struct NewTask {
-    /// How to find the task again.
-    pub reference: TaskRef,
-    /// The tool that was called.
-    pub tool: String,
-    /// The caller's own key for the task (an order number, a job id), if any.
-    pub key: Option<String>,
-    /// Whether `key` names one task in its scope: an insert of a second
-    /// record with the same key and scope, both unique, is refused
-    /// ([`StoreError::is_duplicate`]).
-    pub unique_key: bool,
-    /// Whose task it is (a tenant, a user, an application): listings filter by it.
-    pub scope: String,
-    /// The status the server last stated.
-    pub status: TaskStatus,
-    /// The status message the server last stated.
-    pub status_message: Option<String>,
-    /// The server's suggested interval between reads, in milliseconds.
-    pub poll_interval_ms: Option<u64>,
-    /// When to read the task first.
-    pub due: SystemTime,
-    /// How the task already ended, for a task recorded after its end.
-    pub ending: Option<Ending>,
-    /// The spacing of its reads and its lifetime, as the task's builder
-    /// set them.
-    pub schedule: Schedule,
-}
-
-impl NewTask {
-    /// The status to record: the one its ending implies, for a task
-    /// recorded after its end, else the one the server stated.
-    pub(crate) fn recorded_status(&self) -> TaskStatus {
-        self.ending.as_ref().map_or(self.status, Ending::status)
-    }
-}
-
 /// One tracked task, as its store keeps it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskRecord {
@@ -449,42 +411,6 @@ impl Schedule {
     pub fn deadline(&self) -> Option<SystemTime> {
         self.deadline_ms.map(row::time)
     }
-}
-
-/// A claim of due records: what [`TaskStore::claim`] takes.
-#[derive(Debug, Clone)]
-pub struct Claim<'a> {
-    /// The worker claiming.
-    pub worker: &'a str,
-    /// At most this many records.
-    pub limit: usize,
-    /// The clock: records due at or before it, with no live lease.
-    pub now: SystemTime,
-    /// How long the lease lasts from `now`.
-    pub lease: Duration,
-    /// Claim this record alone, due or not (a task taken back as a handle).
-    pub record: Option<RecordId>,
-}
-
-/// What one step of a task found, written back by [`TaskStore::save`],
-/// which also gives the record up until `due`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
-    /// The status the server stated.
-    pub status: TaskStatus,
-    /// The status message the server stated.
-    pub status_message: Option<String>,
-    /// The server's suggested interval between reads, in milliseconds.
-    pub poll_interval_ms: Option<u64>,
-    /// Reads that failed in a row, after this step.
-    pub failed_reads: u32,
-    /// When the task is next due.
-    pub due: SystemTime,
-    /// Answers the server acknowledged in this step.
-    pub taken: Vec<String>,
-    /// Questions the application acknowledged in this step
-    /// ([`TrackerBuilder::on_question`]).
-    pub offered: Vec<String>,
 }
 
 /// Which records [`TaskStore::list`] returns.
@@ -681,21 +607,6 @@ impl RecordState {
     }
 }
 
-/// What [`TaskStore::reserve`] found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reservation {
-    /// A new record, held by the caller under this fence until the call
-    /// is answered ([`TaskStore::start`]).
-    Reserved {
-        /// The new record.
-        id: RecordId,
-        /// Its lease's fencing token.
-        fence: Fence,
-    },
-    /// The key already names a record in its scope: nothing was written.
-    Taken(RecordId),
-}
-
 /// What [`TaskStore::forget`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Forgotten {
@@ -754,7 +665,7 @@ pub trait TaskStore: Send + Sync + 'static {
         fence: Fence,
         reference: &TaskRef,
         schedule: &Schedule,
-        progress: Progress,
+        progress: StepReport,
     ) -> impl Future<Output = StoreResult<()>> + Send;
 
     /// Claims at most `claim.limit` records that have no live lease and
@@ -884,7 +795,7 @@ pub trait TaskStore: Send + Sync + 'static {
         &self,
         id: RecordId,
         fence: Fence,
-        progress: Progress,
+        progress: StepReport,
     ) -> impl Future<Output = StoreResult<()>> + Send;
 
     /// Records how the task ended, and the status that ending implies

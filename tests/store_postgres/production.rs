@@ -471,7 +471,7 @@ pub(super) async fn a_worker_whose_clock_runs_ahead_takes_no_held_record(pg: Pg)
     // A record the honest worker gave up until a minute from now is not
     // due, whatever the fast worker's clock says.
     let fence = honest.get(held).await.unwrap().unwrap().fence().unwrap();
-    let progress = Progress {
+    let progress = StepReport {
         status: TaskStatus::Working,
         status_message: None,
         poll_interval_ms: None,
@@ -494,7 +494,7 @@ pub(super) async fn a_worker_whose_clock_runs_ahead_takes_no_held_record(pg: Pg)
     assert_eq!(ids(&got), [mine], "its own due record");
     let fence = got[0].as_ref().unwrap().fence().unwrap();
     let due = now() + ahead + Duration::from_secs(60);
-    fast.save(mine, fence, Progress { due, ..progress })
+    fast.save(mine, fence, StepReport { due, ..progress })
         .await
         .unwrap();
     let raw: i64 = postgres::connect(&url)

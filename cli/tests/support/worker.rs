@@ -15,10 +15,10 @@ use std::time::{Duration, SystemTime};
 
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, InputRequests, InputResponse};
+use mcp_tasks::store::backend::{Claim, Fence, NewTask, Reservation, StepReport};
 use mcp_tasks::store::{
-    Answerer, Answers, Claim, Ending, Fence, Filter, Forgotten, Label, NewTask, PostgresStore,
-    Progress, Questions, RecordId, RecordState, Reservation, Schedule, SqliteStore, Started,
-    StoreResult, TaskRecord, TaskStore, Tracker,
+    Answerer, Answers, Ending, Filter, Forgotten, Label, PostgresStore, Questions, RecordId,
+    RecordState, Schedule, SqliteStore, StoreResult, TaskRecord, TaskStore, Tracker, Tracking,
 };
 use mcp_tasks::{Client, Http, TaskRef};
 use serde_json::{Value, json};
@@ -230,8 +230,8 @@ pub async fn work<S: TaskStore>(o: Options, store: S) -> Fallible {
                 .map_err(|e| format!("call {i}: {e}"))?;
             if report {
                 let how = match &started {
-                    Started::Tracked(_) => "tracked",
-                    Started::Known(_) => "known",
+                    Tracking::Tracked(_) => "tracked",
+                    Tracking::Known(_) => "known",
                     _ => "immediate",
                 };
                 let id = started.record().map_or("-".into(), |id| id.to_string());
@@ -385,7 +385,7 @@ impl<S: TaskStore> TaskStore for Probe<S> {
         fence: Fence,
         reference: &TaskRef,
         schedule: &Schedule,
-        progress: Progress,
+        progress: StepReport,
     ) -> StoreResult<()> {
         count(&self.calls.other);
         self.hang_if("call-answered").await;
@@ -455,7 +455,7 @@ impl<S: TaskStore> TaskStore for Probe<S> {
         count(&self.calls.other);
         self.inner.answer_by(id, key, response, by, now).await
     }
-    async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
+    async fn save(&self, id: RecordId, fence: Fence, progress: StepReport) -> StoreResult<()> {
         count(&self.calls.save);
         if !progress.taken.is_empty() {
             self.hang_if("save-taken").await;

@@ -57,7 +57,7 @@ impl TaskStore for Faulty {
         fence: Fence,
         reference: &TaskRef,
         schedule: &Schedule,
-        progress: Progress,
+        progress: StepReport,
     ) -> StoreResult<()> {
         self.inner
             .start(id, fence, reference, schedule, progress)
@@ -104,7 +104,7 @@ impl TaskStore for Faulty {
     ) -> StoreResult<InputResponse> {
         self.inner.record_answer(id, fence, key, response).await
     }
-    async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
+    async fn save(&self, id: RecordId, fence: Fence, progress: StepReport) -> StoreResult<()> {
         self.inner.save(id, fence, progress).await
     }
     async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {

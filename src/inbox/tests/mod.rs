@@ -15,6 +15,7 @@ use super::{Options, router};
 use crate::protocol::{
     CallToolResult, InputRequest, InputRequests, InputResponse, RpcError, TaskId, TaskStatus,
 };
+use crate::store::backend::*;
 use crate::store::*;
 use crate::task::TaskRef;
 

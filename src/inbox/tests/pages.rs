@@ -248,7 +248,7 @@ async fn a_task_page_shows_its_history_as_a_timeline_escaped() {
     ]
     .into();
     store.ask(id, fence, &asked, now).await.unwrap();
-    let progress = Progress {
+    let progress = StepReport {
         status: TaskStatus::InputRequired,
         status_message: Some("<img src=x onerror=alert(1)>".into()),
         poll_interval_ms: None,
@@ -312,7 +312,7 @@ async fn a_cut_history_says_so() {
             .unwrap()
             .fence()
             .unwrap();
-        let progress = Progress {
+        let progress = StepReport {
             status: TaskStatus::Working,
             status_message: Some(format!("step {round}")),
             poll_interval_ms: None,

@@ -31,7 +31,7 @@ pub(super) async fn each_change_adds_one_history_entry<S: TaskStore>(store: &S) 
 
     // A read that finds what the record already says adds nothing.
     let fence = held(store, "w1", id, t(0)).await;
-    let same = Progress {
+    let same = StepReport {
         status: TaskStatus::Working,
         status_message: Some("queued".into()),
         ..progress(t(0))
@@ -154,7 +154,7 @@ pub(super) async fn the_history_keeps_the_newest_and_counts_the_dropped<S: TaskS
         } else {
             format!("step {round}")
         };
-        let p = Progress {
+        let p = StepReport {
             status: TaskStatus::Working,
             status_message: Some(message),
             ..progress(t(0))
@@ -185,7 +185,7 @@ pub(super) async fn the_history_keeps_the_newest_and_counts_the_dropped<S: TaskS
     assert_eq!(r.status_message.as_deref(), Some(long.as_str()));
     // Past the bound, a write that changes nothing still adds nothing.
     let fence = held(store, "w", id, t(1_000)).await;
-    let same = Progress {
+    let same = StepReport {
         status: TaskStatus::Working,
         status_message: Some(long.clone()),
         ..progress(t(0))

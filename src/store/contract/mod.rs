@@ -65,8 +65,8 @@ async fn claimed<S: TaskStore>(store: &S, c: Claim<'_>) -> Vec<TaskRecord> {
         .collect()
 }
 
-fn progress(due: SystemTime) -> Progress {
-    Progress {
+fn progress(due: SystemTime) -> StepReport {
+    StepReport {
         status: TaskStatus::InputRequired,
         status_message: Some("half way".into()),
         poll_interval_ms: None,

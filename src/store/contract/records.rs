@@ -340,7 +340,7 @@ pub(super) async fn a_record_says_how_its_task_stands<S: TaskStore>(store: &S) {
                 .save(
                     id,
                     fence,
-                    Progress {
+                    StepReport {
                         status: before,
                         ..progress(t(0))
                     },

@@ -25,7 +25,7 @@ impl TaskStore for PostgresStore {
         fence: Fence,
         reference: &TaskRef,
         schedule: &Schedule,
-        progress: Progress,
+        progress: StepReport,
     ) -> StoreResult<()> {
         let conn = self.conn().await?;
         self.fenced(
@@ -224,7 +224,7 @@ impl TaskStore for PostgresStore {
         Ok(standing)
     }
 
-    async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
+    async fn save(&self, id: RecordId, fence: Fence, progress: StepReport) -> StoreResult<()> {
         let conn = self.conn().await?;
         let now = SystemTime::now();
         if !progress.taken.is_empty() || !progress.offered.is_empty() {

@@ -23,8 +23,8 @@ use super::history::{self, HistoryEntry, MAX_HISTORY, MAX_HISTORY_TEXT};
 use super::questions;
 use super::row::{self, millis};
 use super::{
-    Answerer, Answers, Claim, Counts, Ending, Fence, Filter, Forgotten, Lease, NewTask, Progress,
-    Questions, RecordId, RecordState, Refusal, Reservation, Schedule, StoreError, StoreResult,
+    Answerer, Answers, Claim, Counts, Ending, Fence, Filter, Forgotten, Lease, NewTask, Questions,
+    RecordId, RecordState, Refusal, Reservation, Schedule, StepReport, StoreError, StoreResult,
     TaskRecord, TaskStore,
 };
 use crate::protocol::{InputRequests, InputResponse};

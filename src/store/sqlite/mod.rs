@@ -11,8 +11,8 @@ use super::history;
 use super::questions;
 use super::row;
 use super::{
-    Answerer, Answers, Claim, Counts, Ending, Fence, Filter, Forgotten, NewTask, Progress,
-    Questions, RecordId, RecordState, Refusal, Reservation, Schedule, StoreError, StoreResult,
+    Answerer, Answers, Claim, Counts, Ending, Fence, Filter, Forgotten, NewTask, Questions,
+    RecordId, RecordState, Refusal, Reservation, Schedule, StepReport, StoreError, StoreResult,
     TaskRecord, TaskStore,
 };
 use crate::protocol::{InputRequests, InputResponse};
@@ -270,7 +270,7 @@ impl TaskStore for SqliteStore {
         fence: Fence,
         reference: &TaskRef,
         schedule: &Schedule,
-        progress: Progress,
+        progress: StepReport,
     ) -> StoreResult<()> {
         let (task_id, server, version, schedule) = (
             reference.task_id().expose().to_owned(),
@@ -491,7 +491,7 @@ impl TaskStore for SqliteStore {
         .await
     }
 
-    async fn save(&self, id: RecordId, fence: Fence, progress: Progress) -> StoreResult<()> {
+    async fn save(&self, id: RecordId, fence: Fence, progress: StepReport) -> StoreResult<()> {
         self.run(move |conn| {
             let now = row::millis(SystemTime::now());
             let status = progress.status.as_str();

@@ -122,7 +122,7 @@ async fn records_survive_closing_and_reopening_the_file() {
         .record_answer(id, fence, "confirm", &yes)
         .await
         .unwrap();
-    let mut progress = Progress {
+    let mut progress = StepReport {
         status: TaskStatus::InputRequired,
         status_message: Some("waiting".into()),
         poll_interval_ms: Some(2_000),

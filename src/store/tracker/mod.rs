@@ -29,7 +29,7 @@ mod types;
 
 use retain::Retention;
 use types::QuestionHook;
-pub use types::{Asking, Connector, Delivery, Label, Pass, Started, TrackError};
+pub use types::{Asking, Connector, Delivery, Label, Pass, TrackError, Tracking};
 
 /// The longest pause of a tracker whose store is unavailable.
 const MAX_STORE_PAUSE: Duration = Duration::from_secs(5);

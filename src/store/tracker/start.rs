@@ -7,10 +7,10 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 
 use super::super::{
-    Claim, Ending, Fence, NewTask, Progress, RecordId, Reservation, Schedule, StoreError,
+    Claim, Ending, Fence, NewTask, RecordId, Reservation, Schedule, StepReport, StoreError,
     StoreResult, TaskRecord, TaskStore,
 };
-use super::{Connector, Label, Started, TrackError, Tracker};
+use super::{Connector, Label, TrackError, Tracker, Tracking};
 use crate::protocol::{InputResponse, TaskId, TaskStatus};
 use crate::task::task_builder::IsComplete;
 use crate::task::{Snapshot, TaskBuilder, TaskRef, TaskState};
@@ -41,7 +41,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         task: TaskBuilder<B>,
         tool: impl Into<Label>,
         arguments: impl Serialize,
-    ) -> Result<Started, TrackError> {
+    ) -> Result<Tracking, TrackError> {
         let label = tool.into();
         if label.key.is_some() && !label.shared_key {
             return self.call_once(task, label, arguments).await;
@@ -58,7 +58,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         task: TaskBuilder<B>,
         label: Label,
         arguments: impl Serialize,
-    ) -> Result<Started, TrackError> {
+    ) -> Result<Tracking, TrackError> {
         let inner = &self.inner;
         // Before this worker holds anything: what the name held before is
         // given back, never what this process reserves.
@@ -83,7 +83,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             .reserve(reservation, &inner.worker, until)
             .await?
         {
-            Reservation::Taken(id) => return Ok(Started::Known(id)),
+            Reservation::Taken(id) => return Ok(Tracking::Known(id)),
             Reservation::Reserved { id, fence } => (id, fence),
         };
         // Never cut: a lost lease must not lose the task the call starts.
@@ -105,13 +105,13 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 if let Err(e) = kept {
                     tracing::warn!(record = %id, "an answered call's record was not closed: {e}");
                 }
-                Ok(Started::Immediate(t))
+                Ok(Tracking::Immediate(t))
             }
             Ok(state) => {
                 let Some((reference, snapshot, schedule)) = recorded(&state) else {
                     return Err(StoreError::other("a finished task after all").into());
                 };
-                let progress = Progress {
+                let progress = StepReport {
                     status: snapshot.status,
                     status_message: snapshot.status_message,
                     poll_interval_ms: snapshot.poll_interval_ms,
@@ -128,7 +128,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                         let _ = detach(state);
                         inner.wake.notify_one();
                         tracing::info!(record = %id, tool = %label.tool, "a task is tracked");
-                        Ok(Started::Tracked(id))
+                        Ok(Tracking::Tracked(id))
                     }
                     Err(error) => Err(TrackError::Store {
                         error,
@@ -159,15 +159,15 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
 
     /// Hands a live task to the tracker: the handle is detached and the
     /// task recorded, due at once. A finished handle is not recorded: it
-    /// comes back as [`Started::Immediate`].
+    /// comes back as [`Tracking::Immediate`].
     ///
     /// # Errors
     ///
     /// [`TrackError::Store`] with the live handle when the insert failed.
-    pub async fn track(&self, state: TaskState, label: Label) -> Result<Started, TrackError> {
+    pub async fn track(&self, state: TaskState, label: Label) -> Result<Tracking, TrackError> {
         let Some((reference, snapshot, schedule)) = recorded(&state) else {
             return match state {
-                TaskState::Finished(t) => Ok(Started::Immediate(t)),
+                TaskState::Finished(t) => Ok(Tracking::Immediate(t)),
                 state => Err(TrackError::Store {
                     error: StoreError::other("a live task without a reference"),
                     task: Some(Box::new(state)),
@@ -195,7 +195,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 let _ = detach(state);
                 self.inner.wake.notify_one();
                 tracing::info!(record = %id, tool = %tool, "a task is tracked");
-                Ok(Started::Tracked(id))
+                Ok(Tracking::Tracked(id))
             }
             Err(error) => Err(TrackError::Store {
                 error,

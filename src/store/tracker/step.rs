@@ -6,7 +6,7 @@
 use std::time::{Duration, SystemTime};
 
 use super::super::{
-    Answers, Ending, Fence, Progress, Questions, StoreError, StoreResult, TaskRecord, TaskStore,
+    Answers, Ending, Fence, Questions, StepReport, StoreError, StoreResult, TaskRecord, TaskStore,
 };
 use super::{Asking, Connector, Tracker};
 use crate::protocol::{InputRequests, InputResponses, TaskStatus};
@@ -27,7 +27,7 @@ const MAX_HARD_FAILURES: u32 = 5;
 /// What one step of a task comes to.
 enum Step {
     /// Still running: write this and give the record up.
-    Progress(Progress),
+    Progress(StepReport),
     /// Ended.
     Ended(Ending),
 }
@@ -238,7 +238,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                     }
                 };
                 Ok(match step {
-                    Step::Progress(progress) => Step::Progress(Progress {
+                    Step::Progress(progress) => Step::Progress(StepReport {
                         taken: keys,
                         ..progress
                     }),
@@ -322,7 +322,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         sent: Result<(), crate::TaskError<Task<T>>>,
     ) -> Step {
         match sent {
-            Ok(()) => Step::Progress(Progress {
+            Ok(()) => Step::Progress(StepReport {
                 failed_reads: 0,
                 due: self.due(Some(client), record, record.poll_interval_ms, After::Write),
                 ..self.unchanged(record)
@@ -346,7 +346,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         offered: Vec<String>,
     ) -> Step {
         let snapshot = task.snapshot();
-        let progress = Progress {
+        let progress = StepReport {
             status: snapshot.status,
             status_message: snapshot.status_message.clone(),
             poll_interval_ms: snapshot.poll_interval_ms,
@@ -359,8 +359,8 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         Step::Progress(progress)
     }
 
-    pub(super) fn unchanged(&self, record: &TaskRecord) -> Progress {
-        Progress {
+    pub(super) fn unchanged(&self, record: &TaskRecord) -> StepReport {
+        StepReport {
             status: record.status,
             status_message: record.status_message.clone(),
             poll_interval_ms: record.poll_interval_ms,
@@ -436,7 +436,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             overloaded: e.is_overloaded(),
             retry_after: e.retry_after(),
         };
-        Step::Progress(Progress {
+        Step::Progress(StepReport {
             failed_reads: attempt,
             due: self.due(client, record, record.poll_interval_ms, after),
             ..self.unchanged(record)

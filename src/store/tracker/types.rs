@@ -56,7 +56,7 @@ impl Label {
     /// unique in its scope: a key names one task, so that starting "the
     /// export for order 17" again, after a restart or from another
     /// process, finds the task it started instead of starting a second
-    /// one ([`Started::Known`]). [`Tracker::call_tool`](super::Tracker::call_tool)
+    /// one ([`Tracking::Known`]). [`Tracker::call_tool`](super::Tracker::call_tool)
     /// reserves the key in the store before it calls the tool, so that
     /// even two processes starting it at once make one call; see the
     /// crash table in the [`store`](crate::store) docs for what a crash
@@ -80,10 +80,11 @@ impl Label {
     }
 }
 
-/// What [`Tracker::call_tool`](super::Tracker::call_tool) and
+/// How a task came to be tracked, or why it was not: what
+/// [`Tracker::call_tool`](super::Tracker::call_tool) and
 /// [`Tracker::track`](super::Tracker::track) give back.
 #[derive(Debug)]
-pub enum Started {
+pub enum Tracking {
     /// The task is in the store under this key; its outcome will come
     /// through [`Tracker::run`](super::Tracker::run).
     Tracked(RecordId),
@@ -96,12 +97,12 @@ pub enum Started {
     Immediate(Task<Finished>),
 }
 
-impl Started {
+impl Tracking {
     /// The record's key, when the call became a tracked task.
     pub fn record(&self) -> Option<RecordId> {
         match self {
-            Started::Tracked(id) | Started::Known(id) => Some(*id),
-            Started::Immediate(_) => None,
+            Tracking::Tracked(id) | Tracking::Known(id) => Some(*id),
+            Tracking::Immediate(_) => None,
         }
     }
 }
