@@ -13,7 +13,7 @@ use mcp_tasks::protocol::{ElicitResult, InputRequests, InputResponse, TaskId, Ta
 use mcp_tasks::store::backend::{Claim, Fence, NewTask, Reservation, StepReport};
 use mcp_tasks::store::{
     Answers, Ending, Filter, Forgotten, Label, MemoryStore, Questions, RecordId, RecordState,
-    Schedule, StoreResult, TaskRecord, TaskStore, TrackError, Tracker, Tracking,
+    Schedule, StoreResult, TaskRecord, TaskStore, Tracker, Tracking,
 };
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 use mcp_tasks::{Client, TaskRef, TaskState};
@@ -521,6 +521,27 @@ async fn a_finished_handle_is_given_back_not_tracked() {
     );
 }
 
+#[tokio::test]
+async fn a_task_the_store_refused_comes_back_live() {
+    let server = server();
+    let client = client(&server).await;
+    let tracker = tracker(MemoryStore::new(), &client);
+    let label = Label::tool("export").key("order-23");
+    let first = client.task().call_tool("export", json!({})).await.unwrap();
+    tracker.track(first, label.clone()).await.unwrap();
+    // The key names a task already: the store refuses the second one.
+    let second = client.task().call_tool("export", json!({})).await.unwrap();
+    let e = tracker.track(second, label).await.unwrap_err();
+    assert!(e.store_error().is_some_and(|s| s.is_duplicate()), "{e:?}");
+    assert!(e.call_error().is_none());
+    assert!(e.to_string().contains("already"), "{e}");
+    let Some(TaskState::Pending(task)) = e.into_task() else {
+        panic!("the live handle, given back")
+    };
+    let done = task.finish().await.unwrap();
+    assert_eq!(done.into_result().unwrap(), text("exported"));
+}
+
 /// `n` starts of the same label at once, each as a fresh caller would.
 async fn start_many(
     tracker: &Tracker<MemoryStore, Client>,
@@ -638,7 +659,11 @@ async fn a_call_that_certainly_failed_frees_its_key() {
             .call_tool(client.task(), label.clone(), json!({}))
             .await
             .unwrap_err();
-        assert!(matches!(e, TrackError::Call(_)), "{e:?}");
+        assert!(
+            e.call_error().is_some() && e.store_error().is_none(),
+            "{e:?}"
+        );
+        assert!(e.into_task().is_none(), "no task to give back");
         assert_eq!(
             server.count("tools/call"),
             calls,

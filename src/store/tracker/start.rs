@@ -34,8 +34,9 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     ///
     /// # Errors
     ///
-    /// [`TrackError::Call`] as [`TaskBuilder::call_tool`];
-    /// [`TrackError::Store`] with the live handle when the insert failed.
+    /// [`TrackError::call_error`] as [`TaskBuilder::call_tool`];
+    /// [`TrackError::store_error`] when the insert failed, with the live
+    /// handle in [`TrackError::into_task`].
     pub async fn call_tool<B: IsComplete>(
         &self,
         task: TaskBuilder<B>,
@@ -130,10 +131,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                         tracing::info!(record = %id, tool = %label.tool, "a task is tracked");
                         Ok(Tracking::Tracked(id))
                     }
-                    Err(error) => Err(TrackError::Store {
-                        error,
-                        task: Some(Box::new(state)),
-                    }),
+                    Err(error) => Err(TrackError::store(error, state)),
                 }
             }
             Err(e) if e.is_outcome_unknown() => {
@@ -145,14 +143,14 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 if let Err(e) = kept {
                     tracing::warn!(record = %id, "a call of unknown outcome was not recorded: {e}");
                 }
-                Err(TrackError::Call(e))
+                Err(e.into())
             }
             Err(e) => {
                 // Certainly no task: the key is free again.
                 if let Err(e) = store.remove(id, fence).await {
                     tracing::warn!(record = %id, "a failed call's reservation stayed: {e}");
                 }
-                Err(TrackError::Call(e))
+                Err(e.into())
             }
         }
     }
@@ -163,15 +161,16 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     ///
     /// # Errors
     ///
-    /// [`TrackError::Store`] with the live handle when the insert failed.
+    /// [`TrackError::store_error`] when the insert failed, with the live
+    /// handle in [`TrackError::into_task`].
     pub async fn track(&self, state: TaskState, label: Label) -> Result<Tracking, TrackError> {
         let Some((reference, snapshot, schedule)) = recorded(&state) else {
             return match state {
                 TaskState::Finished(t) => Ok(Tracking::Immediate(t)),
-                state => Err(TrackError::Store {
-                    error: StoreError::other("a live task without a reference"),
-                    task: Some(Box::new(state)),
-                }),
+                state => Err(TrackError::store(
+                    StoreError::other("a live task without a reference"),
+                    state,
+                )),
             };
         };
         let now = SystemTime::now();
@@ -197,10 +196,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 tracing::info!(record = %id, tool = %tool, "a task is tracked");
                 Ok(Tracking::Tracked(id))
             }
-            Err(error) => Err(TrackError::Store {
-                error,
-                task: Some(Box::new(state)),
-            }),
+            Err(error) => Err(TrackError::store(error, state)),
         }
     }
 
@@ -257,7 +253,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// # Errors
     ///
     /// [`StoreError::is_not_found`] when there is no such open record, or
-    /// when another worker holds it now; [`TrackError::Call`] when the read
+    /// when another worker holds it now; [`TrackError::call_error`] when the read
     /// failed (the record stays).
     pub async fn take(&self, id: RecordId) -> Result<TaskState, TrackError> {
         let inner = &self.inner;
@@ -324,10 +320,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         };
         match inner.store.remove(id, fence).await {
             Ok(()) => Ok(state),
-            Err(error) => Err(TrackError::Store {
-                error,
-                task: Some(Box::new(state)),
-            }),
+            Err(error) => Err(TrackError::store(error, state)),
         }
     }
 

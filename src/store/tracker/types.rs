@@ -2,6 +2,7 @@
 //! connector, a task's label, what starting one gives, its errors, the
 //! deliveries of endings and of questions, and what a pass did.
 
+use std::fmt;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -109,28 +110,111 @@ impl Tracking {
 
 /// An error of [`Tracker::call_tool`](super::Tracker::call_tool),
 /// [`Tracker::track`](super::Tracker::track) or
-/// [`Tracker::take`](super::Tracker::take). Like
-/// [`TaskError`](crate::TaskError), it never loses
-/// a task that exists: a handle the store could not take comes back.
-#[derive(Debug, thiserror::Error)]
-pub enum TrackError {
-    /// The call (or the read that takes a task back) failed.
-    #[error(transparent)]
-    Call(#[from] Error),
-    /// The store failed; `task` is the handle it did not take, if any.
-    #[error("{error}")]
-    Store {
-        /// What the store said.
-        #[source]
-        error: StoreError,
-        /// The task the store did not take, still live.
-        task: Option<Box<TaskState>>,
-    },
+/// [`Tracker::take`](super::Tracker::take).
+///
+/// Like [`TaskError`](crate::TaskError), it never loses a task that
+/// exists: a live handle the store could not take comes back with
+/// [`into_task`](TrackError::into_task). Ask what failed with
+/// [`call_error`](TrackError::call_error) (the call, or the read that
+/// takes a task back: an [`Error`] with its predicates) or
+/// [`store_error`](TrackError::store_error) (the store: a [`StoreError`]
+/// with its own); exactly one of them is `Some`.
+///
+/// ```no_run
+/// # async fn f(tracker: mcp_tasks::store::Tracker<mcp_tasks::store::MemoryStore, mcp_tasks::Client>, client: mcp_tasks::Client) {
+/// match tracker.call_tool(client.task(), "export", ()).await {
+///     Ok(tracking) => println!("tracked as {:?}", tracking.record()),
+///     Err(e) if e.store_error().is_some() => {
+///         // Not recorded, but the task runs: keep the handle.
+///         if let Some(state) = e.into_task() {
+///             let _ = state;
+///         }
+///     }
+///     Err(e) => eprintln!("the call failed: {e}"),
+/// }
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct TrackError {
+    failure: Failure,
+    task: Option<Box<TaskState>>,
+}
+
+/// What failed, inside a [`TrackError`].
+#[derive(Debug)]
+enum Failure {
+    Call(Error),
+    Store(StoreError),
+}
+
+impl TrackError {
+    /// The store failed; `task` is the live handle it did not take.
+    pub(super) fn store(error: StoreError, task: TaskState) -> TrackError {
+        TrackError {
+            failure: Failure::Store(error),
+            task: Some(Box::new(task)),
+        }
+    }
+
+    /// The client's error, when the call (or the read that takes a task
+    /// back) failed.
+    pub fn call_error(&self) -> Option<&Error> {
+        match &self.failure {
+            Failure::Call(e) => Some(e),
+            Failure::Store(_) => None,
+        }
+    }
+
+    /// The store's error, when the store failed.
+    pub fn store_error(&self) -> Option<&StoreError> {
+        match &self.failure {
+            Failure::Store(e) => Some(e),
+            Failure::Call(_) => None,
+        }
+    }
+
+    /// The live task the store did not take, when there is one: act on it
+    /// as on any handle, or it runs on at its server unwatched.
+    pub fn into_task(self) -> Option<TaskState> {
+        self.task.map(|t| *t)
+    }
+}
+
+impl fmt::Display for TrackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.failure {
+            Failure::Call(e) => fmt::Display::fmt(e, f),
+            Failure::Store(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl std::error::Error for TrackError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        // The error inside stands for the whole, as its text does (as in
+        // `TaskError`): its sources are this error's.
+        match &self.failure {
+            Failure::Call(e) => std::error::Error::source(e),
+            Failure::Store(e) => std::error::Error::source(e),
+        }
+    }
+}
+
+impl From<Error> for TrackError {
+    fn from(error: Error) -> TrackError {
+        TrackError {
+            failure: Failure::Call(error),
+            task: None,
+        }
+    }
 }
 
 impl From<StoreError> for TrackError {
     fn from(error: StoreError) -> TrackError {
-        TrackError::Store { error, task: None }
+        TrackError {
+            failure: Failure::Store(error),
+            task: None,
+        }
     }
 }
 
