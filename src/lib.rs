@@ -217,8 +217,8 @@ pub use client::{
 pub use error::{BoxError, Error, Result};
 pub use input::InputHandlers;
 pub use task::{
-    Cancellable, Finished, InputMode, InputRequired, Outcome, Pending, Snapshot, State, Task,
-    TaskBuilder, TaskError, TaskRef, TaskState, Updates, task_builder,
+    Cancellable, Finished, InputMode, InputRequired, Outcome, Pending, State, Task, TaskBuilder,
+    TaskError, TaskRef, TaskState, Updates, task_builder,
 };
 #[cfg(feature = "http")]
 pub use transport::Http;

@@ -425,7 +425,11 @@ async fn tasks_are_listed_on_this_era_only() {
     let page = client.list_tasks(None).await.unwrap();
     let ids: Vec<&str> = page.tasks.iter().map(|t| t.task_id.expose()).collect();
     assert_eq!(ids, [a.id().expose(), b.id().expose()]);
-    assert!(page.tasks.iter().all(|t| t.status == TaskStatus::Working));
+    assert!(
+        page.tasks
+            .iter()
+            .all(|t| t.info.status == TaskStatus::Working)
+    );
 
     let modern = TestServer::new();
     let err = client_with(&modern, InputHandlers::new())

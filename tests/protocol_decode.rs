@@ -117,12 +117,12 @@ fn a_creation_result() {
         panic!()
     };
     assert_eq!(t.task_id.expose(), "9f4c1e0a-6f53-4b8e-9f77-2d1f2b4e8a10");
-    assert_eq!(t.status, TaskStatus::Working);
+    assert_eq!(t.info.status, TaskStatus::Working);
     assert_eq!(
-        (t.ttl_ms, t.poll_interval_ms),
+        (t.info.ttl_ms, t.info.poll_interval_ms),
         (Some(3_600_000), Some(2000))
     );
-    assert_eq!(t.created_at.as_deref(), Some("2026-08-01T09:00:00Z"));
+    assert_eq!(t.info.created_at.as_deref(), Some("2026-08-01T09:00:00Z"));
     // Without the extension declared, a task is invalid.
     assert!(fuzzing::call_tool_response(&fixture("result_task"), false).is_err());
 }
@@ -133,19 +133,19 @@ fn peer_quirks_in_creation_results() {
     let CallToolResponse::Task(t) = call("result_task_ts_sdk") else {
         panic!()
     };
-    assert_eq!(t.ttl_ms, None);
-    assert_eq!(t.status_message.as_deref(), Some("Task accepted"));
+    assert_eq!(t.info.ttl_ms, None);
+    assert_eq!(t.info.status_message.as_deref(), Some("Task accepted"));
     // Nanosecond timestamps stay as sent; a negative interval reads as absent;
     // a terminal seed is kept for the client to read again.
     let CallToolResponse::Task(t) = call("result_task_nanos_negative_interval") else {
         panic!()
     };
     assert_eq!(
-        t.created_at.as_deref(),
+        t.info.created_at.as_deref(),
         Some("2026-08-01T09:00:00.123456789+00:00")
     );
-    assert_eq!(t.poll_interval_ms, None);
-    assert_eq!(t.status, TaskStatus::Completed);
+    assert_eq!(t.info.poll_interval_ms, None);
+    assert_eq!(t.info.status, TaskStatus::Completed);
 }
 
 #[test]
@@ -158,10 +158,10 @@ fn an_unknown_result_type_is_rejected() {
 fn each_task_status_decodes_with_its_payload() {
     let t = task("task_working");
     assert_eq!(
-        (t.status(), t.poll_interval_ms),
+        (t.status(), t.info.poll_interval_ms),
         (TaskStatus::Working, Some(500))
     );
-    assert_eq!(t.status_message.as_deref(), Some("Exporting 3/10"));
+    assert_eq!(t.info.status_message.as_deref(), Some("Exporting 3/10"));
 
     let t = task("task_input_required");
     let TaskPayload::InputRequired(reqs) = &t.payload else {
@@ -179,7 +179,7 @@ fn each_task_status_decodes_with_its_payload() {
 
     let t = task("task_completed_with_result_type");
     assert!(matches!(&t.payload, TaskPayload::Completed(r) if r.structured_content.is_some()));
-    assert_eq!(t.ttl_ms, None);
+    assert_eq!(t.info.ttl_ms, None);
 
     let t = task("task_completed_tool_error");
     assert!(matches!(&t.payload, TaskPayload::Completed(r) if r.is_error));
@@ -194,7 +194,10 @@ fn each_task_status_decodes_with_its_payload() {
     );
 
     let t = task("task_cancelled");
-    assert_eq!((t.status(), t.ttl_ms), (TaskStatus::Cancelled, Some(0)));
+    assert_eq!(
+        (t.status(), t.info.ttl_ms),
+        (TaskStatus::Cancelled, Some(0))
+    );
 }
 
 #[test]

@@ -3,10 +3,10 @@
 //! `{"task": {…}}`, `tasks/list`, and the related-task metadata that ties
 //! a server's input request to its task.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::{CreateTaskResult, DetailedTask, TaskId, TaskPayload, TaskStatus, lenient};
+use super::{CreateTaskResult, DetailedTask, TaskId, TaskInfo, TaskPayload, TaskStatus, lenient};
 
 /// The `_meta` key that ties a request, notification or result to a task
 /// on 2025-11-25: `{"taskId": "…"}`.
@@ -18,66 +18,72 @@ pub const META_RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 ///
 /// The client reads these itself; the type is public for
 /// [`Client::list_tasks`](crate::Client::list_tasks).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", from = "RawLegacyTask")]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct LegacyTask {
     /// The task's id.
     pub task_id: TaskId,
-    /// Its status (an unknown one reads as [`TaskStatus::Unknown`]).
-    pub status: TaskStatus,
-    /// Progress or explanation for people.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status_message: Option<String>,
-    /// Creation time (ISO 8601, kept as sent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub created_at: Option<String>,
-    /// Time of the last change (ISO 8601, kept as sent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_updated_at: Option<String>,
-    /// Lifetime from creation in milliseconds (`ttl`); `None` means unlimited.
-    #[serde(rename = "ttl")]
-    pub ttl_ms: Option<u64>,
-    /// Suggested spacing of `tasks/get` calls in milliseconds (`pollInterval`).
-    #[serde(rename = "pollInterval", skip_serializing_if = "Option::is_none")]
-    pub poll_interval_ms: Option<u64>,
-    /// The status as sent, when it is not one the client knows.
-    #[serde(skip)]
-    pub(crate) unknown_status: Option<String>,
+    /// Its status (an unknown one reads as [`TaskStatus::Unknown`]) and
+    /// what the server says with it.
+    pub info: TaskInfo,
 }
 
-/// A task as sent: the status kept as a string, so that one the client
-/// does not know is neither an error nor lost.
-#[derive(Deserialize)]
+/// A task as the initialize era writes it (`ttl`, `pollInterval`), the
+/// status kept as sent, so that one the client does not know is neither
+/// an error nor lost.
+#[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawLegacyTask {
     task_id: TaskId,
     status: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     status_message: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     created_at: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     last_updated_at: Option<String>,
     #[serde(default, deserialize_with = "lenient::ttl_ms")]
     ttl: Option<u64>,
-    #[serde(default, deserialize_with = "lenient::positive_ms")]
+    #[serde(
+        default,
+        deserialize_with = "lenient::positive_ms",
+        skip_serializing_if = "Option::is_none"
+    )]
     poll_interval: Option<u64>,
 }
 
-impl From<RawLegacyTask> for LegacyTask {
-    fn from(raw: RawLegacyTask) -> Self {
+impl<'de> Deserialize<'de> for LegacyTask {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = RawLegacyTask::deserialize(d)?;
         let status = TaskStatus::from_wire(&raw.status);
-        LegacyTask {
+        Ok(LegacyTask {
             task_id: raw.task_id,
-            status,
-            unknown_status: (status == TaskStatus::Unknown).then_some(raw.status),
-            status_message: raw.status_message,
-            created_at: raw.created_at,
-            last_updated_at: raw.last_updated_at,
-            ttl_ms: raw.ttl,
-            poll_interval_ms: raw.poll_interval,
+            info: TaskInfo {
+                status,
+                unknown_status: (status == TaskStatus::Unknown).then_some(raw.status),
+                status_message: raw.status_message,
+                created_at: raw.created_at,
+                last_updated_at: raw.last_updated_at,
+                ttl_ms: raw.ttl,
+                poll_interval_ms: raw.poll_interval,
+            },
+        })
+    }
+}
+
+impl Serialize for LegacyTask {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let info = &self.info;
+        RawLegacyTask {
+            task_id: self.task_id.clone(),
+            status: info.wire_status().to_owned(),
+            status_message: info.status_message.clone(),
+            created_at: info.created_at.clone(),
+            last_updated_at: info.last_updated_at.clone(),
+            ttl: info.ttl_ms,
+            poll_interval: info.poll_interval_ms,
         }
+        .serialize(s)
     }
 }
 
@@ -86,7 +92,7 @@ impl LegacyTask {
     /// unknown status with its name (the others need `tasks/result` or
     /// the task's input requests).
     pub(crate) fn bare_payload(&self) -> TaskPayload {
-        match (&self.unknown_status, self.status) {
+        match (&self.info.unknown_status, self.info.status) {
             (Some(raw), _) => TaskPayload::Unknown(raw.clone()),
             (None, TaskStatus::Cancelled) => TaskPayload::Cancelled,
             _ => TaskPayload::Working,
@@ -97,27 +103,14 @@ impl LegacyTask {
     pub(crate) fn into_created(self) -> CreateTaskResult {
         CreateTaskResult {
             task_id: self.task_id,
-            status: self.status,
-            status_message: self.status_message,
-            created_at: self.created_at,
-            last_updated_at: self.last_updated_at,
-            ttl_ms: self.ttl_ms,
-            poll_interval_ms: self.poll_interval_ms,
+            info: self.info,
             meta: None,
         }
     }
 
     /// The task with `payload`, as a 2026-07-28 snapshot.
     pub(crate) fn into_detailed(self, payload: TaskPayload) -> DetailedTask {
-        DetailedTask {
-            task_id: self.task_id,
-            payload,
-            status_message: self.status_message,
-            created_at: self.created_at,
-            last_updated_at: self.last_updated_at,
-            ttl_ms: self.ttl_ms,
-            poll_interval_ms: self.poll_interval_ms,
-        }
+        DetailedTask::new(self.task_id, self.info, payload)
     }
 }
 
@@ -194,8 +187,11 @@ mod tests {
         let created: LegacyCreateResult = serde_json::from_str(raw).unwrap();
         let t = created.task.into_created();
         assert_eq!(t.task_id.expose(), "4a1f");
-        assert_eq!(t.status, TaskStatus::Working);
-        assert_eq!((t.ttl_ms, t.poll_interval_ms), (Some(300_000), Some(1000)));
+        assert_eq!(t.info.status, TaskStatus::Working);
+        assert_eq!(
+            (t.info.ttl_ms, t.info.poll_interval_ms),
+            (Some(300_000), Some(1000))
+        );
     }
 
     #[test]
@@ -204,8 +200,8 @@ mod tests {
             r#"{"taskId": "x", "status": "what", "ttl": null, "pollInterval": 0}"#,
         )
         .unwrap();
-        assert_eq!(t.status, TaskStatus::Unknown);
-        assert_eq!((t.ttl_ms, t.poll_interval_ms), (None, None));
+        assert_eq!(t.info.status, TaskStatus::Unknown);
+        assert_eq!((t.info.ttl_ms, t.info.poll_interval_ms), (None, None));
     }
 
     #[test]

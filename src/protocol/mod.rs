@@ -90,7 +90,7 @@ pub(crate) use result::CallToolResponse;
 pub(crate) use subscriptions::{ListenParams, SubscriptionAcknowledged, SubscriptionFilter};
 pub(crate) use tagged::ResultType;
 pub(crate) use tasks::{CancelTaskParams, CreateTaskResult, GetTaskParams};
-pub use tasks::{DetailedTask, TaskId, TaskPayload, TaskStatus};
+pub use tasks::{DetailedTask, TaskId, TaskInfo, TaskPayload, TaskStatus};
 pub(crate) use timestamp::iso8601_utc;
 
 pub(crate) use tools::{CallToolParams, ListToolsResult};

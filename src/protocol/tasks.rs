@@ -1,4 +1,5 @@
-//! Tasks extension types: ids, statuses, creation results and snapshots.
+//! Tasks extension types: ids, statuses, what is said of a task in either
+//! era (`TaskInfo`), creation results and snapshots.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -125,7 +126,7 @@ impl<'de> Deserialize<'de> for TaskId {
 /// own) decodes as [`TaskStatus::Unknown`] instead of failing: the task is
 /// still there, and the client keeps reading it until a status it knows
 /// arrives. The string as sent is in [`TaskPayload::Unknown`] and in the
-/// handle's `Snapshot::unknown_status`.
+/// handle's snapshot ([`TaskInfo::unknown_status`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -186,40 +187,187 @@ impl fmt::Display for TaskStatus {
     }
 }
 
-/// The flat result of a `tools/call` that became a task (`resultType: "task"`).
+/// What a server says of a task, whatever its status: the status and the
+/// facts that come with every task in both eras (a 2026-07-28 creation
+/// result or snapshot, a 2025-11-25 `Task`). A handle's
+/// [`snapshot`](crate::Task::snapshot) is the last one it saw.
 ///
-/// It never carries input requests, a result or an error: when its status is
-/// not `working`, read the task with `tasks/get` to learn more.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
-pub struct CreateTaskResult {
-    /// The new task's id.
-    pub task_id: TaskId,
-    /// Its first status (usually `working`).
+/// It carries no payload: a snapshot's input requests, result or error
+/// are in [`DetailedTask::payload`](super::DetailedTask::payload).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TaskInfo {
+    /// The status.
     pub status: TaskStatus,
     /// Progress or explanation for people.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
-    /// Creation time (ISO 8601, kept as sent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Creation time, as the server sent it (ISO 8601).
     pub created_at: Option<String>,
-    /// Time of the last change (ISO 8601, kept as sent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Time of the last change, as the server sent it (ISO 8601).
     pub last_updated_at: Option<String>,
-    /// Lifetime from creation in milliseconds; `None` means unlimited.
-    #[serde(default, deserialize_with = "lenient::ttl_ms")]
+    /// The server's lifetime for the task in milliseconds, from its
+    /// creation (`None`: unlimited).
     pub ttl_ms: Option<u64>,
-    /// Suggested spacing of `tasks/get` calls, in milliseconds.
+    /// The server's suggested spacing of reads, in milliseconds.
+    pub poll_interval_ms: Option<u64>,
+    /// The status as sent, when the client does not know it (`status` is
+    /// then [`TaskStatus::Unknown`]); `None` otherwise.
+    pub unknown_status: Option<String>,
+}
+
+impl TaskInfo {
+    /// What is known of a task when only its status is; set the other
+    /// fields on the value.
+    pub fn new(status: TaskStatus) -> Self {
+        TaskInfo {
+            status,
+            status_message: None,
+            created_at: None,
+            last_updated_at: None,
+            ttl_ms: None,
+            poll_interval_ms: None,
+            unknown_status: None,
+        }
+    }
+
+    /// The status as the wire names it (a status the client does not
+    /// know, as it was sent).
+    pub(crate) fn wire_status(&self) -> &str {
+        match &self.unknown_status {
+            Some(raw) => raw,
+            None => self.status.as_str(),
+        }
+    }
+}
+
+/// A task as 2026-07-28 writes it, every field a creation result or a
+/// snapshot may carry (`ttlMs`, `pollIntervalMs`), with the status kept as
+/// sent, so that one the client does not know is neither an error nor
+/// lost. A reply is read into it once, then split into the id, a
+/// [`TaskInfo`] and what the caller makes of the rest (nothing is copied).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct WireTask {
+    pub(crate) task_id: TaskId,
+    pub(crate) status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) status_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) created_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) last_updated_at: Option<String>,
+    #[serde(default, deserialize_with = "lenient::ttl_ms")]
+    pub(crate) ttl_ms: Option<u64>,
     #[serde(
         default,
         deserialize_with = "lenient::positive_ms",
         skip_serializing_if = "Option::is_none"
     )]
-    pub poll_interval_ms: Option<u64>,
-    /// Result metadata.
+    pub(crate) poll_interval_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) input_requests: Option<InputRequests>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) result: Option<CallToolResult>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<RpcError>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) meta: Option<Map<String, Value>>,
+}
+
+/// What a [`WireTask`] carries beyond its [`TaskInfo`].
+pub(crate) struct WireRest {
+    pub(crate) input_requests: Option<InputRequests>,
+    pub(crate) result: Option<CallToolResult>,
+    pub(crate) error: Option<RpcError>,
+    pub(crate) meta: Option<Map<String, Value>>,
+}
+
+impl WireTask {
+    /// The id, the [`TaskInfo`] and the rest, moved out.
+    pub(crate) fn split(self) -> (TaskId, TaskInfo, WireRest) {
+        let status = TaskStatus::from_wire(&self.status);
+        let info = TaskInfo {
+            status,
+            unknown_status: (status == TaskStatus::Unknown).then_some(self.status),
+            status_message: self.status_message,
+            created_at: self.created_at,
+            last_updated_at: self.last_updated_at,
+            ttl_ms: self.ttl_ms,
+            poll_interval_ms: self.poll_interval_ms,
+        };
+        let rest = WireRest {
+            input_requests: self.input_requests,
+            result: self.result,
+            error: self.error,
+            meta: self.meta,
+        };
+        (self.task_id, info, rest)
+    }
+
+    /// Task `id` as the wire writes it, with `rest`.
+    pub(crate) fn of(id: &TaskId, info: &TaskInfo, rest: WireRest) -> Self {
+        WireTask {
+            task_id: id.clone(),
+            status: info.wire_status().to_owned(),
+            status_message: info.status_message.clone(),
+            created_at: info.created_at.clone(),
+            last_updated_at: info.last_updated_at.clone(),
+            ttl_ms: info.ttl_ms,
+            poll_interval_ms: info.poll_interval_ms,
+            input_requests: rest.input_requests,
+            result: rest.result,
+            error: rest.error,
+            meta: rest.meta,
+        }
+    }
+}
+
+impl WireRest {
+    /// Nothing beyond the info.
+    pub(crate) fn none() -> Self {
+        WireRest {
+            input_requests: None,
+            result: None,
+            error: None,
+            meta: None,
+        }
+    }
+}
+
+/// The flat result of a `tools/call` that became a task (`resultType: "task"`).
+///
+/// It never carries input requests, a result or an error: when its status is
+/// not `working`, read the task with `tasks/get` to learn more.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
+pub struct CreateTaskResult {
+    /// The new task's id.
+    pub task_id: TaskId,
+    /// Its first status (usually `working`) and what comes with it.
+    pub info: TaskInfo,
+    /// Result metadata.
     pub meta: Option<Map<String, Value>>,
+}
+
+impl<'de> Deserialize<'de> for CreateTaskResult {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (task_id, info, rest) = WireTask::deserialize(d)?.split();
+        Ok(CreateTaskResult {
+            task_id,
+            info,
+            meta: rest.meta,
+        })
+    }
+}
+
+impl Serialize for CreateTaskResult {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let rest = WireRest {
+            meta: self.meta.clone(),
+            ..WireRest::none()
+        };
+        WireTask::of(&self.task_id, &self.info, rest).serialize(s)
+    }
 }
 
 /// What a task carries in its current status.
@@ -321,21 +469,15 @@ fn failure_without_error(
 
 /// A full snapshot of a task, as `tasks/get` and `notifications/tasks` carry it.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct DetailedTask {
     /// The task's id.
     pub task_id: TaskId,
-    /// Its status and what comes with it.
+    /// Its status and what comes with every status (`info.status` is the
+    /// payload's).
+    pub info: TaskInfo,
+    /// What the status carries: input requests, a result, an error.
     pub payload: TaskPayload,
-    /// Progress or explanation for people.
-    pub status_message: Option<String>,
-    /// Creation time, as sent.
-    pub created_at: Option<String>,
-    /// Time of the last change, as sent.
-    pub last_updated_at: Option<String>,
-    /// Lifetime from creation in milliseconds; `None` means unlimited.
-    pub ttl_ms: Option<u64>,
-    /// Suggested spacing of `tasks/get` calls, in milliseconds.
-    pub poll_interval_ms: Option<u64>,
 }
 
 impl DetailedTask {
@@ -343,91 +485,70 @@ impl DetailedTask {
     pub fn status(&self) -> TaskStatus {
         self.payload.status()
     }
-}
 
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RawTask {
-    task_id: TaskId,
-    /// Kept as sent: a status this crate does not know must not fail the
-    /// snapshot (that would lose the task).
-    status: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    status_message: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    created_at: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    last_updated_at: Option<String>,
-    #[serde(default, deserialize_with = "lenient::ttl_ms")]
-    ttl_ms: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::positive_ms",
-        skip_serializing_if = "Option::is_none"
-    )]
-    poll_interval_ms: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    input_requests: Option<InputRequests>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    result: Option<CallToolResult>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    error: Option<RpcError>,
+    /// A snapshot of task `task_id` from what is said of it and its
+    /// payload; the status (and an unknown status's name) is the
+    /// payload's, whatever `info` says.
+    pub fn new(task_id: TaskId, mut info: TaskInfo, payload: TaskPayload) -> Self {
+        info.status = payload.status();
+        match &payload {
+            TaskPayload::Unknown(raw) => info.unknown_status = Some(raw.clone()),
+            _ => info.unknown_status = None,
+        }
+        DetailedTask {
+            task_id,
+            info,
+            payload,
+        }
+    }
 }
 
 impl<'de> Deserialize<'de> for DetailedTask {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = RawTask::deserialize(d)?;
-        let status = TaskStatus::from_wire(&raw.status);
-        let payload = match status {
-            TaskStatus::Working => TaskPayload::Working,
-            TaskStatus::InputRequired => {
-                TaskPayload::InputRequired(raw.input_requests.unwrap_or_default())
+        let (task_id, info, rest) = WireTask::deserialize(d)?.split();
+        let payload = match (info.status, &info.unknown_status) {
+            (TaskStatus::Working, _) => TaskPayload::Working,
+            (TaskStatus::InputRequired, _) => {
+                TaskPayload::InputRequired(rest.input_requests.unwrap_or_default())
             }
-            TaskStatus::Unknown => TaskPayload::Unknown(raw.status),
-            ended => {
-                TaskPayload::ended(ended, raw.status_message.as_deref(), raw.result, raw.error)
-                    .ok_or_else(|| D::Error::custom("a completed task must carry `result`"))?
-            }
+            (TaskStatus::Unknown, raw) => TaskPayload::Unknown(raw.clone().unwrap_or_default()),
+            (ended, _) => TaskPayload::ended(
+                ended,
+                info.status_message.as_deref(),
+                rest.result,
+                rest.error,
+            )
+            .ok_or_else(|| D::Error::custom("a completed task must carry `result`"))?,
         };
         Ok(DetailedTask {
-            task_id: raw.task_id,
+            task_id,
+            info,
             payload,
-            status_message: raw.status_message,
-            created_at: raw.created_at,
-            last_updated_at: raw.last_updated_at,
-            ttl_ms: raw.ttl_ms,
-            poll_interval_ms: raw.poll_interval_ms,
         })
     }
 }
 
 impl Serialize for DetailedTask {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let (input_requests, result, error) = match &self.payload {
-            TaskPayload::InputRequired(r) => (Some(r.clone()), None, None),
-            TaskPayload::Completed(r) => (None, Some(r.clone()), None),
-            TaskPayload::Failed(e) => (None, None, Some(e.clone())),
-            TaskPayload::Working | TaskPayload::Cancelled | TaskPayload::Unknown(_) => {
-                (None, None, None)
-            }
-        };
-        let status = match &self.payload {
-            TaskPayload::Unknown(raw) => raw.clone(),
-            known => known.status().as_str().to_owned(),
-        };
-        RawTask {
-            task_id: self.task_id.clone(),
-            status,
-            status_message: self.status_message.clone(),
-            created_at: self.created_at.clone(),
-            last_updated_at: self.last_updated_at.clone(),
-            ttl_ms: self.ttl_ms,
-            poll_interval_ms: self.poll_interval_ms,
-            input_requests,
-            result,
-            error,
+        let mut rest = WireRest::none();
+        match &self.payload {
+            TaskPayload::InputRequired(r) => rest.input_requests = Some(r.clone()),
+            TaskPayload::Completed(r) => rest.result = Some(r.clone()),
+            TaskPayload::Failed(e) => rest.error = Some(e.clone()),
+            TaskPayload::Working | TaskPayload::Cancelled | TaskPayload::Unknown(_) => {}
         }
-        .serialize(s)
+        // The payload's status is the one written, whatever `info` says.
+        let mut info = Cow::Borrowed(&self.info);
+        let unknown = match &self.payload {
+            TaskPayload::Unknown(raw) => Some(raw),
+            _ => None,
+        };
+        if info.status != self.payload.status() || info.unknown_status.as_ref() != unknown {
+            let info = info.to_mut();
+            info.status = self.payload.status();
+            info.unknown_status = unknown.cloned();
+        }
+        WireTask::of(&self.task_id, &info, rest).serialize(s)
     }
 }
 
@@ -540,14 +661,16 @@ mod tests {
         .unwrap();
         assert_eq!(t.status(), TaskStatus::Unknown);
         assert_eq!(t.payload, TaskPayload::Unknown("paused".into()));
-        assert_eq!(t.status_message.as_deref(), Some("on hold"));
-        assert_eq!(t.poll_interval_ms, Some(500));
+        assert_eq!(t.info.status_message.as_deref(), Some("on hold"));
+        assert_eq!(t.info.poll_interval_ms, Some(500));
         assert!(!t.status().is_terminal());
         // Written back as it came.
         assert_eq!(serde_json::to_value(&t).unwrap()["status"], "paused");
         let created: CreateTaskResult =
             serde_json::from_value(json!({"taskId": "t1", "status": "paused"})).unwrap();
-        assert_eq!(created.status, TaskStatus::Unknown);
+        assert_eq!(created.info.status, TaskStatus::Unknown);
+        assert_eq!(created.info.unknown_status.as_deref(), Some("paused"));
+        assert_eq!(t.info.unknown_status.as_deref(), Some("paused"));
         assert_eq!(created.task_id.expose(), "t1");
     }
 
@@ -558,7 +681,7 @@ mod tests {
             "error": {"code": -32603, "message": "boom"}
         }))
         .unwrap();
-        assert_eq!(t.poll_interval_ms, None);
+        assert_eq!(t.info.poll_interval_ms, None);
         let back: DetailedTask = serde_json::from_value(serde_json::to_value(&t).unwrap()).unwrap();
         assert_eq!(back, t);
     }

@@ -131,7 +131,7 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
             }
             Started::Task(task) => task,
         };
-        let seed = task.created.status;
+        let seed = task.created.info.status;
         let log = || {
             tracing::debug!(task = ?task.created.task_id, status = %seed, "tools/call became a task");
         };

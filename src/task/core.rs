@@ -12,14 +12,13 @@ use super::observed::Observed;
 use super::outcome::Outcome;
 use super::schedule::{After, seed_of};
 use super::settings::{HandleSettings, InputMode, Settings};
-use super::snapshot::Snapshot;
 use super::trace::{End, Trace};
 use crate::Client;
 use crate::client::connection::Pump;
 use crate::client::{NewTask, TaskHold, Watch};
 use crate::error::Result;
 use crate::protocol::{
-    DetailedTask, InputRequests, InputResponses, TaskId, TaskPayload, TaskStatus,
+    DetailedTask, InputRequests, InputResponses, TaskId, TaskInfo, TaskPayload, TaskStatus,
 };
 
 /// What every handle holds, whatever its state.
@@ -28,7 +27,7 @@ pub(crate) struct Core {
     /// `None` only for an immediate (non-task) result.
     id: Option<TaskId>,
     machine: Machine,
-    snapshot: Snapshot,
+    snapshot: TaskInfo,
     /// When the task was last read (or pushed); `None` means read at once.
     last_read: Option<Instant>,
     /// When the `with_ttl` lifetime passes.
@@ -66,7 +65,7 @@ impl Core {
             settings: HandleSettings::from(settings),
             id: None,
             machine: Machine::finished(),
-            snapshot: Snapshot::of_status(status),
+            snapshot: TaskInfo::new(status),
             last_read: None,
             expires_at: None,
             armed: false,
@@ -94,7 +93,7 @@ impl Core {
             hold,
             progress,
         } = task;
-        let seed = created.status;
+        let seed = created.info.status;
         if let Some(t) = &trace {
             t.created(&settings.client, Some(&created.task_id), seed);
         }
@@ -102,7 +101,7 @@ impl Core {
         Core::live(
             settings,
             created.task_id.clone(),
-            Snapshot::from_created(&created),
+            created.info,
             fresh,
             (hold, progress),
             trace,
@@ -123,7 +122,7 @@ impl Core {
         let mut core = Core::live(
             settings,
             id,
-            Snapshot::of_status(TaskStatus::Working),
+            TaskInfo::new(TaskStatus::Working),
             Some(Instant::now()),
             (hold, None),
             None,
@@ -141,7 +140,7 @@ impl Core {
     fn live(
         settings: Settings,
         id: TaskId,
-        snapshot: Snapshot,
+        snapshot: TaskInfo,
         last_read: Option<Instant>,
         kept: (Option<TaskHold>, Option<Pump>),
         trace: Option<Box<Trace>>,
@@ -188,7 +187,7 @@ impl Core {
             .expect("only immediate results have no id, and they are never waited on")
     }
 
-    pub(crate) fn snapshot(&self) -> &Snapshot {
+    pub(crate) fn snapshot(&self) -> &TaskInfo {
         &self.snapshot
     }
 
@@ -332,7 +331,11 @@ impl Core {
             Transition::Same => {}
             Transition::Moved { from, to } => moved = Some((from, to)),
         }
-        let (snapshot, payload) = Snapshot::split(task);
+        let DetailedTask {
+            info: snapshot,
+            payload,
+            ..
+        } = task;
         if (snapshot.status, &snapshot.status_message)
             != (self.snapshot.status, &self.snapshot.status_message)
         {
@@ -375,7 +378,6 @@ impl Core {
                          treating the task as still running"
                     );
                 }
-                self.snapshot.unknown_status = Some(raw);
                 Observed::Pending
             }
         }

@@ -10,14 +10,15 @@ use serde::de::DeserializeOwned;
 use super::core::Core;
 use super::drive::{Goal, drive, drive_within};
 use super::observed::Observed;
-use super::snapshot::Snapshot;
 use super::state::{Cancellable, Finished, InputRequired, Pending, State};
 use super::trace::{End, traced};
 use super::{Outcome, TaskRef, TaskState};
 use crate::Client;
 use crate::error::{Error, Result};
 use crate::input::validate;
-use crate::protocol::{CallToolResult, InputRequests, InputResponse, InputResponses, TaskId};
+use crate::protocol::{
+    CallToolResult, InputRequests, InputResponse, InputResponses, TaskId, TaskInfo,
+};
 
 /// A handle on a task, typed by what the client last observed.
 ///
@@ -256,7 +257,7 @@ impl<S: State> Task<S> {
     }
 
     /// What the client last saw of the task.
-    pub fn snapshot(&self) -> &Snapshot {
+    pub fn snapshot(&self) -> &TaskInfo {
         self.core.snapshot()
     }
 

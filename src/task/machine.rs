@@ -46,7 +46,7 @@ pub(crate) enum Transition {
 /// What the client knows of a task besides its last snapshot: whether its
 /// status is final, and the input keys it has answered.
 ///
-/// The status itself is the snapshot's ([`Snapshot::status`](super::Snapshot)):
+/// The status itself is the snapshot's ([`TaskInfo::status`](crate::protocol::TaskInfo::status)):
 /// the machine is handed it to judge each new claim, and the caller
 /// applies the claims it accepts.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,10 +12,10 @@ use tokio::sync::Mutex;
 use super::core::Core;
 use super::drive::{Goal, wait};
 use super::observed::Observed;
-use super::snapshot::Snapshot;
 use super::trace::traced;
 use super::{Pending, Task, TaskState};
 use crate::error::Error;
+use crate::protocol::TaskInfo;
 
 /// What a wait works on. Shared with the stream's step in flight, which
 /// holds the lock while it waits, so that dropping the step gives it back.
@@ -24,7 +24,7 @@ struct HandleParts {
     observed: Observed,
 }
 
-type Step = Pin<Box<dyn Future<Output = (Result<Snapshot, Error>, bool)> + Send>>;
+type Step = Pin<Box<dyn Future<Output = (Result<TaskInfo, Error>, bool)> + Send>>;
 
 /// The snapshots of a task as it changes: the current one first, then one
 /// per change of status or status message, the terminal one last.
@@ -65,7 +65,7 @@ type Step = Pin<Box<dyn Future<Output = (Result<Snapshot, Error>, bool)> + Send>
 /// ```
 #[must_use = "streams do nothing unless polled"]
 pub struct Updates {
-    first: Option<Snapshot>,
+    first: Option<TaskInfo>,
     parts: Arc<Mutex<HandleParts>>,
     /// The stream's wait in flight, between two polls.
     step: Option<Step>,
@@ -83,7 +83,7 @@ impl fmt::Debug for Updates {
 
 /// One wait for the next change, on what `parts` holds; the item to yield
 /// and whether the stream ends after it.
-async fn step(parts: &mut HandleParts) -> (Result<Snapshot, Error>, bool) {
+async fn step(parts: &mut HandleParts) -> (Result<TaskInfo, Error>, bool) {
     let HandleParts { core, observed } = parts;
     let bound = core.settings().timeout;
     match traced!(core.span(), wait(core, observed, Goal::Updates, bound)) {
@@ -120,7 +120,7 @@ impl Updates {
     ///
     /// Cancel-safe: dropping the future (in `select!`, or a timeout) loses
     /// nothing. The handle stays in the stream, and the next call waits on.
-    pub async fn next(&mut self) -> Option<Result<Snapshot, Error>> {
+    pub async fn next(&mut self) -> Option<Result<TaskInfo, Error>> {
         if let Some(first) = self.first.take() {
             return Some(Ok(first));
         }
@@ -149,7 +149,7 @@ impl Updates {
 }
 
 impl Stream for Updates {
-    type Item = Result<Snapshot, Error>;
+    type Item = Result<TaskInfo, Error>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();

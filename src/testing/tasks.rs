@@ -20,7 +20,7 @@ use super::script::{Action, Step, TaskScript};
 use super::wire::{notification, response};
 use crate::protocol::{
     CallToolResult, ContentBlock, CreateTaskResult, DetailedTask, InputResponse,
-    META_SUBSCRIPTION_ID, RequestId, RpcError, TaskId, TaskPayload,
+    META_SUBSCRIPTION_ID, RequestId, RpcError, TaskId, TaskInfo, TaskPayload, TaskStatus,
 };
 use crate::transport::Outbound;
 
@@ -160,15 +160,16 @@ impl TaskEntry {
     }
 
     fn snapshot(&self, epoch: Instant) -> DetailedTask {
-        DetailedTask {
-            task_id: self.id.clone(),
-            payload: self.payload.clone(),
+        let info = TaskInfo {
+            status: self.payload.status(),
             status_message: self.status_message.clone(),
             created_at: Some(timestamp(epoch, self.created)),
             last_updated_at: Some(timestamp(epoch, self.updated)),
             ttl_ms: self.ttl.map(millis),
             poll_interval_ms: self.poll_interval.map(millis),
-        }
+            unknown_status: None,
+        };
+        DetailedTask::new(self.id.clone(), info, self.payload.clone())
     }
 
     fn is_terminal(&self) -> bool {
@@ -582,14 +583,16 @@ impl State {
 /// The snapshot a regressing server reports after the task ended.
 fn regressed(mut snapshot: DetailedTask) -> DetailedTask {
     snapshot.payload = TaskPayload::Working;
-    snapshot.status_message = Some("working again".to_owned());
+    snapshot.info.status = TaskStatus::Working;
+    snapshot.info.status_message = Some("working again".to_owned());
     snapshot
 }
 
 /// The false snapshot of a stray push: the task failed.
 fn stray(mut snapshot: DetailedTask) -> DetailedTask {
     snapshot.payload = TaskPayload::Failed(RpcError::new(-32603, "a stray push"));
-    snapshot.status_message = Some("a stray push".to_owned());
+    snapshot.info.status = TaskStatus::Failed;
+    snapshot.info.status_message = Some("a stray push".to_owned());
     snapshot
 }
 
@@ -690,12 +693,15 @@ pub(super) fn create_task(shared: &Arc<Shared>, script: &TaskScript) -> CreateTa
     }
     CreateTaskResult {
         task_id,
-        status: script.initial_status,
-        status_message: script.status_message.clone(),
-        created_at: Some(stamp.clone()),
-        last_updated_at: Some(stamp),
-        ttl_ms: script.ttl.map(millis),
-        poll_interval_ms: script.poll_interval.map(millis),
+        info: TaskInfo {
+            status: script.initial_status,
+            status_message: script.status_message.clone(),
+            created_at: Some(stamp.clone()),
+            last_updated_at: Some(stamp),
+            ttl_ms: script.ttl.map(millis),
+            poll_interval_ms: script.poll_interval.map(millis),
+            unknown_status: None,
+        },
         meta: None,
     }
 }

@@ -180,7 +180,7 @@ pub async fn list_tasks(peer: &Peer) {
         page.tasks
             .iter()
             .find(|t| &t.task_id == id)
-            .map(|t| t.status)
+            .map(|t| t.info.status)
     };
     assert_eq!(status_of(&done_id), Some(TaskStatus::Completed), "{page:?}");
     assert_eq!(
@@ -188,7 +188,7 @@ pub async fn list_tasks(peer: &Peer) {
         Some(TaskStatus::Working),
         "{page:?}"
     );
-    let ttl = page.tasks[0].ttl_ms;
+    let ttl = page.tasks[0].info.ttl_ms;
     assert_eq!(ttl, Some(60_000), "the server's ttl");
     let finished = running.cancel_and_wait().await.expect("cancel");
     assert_eq!(*finished.outcome(), Outcome::Cancelled);

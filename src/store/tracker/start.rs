@@ -11,9 +11,10 @@ use super::super::{
     StoreResult, TaskRecord, TaskStore,
 };
 use super::{Connector, Label, TrackError, Tracker, Tracking};
+use crate::protocol::TaskInfo;
 use crate::protocol::{InputResponse, TaskId, TaskStatus};
 use crate::task::task_builder::IsComplete;
-use crate::task::{Snapshot, TaskBuilder, TaskRef, TaskState};
+use crate::task::{TaskBuilder, TaskRef, TaskState};
 
 impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// Calls a tool and tracks the task it starts: the record is inserted
@@ -336,7 +337,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
 /// What a record keeps of a live handle: the task's reference, what the
 /// server last stated, and the builder's schedule, its lifetime on the
 /// wall clock.
-fn recorded(state: &TaskState) -> Option<(TaskRef, Snapshot, Schedule)> {
+fn recorded(state: &TaskState) -> Option<(TaskRef, TaskInfo, Schedule)> {
     let ((reference, snapshot), (chosen, expires_at)) = match state {
         TaskState::Finished(_) => return None,
         TaskState::Pending(t) => ((t.reference(), t.snapshot().clone()), t.schedule()),

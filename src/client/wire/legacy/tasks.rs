@@ -403,7 +403,7 @@ fn ended(id: &TaskId, task: &LegacyTask, outcome: Result<Box<RawValue>>) -> Resu
         Ok(raw) => match serde_json::from_str::<CallToolResult>(raw.get()) {
             Ok(result) => (Some(result), None),
             // A failed task's payload only fills in its error.
-            Err(_) if task.status != TaskStatus::Completed => (None, None),
+            Err(_) if task.info.status != TaskStatus::Completed => (None, None),
             Err(e) => return Err(malformed(&e)),
         },
         Err(e) => match e.rpc_error() {
@@ -411,8 +411,13 @@ fn ended(id: &TaskId, task: &LegacyTask, outcome: Result<Box<RawValue>>) -> Resu
             None => return Err(e),
         },
     };
-    TaskPayload::ended(task.status, task.status_message.as_deref(), result, error)
-        .ok_or_else(|| malformed(&"a completed task gave no result"))
+    TaskPayload::ended(
+        task.info.status,
+        task.info.status_message.as_deref(),
+        result,
+        error,
+    )
+    .ok_or_else(|| malformed(&"a completed task gave no result"))
 }
 
 /// The reads, answers and cancels of one session's tasks.
@@ -438,12 +443,12 @@ impl LegacyTasks {
     ) -> Result<crate::protocol::DetailedTask> {
         let until = later(Instant::now(), timeout);
         let task = status(conn, id, timeout).await?;
-        let payload = match task.status {
+        let payload = match task.info.status {
             TaskStatus::InputRequired => {
                 // A fetch sent just now gives the server time to send its
                 // questions; one sent earlier has sent them already (or
                 // they were answered): nothing to wait for.
-                let until = match self.registry.ensure_fetch(conn, id, task.ttl_ms) {
+                let until = match self.registry.ensure_fetch(conn, id, task.info.ttl_ms) {
                     Fetching::Started => until,
                     Fetching::Running => Instant::now(),
                     // A bare read shows the status; questions go to handles.
@@ -460,7 +465,7 @@ impl LegacyTasks {
                     // what the answer means. The answer is kept for that read.
                     Gathered::Ended(Ok(_)) => {
                         let now = status(conn, id, timeout).await?;
-                        if !now.status.is_terminal() {
+                        if !now.info.status.is_terminal() {
                             return Ok(task
                                 .into_detailed(TaskPayload::InputRequired(InputRequests::new())));
                         }
@@ -496,35 +501,40 @@ impl LegacyTasks {
     ) -> Result<crate::protocol::DetailedTask> {
         // A failed task has failed, whatever `tasks/result` does: its
         // answer is awaited a short while only.
-        let failed = task.status == TaskStatus::Failed;
+        let failed = task.info.status == TaskStatus::Failed;
         let (timeout, until) = if failed {
             let bound = timeout.min(FAILED_RESULT_WAIT);
             (bound, until.min(later(Instant::now(), bound)))
         } else {
             (timeout, until)
         };
-        let outcome = if self.registry.ensure_fetch(conn, id, task.ttl_ms) == Fetching::NotFollowed
-        {
-            // A bare read of an ended task: its result, inline.
-            request(conn, method::TASKS_RESULT, id, timeout).await
-        } else {
-            match self.registry.gather(id, false, until).await {
-                Gathered::Ended(outcome) => outcome,
-                Gathered::Asked(_) | Gathered::Nothing => Err(Error::new(Kind::Timeout {
-                    after: timeout,
-                    discarded: 0,
-                })
-                .with_method(method::TASKS_RESULT)
-                .with_task(id)),
-            }
-        };
+        let outcome =
+            if self.registry.ensure_fetch(conn, id, task.info.ttl_ms) == Fetching::NotFollowed {
+                // A bare read of an ended task: its result, inline.
+                request(conn, method::TASKS_RESULT, id, timeout).await
+            } else {
+                match self.registry.gather(id, false, until).await {
+                    Gathered::Ended(outcome) => outcome,
+                    Gathered::Asked(_) | Gathered::Nothing => Err(Error::new(Kind::Timeout {
+                        after: timeout,
+                        discarded: 0,
+                    })
+                    .with_method(method::TASKS_RESULT)
+                    .with_task(id)),
+                }
+            };
         let payload = match outcome {
             // No answer about a failed task: it failed with what its
             // status said.
             Err(e) if failed && e.rpc_error().is_none() => {
                 tracing::debug!(task = ?id, "no tasks/result for a failed task: {e}");
-                TaskPayload::ended(task.status, task.status_message.as_deref(), None, None)
-                    .ok_or(e)?
+                TaskPayload::ended(
+                    task.info.status,
+                    task.info.status_message.as_deref(),
+                    None,
+                    None,
+                )
+                .ok_or(e)?
             }
             outcome => ended(id, &task, outcome)?,
         };
@@ -553,7 +563,7 @@ impl LegacyTasks {
                     .await
                     .ok()
                     .and_then(|raw| serde_json::from_str::<LegacyTask>(raw.get()).ok())
-                    .is_some_and(|t| t.status.is_terminal());
+                    .is_some_and(|t| t.info.status.is_terminal());
                 if ended { Ok(()) } else { Err(e) }
             }
             Err(e) => Err(e),

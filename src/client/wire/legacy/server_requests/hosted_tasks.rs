@@ -65,7 +65,7 @@ use crate::error::Error;
 use crate::input::InputHandlers;
 use crate::protocol::method;
 use crate::protocol::{
-    InputRequest, LegacyTask, ListTasksResult, RpcError, TaskId, TaskStatus, error_codes,
+    InputRequest, LegacyTask, ListTasksResult, RpcError, TaskId, TaskInfo, TaskStatus, error_codes,
     iso8601_utc, with_related_task,
 };
 
@@ -162,13 +162,15 @@ impl Hosted {
     fn describe(&self) -> LegacyTask {
         LegacyTask {
             task_id: self.id.clone(),
-            status: self.status,
-            status_message: self.message.clone(),
-            created_at: Some(self.created_at.clone()),
-            last_updated_at: Some(self.updated_at.clone()),
-            ttl_ms: Some(millis(self.ttl)),
-            poll_interval_ms: Some(millis(POLL_INTERVAL)),
-            unknown_status: None,
+            info: TaskInfo {
+                status: self.status,
+                status_message: self.message.clone(),
+                created_at: Some(self.created_at.clone()),
+                last_updated_at: Some(self.updated_at.clone()),
+                ttl_ms: Some(millis(self.ttl)),
+                poll_interval_ms: Some(millis(POLL_INTERVAL)),
+                unknown_status: None,
+            },
         }
     }
 
