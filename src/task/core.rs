@@ -397,6 +397,13 @@ impl Core {
 
     /// The handle is let go on purpose (after a cancel, or detached):
     /// dropping it sends nothing more, and the span records `end`.
+    /// Hands over the snapshot, leaving only its status (for a handle
+    /// about to be let go).
+    pub(crate) fn take_snapshot(&mut self) -> TaskInfo {
+        let status = self.snapshot.status;
+        std::mem::replace(&mut self.snapshot, TaskInfo::new(status))
+    }
+
     pub(crate) fn disarm(&mut self, end: End) {
         self.armed = false;
         self.end_trace(end);

@@ -433,6 +433,15 @@ impl<S: Cancellable> Task<S> {
         reference
     }
 
+    /// Lets go of the handle as [`Task::detach`] does, handing over what
+    /// it last saw of the task rather than a copy of it.
+    pub(crate) fn detach_seen(mut self) -> (TaskRef, TaskInfo) {
+        let reference = self.reference();
+        let seen = self.core.take_snapshot();
+        self.core.disarm(End::Detached);
+        (reference, seen)
+    }
+
     /// Reads the task once (`tasks/get`).
     ///
     /// # Errors

@@ -345,17 +345,16 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         after: After,
         offered: Vec<String>,
     ) -> Step {
-        let snapshot = task.snapshot();
+        let (_, seen) = task.detach_seen();
         let progress = StepReport {
-            status: snapshot.status,
-            status_message: snapshot.status_message.clone(),
-            poll_interval_ms: snapshot.poll_interval_ms,
+            status: seen.status,
+            due: self.due(Some(client), record, seen.poll_interval_ms, after),
+            status_message: seen.status_message,
+            poll_interval_ms: seen.poll_interval_ms,
             failed_reads: 0,
-            due: self.due(Some(client), record, snapshot.poll_interval_ms, after),
             taken: Vec::new(),
             offered,
         };
-        drop(task.detach());
         Step::Progress(progress)
     }
 
