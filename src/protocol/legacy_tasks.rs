@@ -3,10 +3,18 @@
 //! `{"task": {…}}`, `tasks/list`, and the related-task metadata that ties
 //! a server's input request to its task.
 
+use std::borrow::Cow;
+
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::{CreateTaskResult, DetailedTask, TaskId, TaskInfo, TaskPayload, TaskStatus, lenient};
+use super::decode_error::DecodeError;
+use super::{
+    CallToolResult, CreateTaskResult, DetailedTask, TaskId, TaskInfo, TaskPayload, TaskStatus,
+    lenient,
+};
 
 /// The `_meta` key that ties a request, notification or result to a task
 /// on 2025-11-25: `{"taskId": "…"}`.
@@ -114,11 +122,69 @@ impl LegacyTask {
     }
 }
 
-/// `{"task": {…}}`: what a 2025-11-25 `tools/call` with the `task` opt-in
-/// answers.
-#[derive(Deserialize)]
-pub(crate) struct LegacyCreateResult {
-    pub(crate) task: LegacyTask,
+/// What an initialize-era `tools/call` answers: the tool's result, or
+/// (with the `task` opt-in) a task's creation result `{"task": {…}}`.
+#[derive(Debug)]
+pub(crate) enum LegacyCallAnswer {
+    /// The call became this task.
+    Task(LegacyTask),
+    /// The tool's result.
+    Result(CallToolResult),
+}
+
+impl LegacyCallAnswer {
+    /// Reads an answer: one pass over the whole reply to learn its kind
+    /// (the task object kept as it is), then the task object alone, or
+    /// the result, decoded. A `task` with a `taskId` and no `content`
+    /// beside it is a creation result; anything else is a tool result.
+    ///
+    /// # Errors
+    ///
+    /// Invalid JSON; a creation result whose task does not read; a tool
+    /// result that does not read; a 2026-07-28 `resultType` other than
+    /// `complete`, which this era has no use for.
+    pub(crate) fn read(json: &str) -> Result<Self, DecodeError> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Probe<'a> {
+            #[serde(default, borrow)]
+            task: Option<&'a RawValue>,
+            #[serde(default)]
+            content: Option<IgnoredAny>,
+            #[serde(default, borrow)]
+            result_type: Option<Cow<'a, str>>,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct HasId {
+            #[allow(dead_code)]
+            task_id: IgnoredAny,
+        }
+        let probe: Probe<'_> = serde_json::from_str(json).map_err(DecodeError::json)?;
+        if let (Some(task), None) = (probe.task, &probe.content) {
+            match serde_json::from_str::<LegacyTask>(task.get()) {
+                Ok(task) => return Ok(LegacyCallAnswer::Task(task)),
+                Err(e) if serde_json::from_str::<HasId>(task.get()).is_ok() => {
+                    return Err(DecodeError::invalid(format!(
+                        "malformed task creation result: {e}"
+                    )));
+                }
+                // Not a task at all: a tool result that says `task`.
+                Err(_) => {}
+            }
+        }
+        match probe.result_type.as_deref() {
+            None | Some("complete") => serde_json::from_str(json)
+                .map(LegacyCallAnswer::Result)
+                .map_err(DecodeError::json),
+            Some("input_required" | "task") => Err(DecodeError::invalid(
+                "an initialize-era tools/call answered with a 2026-07-28 result kind",
+            )),
+            Some(other) => Err(DecodeError::invalid(format!(
+                "unknown resultType {other:?}"
+            ))),
+        }
+    }
 }
 
 /// One page of `tasks/list` (2025-11-25).
@@ -184,14 +250,63 @@ mod tests {
         let raw = r#"{"task": {"taskId": "4a1f", "status": "working", "ttl": 300000,
             "createdAt": "2026-11-30T10:00:00Z", "lastUpdatedAt": "2026-11-30T10:00:00Z",
             "pollInterval": 1000, "statusMessage": "Task created"}}"#;
-        let created: LegacyCreateResult = serde_json::from_str(raw).unwrap();
-        let t = created.task.into_created();
+        let LegacyCallAnswer::Task(task) = LegacyCallAnswer::read(raw).unwrap() else {
+            panic!("not read as a task")
+        };
+        let t = task.into_created();
         assert_eq!(t.task_id.expose(), "4a1f");
         assert_eq!(t.info.status, TaskStatus::Working);
         assert_eq!(
             (t.info.ttl_ms, t.info.poll_interval_ms),
             (Some(300_000), Some(1000))
         );
+    }
+
+    /// Each shape an initialize-era `tools/call` answer can take, read in
+    /// one pass: what it is read as, or words of the error.
+    #[test]
+    fn each_legacy_call_answer_reads_as_what_it_is() {
+        let cases: &[(&str, &str)] = &[
+            (r#"{"task": {"taskId": "t", "status": "working"}}"#, "task"),
+            (
+                r#"{"content": [], "task": {"taskId": "t", "status": "working"}}"#,
+                "result",
+            ),
+            (
+                r#"{"task": "export", "structuredContent": {"a": 1}}"#,
+                "result",
+            ),
+            (r#"{"task": {"name": "export"}}"#, "result"),
+            (r#"{"task": null, "content": []}"#, "result"),
+            (r#"{"content": [], "resultType": null}"#, "result"),
+            (r#"{"content": [], "resultType": "complete"}"#, "result"),
+            (
+                r#"{"task": {"taskId": "t", "status": 5}}"#,
+                "malformed task creation result",
+            ),
+            (
+                r#"{"resultType": "task", "taskId": "t", "status": "working"}"#,
+                "2026-07-28 result kind",
+            ),
+            (
+                r#"{"resultType": "input_required", "requestState": "s"}"#,
+                "2026-07-28 result kind",
+            ),
+            (
+                r#"{"resultType": "later", "content": []}"#,
+                "unknown resultType",
+            ),
+            (r#"{"content": 5}"#, "invalid type"),
+            (r#"[1, 2]"#, "invalid type"),
+        ];
+        for (json, want) in cases {
+            let got = match LegacyCallAnswer::read(json) {
+                Ok(LegacyCallAnswer::Task(_)) => "task".to_owned(),
+                Ok(LegacyCallAnswer::Result(_)) => "result".to_owned(),
+                Err(e) => e.to_string(),
+            };
+            assert!(got.contains(want), "{json}: {got}");
+        }
     }
 
     #[test]

@@ -66,7 +66,7 @@ pub(crate) use jsonrpc::Message;
 pub(crate) use jsonrpc::present;
 pub use jsonrpc::{RequestId, RpcError, error_codes};
 pub(crate) use legacy_tasks::{
-    LegacyCreateResult, declares_task_calls, related_task, with_related_task,
+    LegacyCallAnswer, declares_task_calls, related_task, with_related_task,
 };
 pub use legacy_tasks::{LegacyTask, ListTasksResult, META_RELATED_TASK};
 pub(crate) use logging::SetLevelParams;

@@ -29,12 +29,11 @@ use crate::client::wire::Envelope;
 use crate::error::{Error, Result};
 use crate::input::InputHandlers;
 use crate::protocol::method;
-use crate::protocol::result::is_legacy_task;
 use crate::protocol::versions::{self, Era};
 use crate::protocol::{
-    CallToolParams, CallToolResponse, ClientCapabilities, DetailedTask, DiscoverResult,
-    Implementation, InputResponses, LegacyCreateResult, ListTasksResult, META_SERVER_INFO,
-    RequestId, ResourceParams, ServerCapabilities, TaskId,
+    CallToolParams, ClientCapabilities, DetailedTask, DiscoverResult, Implementation,
+    InputResponses, LegacyCallAnswer, ListTasksResult, META_SERVER_INFO, RequestId, ResourceParams,
+    ServerCapabilities, TaskId,
 };
 
 /// An initialized session.
@@ -259,36 +258,28 @@ impl Legacy {
             )
             .await
             .map_err(|e| e.with_method(method::TOOLS_CALL))?;
-        if is_legacy_task(raw.get()) {
-            let created: LegacyCreateResult = serde_json::from_str(raw.get()).map_err(|e| {
-                Error::protocol(format!("malformed task creation result: {e}"))
-                    .with_method(method::TOOLS_CALL)
-            })?;
-            if !asked_for_a_task {
-                // Against the rules, but the task exists: follow it rather
-                // than lose it.
-                tracing::warn!(
-                    tool = call.name,
-                    "the server made a task of a call that did not ask for one"
-                );
-            }
-            let created = created.task.into_created();
-            // Followed from the answer on, and the call's progress token
-            // kept: a task of this era reports on it for its whole life.
-            return Ok(Started::Task(NewTask {
-                hold: Some(TaskHold::new(self.follow(&created.task_id))),
-                progress: tracking.map(Tracking::keep_reporting),
-                created,
-            }));
+        let answer = LegacyCallAnswer::read(raw.get())
+            .map_err(|e| Error::protocol(e.to_string()).with_method(method::TOOLS_CALL))?;
+        let task = match answer {
+            LegacyCallAnswer::Result(r) => return Ok(Started::Complete(r)),
+            LegacyCallAnswer::Task(task) => task,
+        };
+        if !asked_for_a_task {
+            // Against the rules, but the task exists: follow it rather
+            // than lose it.
+            tracing::warn!(
+                tool = call.name,
+                "the server made a task of a call that did not ask for one"
+            );
         }
-        match CallToolResponse::decode(raw.get(), false) {
-            Ok(CallToolResponse::Complete(r)) => Ok(Started::Complete(r)),
-            Ok(_) => Err(Error::protocol(
-                "an initialize-era tools/call answered with a 2026-07-28 result kind",
-            )
-            .with_method(method::TOOLS_CALL)),
-            Err(e) => Err(Error::protocol(e.to_string()).with_method(method::TOOLS_CALL)),
-        }
+        let created = task.into_created();
+        // Followed from the answer on, and the call's progress token
+        // kept: a task of this era reports on it for its whole life.
+        Ok(Started::Task(NewTask {
+            hold: Some(TaskHold::new(self.follow(&created.task_id))),
+            progress: tracking.map(Tracking::keep_reporting),
+            created,
+        }))
     }
 
     /// What the listing says of tool `name` (see [`ToolListing::opt_in`]),
