@@ -4,6 +4,7 @@ use serde::de::DeserializeOwned;
 
 use super::decode_error::DecodeError;
 use super::tagged::ResultType;
+use super::tasks::WireTask;
 use super::{CallToolResult, CreateTaskResult, DetailedTask, InputRequiredResult};
 
 /// What a `tools/call` can answer, discriminated by `resultType`.
@@ -86,13 +87,40 @@ pub(crate) fn is_legacy_task(json: &str) -> bool {
 ///
 /// `resultType` must be `complete` or absent; `task` is accepted too, since
 /// one of the specification's own examples shows it.
+///
+/// Read in one pass, `resultType` with the rest (a reply of every read of
+/// every task): only a reply that does not read is looked at again, for
+/// what its `resultType` says.
 pub(crate) fn decode_task_snapshot(json: &str) -> Result<DetailedTask, DecodeError> {
-    match ResultType::of(json)? {
-        ResultType::Complete | ResultType::Task => decode(json),
-        ResultType::InputRequired => Err(DecodeError::invalid(
-            "tasks/get answered with resultType input_required",
-        )),
+    // A result is an object: serde would read a struct from an array too.
+    if !json.trim_start().starts_with('{') {
+        return Err(ResultType::of(json)
+            .err()
+            .unwrap_or_else(|| DecodeError::invalid("a tasks/get result must be an object")));
     }
+    let wire: WireTask = match serde_json::from_str(json) {
+        Ok(wire) => wire,
+        Err(e) => {
+            return Err(match ResultType::of(json) {
+                Ok(ResultType::InputRequired) => snapshot_input_required(),
+                Err(kind) => kind,
+                Ok(_) => DecodeError::json(e),
+            });
+        }
+    };
+    match wire.result_type.as_deref() {
+        None | Some("complete" | "task") => {
+            DetailedTask::from_wire(wire).map_err(DecodeError::invalid)
+        }
+        Some("input_required") => Err(snapshot_input_required()),
+        Some(other) => Err(DecodeError::invalid(format!(
+            "unknown resultType {other:?}"
+        ))),
+    }
+}
+
+fn snapshot_input_required() -> DecodeError {
+    DecodeError::invalid("tasks/get answered with resultType input_required")
 }
 
 /// Decodes the empty acknowledgement of `tasks/update` and `tasks/cancel`.
@@ -228,6 +256,11 @@ mod tests {
                 "duplicate field `resultType`",
             ),
             (r#"["t","working"]"#, "trailing characters"),
+            (r#"[]"#, "must be an object"),
+            (r#" ["t","working","late"]"#, "trailing characters"),
+            (r#"{"resultType":"input_required","inputRequests":{}}"#, "input_required"),
+            (r#"{"resultType":"later"}"#, r#"unknown resultType "later""#),
+            (r#"{"taskId":"t","status":"completed"}"#, "must carry `result`"),
         ] {
             let e = decode_task_snapshot(json).unwrap_err().to_string();
             assert!(e.contains(expected), "{json}: {e}");

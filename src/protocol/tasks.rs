@@ -272,6 +272,10 @@ pub(crate) struct WireTask {
     pub(crate) error: Option<RpcError>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub(crate) meta: Option<Map<String, Value>>,
+    /// `resultType`, as sent: read with the rest, so that a `tasks/get`
+    /// reply is parsed once (see `result::decode_task_snapshot`).
+    #[serde(default, skip_serializing)]
+    pub(crate) result_type: Option<String>,
 }
 
 /// What a [`WireTask`] carries beyond its [`TaskInfo`].
@@ -318,6 +322,7 @@ impl WireTask {
             result: rest.result,
             error: rest.error,
             meta: rest.meta,
+            result_type: None,
         }
     }
 }
@@ -503,9 +508,11 @@ impl DetailedTask {
     }
 }
 
-impl<'de> Deserialize<'de> for DetailedTask {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (task_id, info, rest) = WireTask::deserialize(d)?.split();
+impl DetailedTask {
+    /// The snapshot a task's wire shape describes; the error says what
+    /// does not fit.
+    pub(crate) fn from_wire(wire: WireTask) -> Result<Self, &'static str> {
+        let (task_id, info, rest) = wire.split();
         let payload = match (info.status, &info.unknown_status) {
             (TaskStatus::Working, _) => TaskPayload::Working,
             (TaskStatus::InputRequired, _) => {
@@ -518,13 +525,19 @@ impl<'de> Deserialize<'de> for DetailedTask {
                 rest.result,
                 rest.error,
             )
-            .ok_or_else(|| D::Error::custom("a completed task must carry `result`"))?,
+            .ok_or("a completed task must carry `result`")?,
         };
         Ok(DetailedTask {
             task_id,
             info,
             payload,
         })
+    }
+}
+
+impl<'de> Deserialize<'de> for DetailedTask {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        DetailedTask::from_wire(WireTask::deserialize(d)?).map_err(D::Error::custom)
     }
 }
 
