@@ -18,17 +18,12 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use mcp_tasks::Client;
-use mcp_tasks::TaskRef;
 use mcp_tasks::protocol::{ElicitResult, InputRequest, InputRequests, InputResponse};
-use mcp_tasks::store::backend::{Claim, Fence, NewTask, Reservation, StepReport};
-use mcp_tasks::store::{
-    Answers, Ending, Filter, Forgotten, MemoryStore, Questions, RecordId, Schedule, SqliteStore,
-    StoreResult, TaskRecord, TaskStore, Tracker,
-};
-use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
+use mcp_tasks::store::{Filter, MemoryStore, SqliteStore, TaskStore, Tracker};
+use mcp_tasks::testing::{HookedStore, ScriptedTool, StoreCall, TaskScript, TestServer};
 use serde_json::json;
 
 fn main() {
@@ -156,11 +151,8 @@ async fn per_question(store: &str) -> BTreeMap<&'static str, usize> {
 async fn per_question_on<S: TaskStore + Clone>(store: S) -> BTreeMap<&'static str, usize> {
     let server = server();
     let client = Client::connect(server.connect()).await.unwrap();
-    let counting = Counting {
-        inner: store,
-        calls: Arc::default(),
-    };
-    let tracker = Tracker::builder(counting.clone(), client.clone())
+    let calls = Arc::default();
+    let tracker = Tracker::builder(counting(store, &calls), client.clone())
         .idle(Duration::from_millis(10))
         .build();
     let mut ids = Vec::new();
@@ -183,7 +175,7 @@ async fn per_question_on<S: TaskStore + Clone>(store: S) -> BTreeMap<&'static st
     loop {
         let done = tracker
             .store()
-            .inner
+            .inner()
             .list(&Filter::all().state(mcp_tasks::store::RecordState::Delivered))
             .await
             .unwrap()
@@ -194,136 +186,27 @@ async fn per_question_on<S: TaskStore + Clone>(store: S) -> BTreeMap<&'static st
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     run.abort();
-    counting.calls.lock().unwrap().clone()
+    calls.lock().unwrap().clone()
 }
 
-/// A store that counts the calls made to it.
-#[derive(Clone)]
-struct Counting<S> {
+/// `inner`, counting the calls made to it by method (the reads `list`,
+/// `counts` and `next_due` left out; a `save` that carries taken answers
+/// apart).
+fn counting<S: TaskStore>(
     inner: S,
-    calls: Arc<Mutex<BTreeMap<&'static str, usize>>>,
-}
-
-impl<S> Counting<S> {
-    fn count(&self, method: &'static str) {
-        *self.calls.lock().unwrap().entry(method).or_default() += 1;
-    }
-}
-
-impl<S: TaskStore> TaskStore for Counting<S> {
-    async fn insert(&self, task: NewTask) -> StoreResult<RecordId> {
-        self.count("insert");
-        self.inner.insert(task).await
-    }
-    async fn reserve(
-        &self,
-        task: NewTask,
-        worker: &str,
-        until: SystemTime,
-    ) -> StoreResult<Reservation> {
-        self.count("reserve");
-        self.inner.reserve(task, worker, until).await
-    }
-    async fn start(
-        &self,
-        id: RecordId,
-        fence: Fence,
-        reference: &TaskRef,
-        schedule: &Schedule,
-        progress: StepReport,
-    ) -> StoreResult<()> {
-        self.count("start");
-        self.inner
-            .start(id, fence, reference, schedule, progress)
-            .await
-    }
-    async fn get(&self, id: RecordId) -> StoreResult<Option<TaskRecord>> {
-        self.count("get");
-        self.inner.get(id).await
-    }
-    async fn claim(&self, claim: Claim<'_>) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
-        self.count("claim");
-        self.inner.claim(claim).await
-    }
-    async fn renew(&self, id: RecordId, fence: Fence, until: SystemTime) -> StoreResult<()> {
-        self.count("renew");
-        self.inner.renew(id, fence, until).await
-    }
-    async fn release(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
-        self.count("release");
-        self.inner.release(id, fence).await
-    }
-    async fn release_worker(&self, worker: &str) -> StoreResult<u64> {
-        self.count("release_worker");
-        self.inner.release_worker(worker).await
-    }
-    async fn ask(
-        &self,
-        id: RecordId,
-        fence: Fence,
-        asked: &InputRequests,
-        now: SystemTime,
-    ) -> StoreResult<(Questions, Answers)> {
-        self.count("ask");
-        self.inner.ask(id, fence, asked, now).await
-    }
-    async fn answer_by(
-        &self,
-        id: RecordId,
-        key: &str,
-        response: &InputResponse,
-        by: mcp_tasks::store::Answerer,
-        now: SystemTime,
-    ) -> StoreResult<()> {
-        self.count("answer");
-        self.inner.answer_by(id, key, response, by, now).await
-    }
-    async fn record_answer(
-        &self,
-        id: RecordId,
-        fence: Fence,
-        key: &str,
-        response: &InputResponse,
-    ) -> StoreResult<InputResponse> {
-        self.count("record_answer");
-        self.inner.record_answer(id, fence, key, response).await
-    }
-    async fn save(&self, id: RecordId, fence: Fence, progress: StepReport) -> StoreResult<()> {
-        self.count(if progress.taken.is_empty() {
-            "save"
-        } else {
-            "save (with taken answers)"
-        });
-        self.inner.save(id, fence, progress).await
-    }
-    async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {
-        self.count("finish");
-        self.inner.finish(id, fence, ending).await
-    }
-    async fn acknowledge(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
-        self.count("acknowledge");
-        self.inner.acknowledge(id, fence).await
-    }
-    async fn forget(&self, id: RecordId, now: SystemTime) -> StoreResult<Forgotten> {
-        self.count("forget");
-        self.inner.forget(id, now).await
-    }
-    async fn prune(&self, older_than: SystemTime, limit: usize) -> StoreResult<usize> {
-        self.count("prune");
-        self.inner.prune(older_than, limit).await
-    }
-    async fn request_cancel(&self, id: RecordId, now: SystemTime) -> StoreResult<bool> {
-        self.count("request_cancel");
-        self.inner.request_cancel(id, now).await
-    }
-    async fn remove(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
-        self.count("remove");
-        self.inner.remove(id, fence).await
-    }
-    async fn list(&self, filter: &Filter) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
-        self.inner.list(filter).await
-    }
-    async fn next_due(&self) -> StoreResult<Option<SystemTime>> {
-        self.inner.next_due().await
-    }
+    calls: &Arc<Mutex<BTreeMap<&'static str, usize>>>,
+) -> HookedStore<S> {
+    let calls = calls.clone();
+    HookedStore::new(inner).before(move |call| {
+        let method = match call {
+            StoreCall::List { .. } | StoreCall::Counts { .. } | StoreCall::NextDue => return Ok(()),
+            StoreCall::AnswerBy { .. } => "answer",
+            StoreCall::Save { progress, .. } if !progress.taken.is_empty() => {
+                "save (with taken answers)"
+            }
+            other => other.name(),
+        };
+        *calls.lock().unwrap().entry(method).or_default() += 1;
+        Ok(())
+    })
 }

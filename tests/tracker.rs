@@ -9,16 +9,19 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use mcp_tasks::input::InputHandlers;
-use mcp_tasks::protocol::{ElicitResult, InputRequests, InputResponse, TaskId, TaskStatus};
-use mcp_tasks::store::backend::{Claim, Fence, NewTask, Reservation, StepReport};
+use mcp_tasks::protocol::{ElicitResult, InputResponse, TaskId, TaskStatus};
+use mcp_tasks::store::backend::{Claim, Fence, NewTask, Reservation};
 use mcp_tasks::store::{
-    Answers, Ending, Filter, Forgotten, Label, MemoryStore, Questions, RecordId, RecordState,
-    Schedule, StoreResult, TaskRecord, TaskStore, Tracker, Tracking,
+    Ending, Filter, Label, MemoryStore, RecordId, RecordState, Schedule, TaskRecord, TaskStore,
+    Tracker, Tracking,
 };
-use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
+use mcp_tasks::testing::{
+    HookedStore, ScriptedTool, StoreCall, StoreReply, TaskScript, TestServer,
+};
 use mcp_tasks::{Client, TaskRef, TaskState};
 use serde_json::json;
 use support::*;
+use tokio::sync::Semaphore;
 
 fn server() -> TestServer {
     tracker_server()
@@ -359,133 +362,43 @@ async fn a_read_is_next_due_one_server_interval_later() {
     assert_eq!(of(&server, "tasks/get").len(), 1);
 }
 
-/// A store whose `save` comes after another worker took the record over,
-/// as for a worker stopped past its lease.
-#[derive(Clone)]
-struct Overtaken {
-    inner: MemoryStore,
-    fences: Arc<Mutex<Vec<Fence>>>,
-}
-
-impl TaskStore for Overtaken {
-    async fn insert(&self, task: NewTask) -> StoreResult<RecordId> {
-        self.inner.insert(task).await
-    }
-    async fn reserve(
-        &self,
-        task: NewTask,
-        worker: &str,
-        until: SystemTime,
-    ) -> StoreResult<Reservation> {
-        self.inner.reserve(task, worker, until).await
-    }
-    async fn start(
-        &self,
-        id: RecordId,
-        fence: Fence,
-        reference: &TaskRef,
-        schedule: &Schedule,
-        progress: StepReport,
-    ) -> StoreResult<()> {
-        self.inner
-            .start(id, fence, reference, schedule, progress)
-            .await
-    }
-    async fn get(&self, id: RecordId) -> StoreResult<Option<TaskRecord>> {
-        self.inner.get(id).await
-    }
-    async fn claim(&self, claim: Claim<'_>) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
-        self.inner.claim(claim).await
-    }
-    async fn renew(&self, id: RecordId, fence: Fence, until: SystemTime) -> StoreResult<()> {
-        self.inner.renew(id, fence, until).await
-    }
-    async fn release(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
-        self.inner.release(id, fence).await
-    }
-    async fn release_worker(&self, worker: &str) -> StoreResult<u64> {
-        self.inner.release_worker(worker).await
-    }
-    async fn record_answer(
-        &self,
-        id: RecordId,
-        fence: Fence,
-        key: &str,
-        response: &InputResponse,
-    ) -> StoreResult<InputResponse> {
-        self.inner.record_answer(id, fence, key, response).await
-    }
-    async fn ask(
-        &self,
-        id: RecordId,
-        fence: Fence,
-        asked: &InputRequests,
-        now: SystemTime,
-    ) -> StoreResult<(Questions, Answers)> {
-        self.inner.ask(id, fence, asked, now).await
-    }
-    async fn answer_by(
-        &self,
-        id: RecordId,
-        key: &str,
-        response: &InputResponse,
-        by: mcp_tasks::store::Answerer,
-        now: SystemTime,
-    ) -> StoreResult<()> {
-        self.inner.answer_by(id, key, response, by, now).await
-    }
-    async fn save(&self, id: RecordId, fence: Fence, progress: StepReport) -> StoreResult<()> {
-        let later = SystemTime::now() + Duration::from_secs(3600);
-        let other = self
-            .inner
-            .claim(Claim {
-                worker: "w2",
-                limit: 1,
-                now: later,
-                lease: Duration::from_secs(30),
-                record: Some(id),
-            })
-            .await?;
-        self.fences
-            .lock()
-            .unwrap()
-            .push(other[0].as_ref().unwrap().fence().unwrap());
-        self.inner.save(id, fence, progress).await
-    }
-    async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {
-        self.inner.finish(id, fence, ending).await
-    }
-    async fn acknowledge(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
-        self.inner.acknowledge(id, fence).await
-    }
-    async fn request_cancel(&self, id: RecordId, now: SystemTime) -> StoreResult<bool> {
-        self.inner.request_cancel(id, now).await
-    }
-    async fn remove(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
-        self.inner.remove(id, fence).await
-    }
-    async fn forget(&self, id: RecordId, now: SystemTime) -> StoreResult<Forgotten> {
-        self.inner.forget(id, now).await
-    }
-    async fn prune(&self, older_than: SystemTime, limit: usize) -> StoreResult<usize> {
-        self.inner.prune(older_than, limit).await
-    }
-    async fn list(&self, filter: &Filter) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
-        self.inner.list(filter).await
-    }
-    async fn next_due(&self) -> StoreResult<Option<SystemTime>> {
-        self.inner.next_due().await
-    }
+/// A memory store whose every `save` comes after another worker (`w2`)
+/// took the record over, as for a worker stopped past its lease; `fences`
+/// gets the other worker's fence for each.
+fn overtaken(fences: &Arc<Mutex<Vec<Fence>>>) -> HookedStore<MemoryStore> {
+    let inner = MemoryStore::new();
+    let fences = fences.clone();
+    HookedStore::new(inner.clone()).before_async(move |call| {
+        let saved = match *call {
+            StoreCall::Save { id, .. } => Some(id),
+            _ => None,
+        };
+        let (inner, fences) = (inner.clone(), fences.clone());
+        async move {
+            let Some(id) = saved else { return Ok(()) };
+            let later = SystemTime::now() + Duration::from_secs(3600);
+            let other = inner
+                .claim(Claim {
+                    worker: "w2",
+                    limit: 1,
+                    now: later,
+                    lease: Duration::from_secs(30),
+                    record: Some(id),
+                })
+                .await?;
+            let fence = other[0].as_ref().unwrap().fence().unwrap();
+            fences.lock().unwrap().push(fence);
+            Ok(())
+        }
+    })
 }
 
 #[tokio::test]
 async fn a_worker_overtaken_after_its_lease_cannot_write() {
     let server = server();
     let client = client(&server).await;
-    let store = Overtaken {
-        inner: MemoryStore::new(),
-        fences: Arc::default(),
-    };
+    let fences = Arc::default();
+    let store = overtaken(&fences);
     let tracker = tracker(store.clone(), &client);
     let id = tracker
         .call_tool(client.task(), "long", ())
@@ -495,10 +408,10 @@ async fn a_worker_overtaken_after_its_lease_cannot_write() {
         .unwrap();
     let pass = tracker.pass(|_| async { true }).await.unwrap();
     assert_eq!((pass.stepped, pass.stale), (0, 1), "{pass:?}");
-    let r = store.inner.get(id).await.unwrap().unwrap();
+    let r = store.inner().get(id).await.unwrap().unwrap();
     let lease = r.lease.unwrap();
     assert_eq!(lease.owner, "w2", "the newer holder keeps it");
-    assert_eq!(lease.fence, store.fences.lock().unwrap()[0]);
+    assert_eq!(lease.fence, fences.lock().unwrap()[0]);
     assert_eq!(r.status_message, None, "the stale snapshot was not written");
 }
 
@@ -795,7 +708,7 @@ async fn a_delivered_record_states_how_its_task_ended() {
     }
 }
 
-/// One fenced write a [`Hooked`] store passed on, and how it went.
+/// One fenced write a [`logging`] store passed on, and how it went.
 #[derive(Debug, Clone)]
 struct Write {
     by: &'static str,
@@ -807,167 +720,63 @@ struct Write {
 }
 
 /// A memory store seen by one tracker (`by`): it logs every fenced write
-/// with its result, and holds each `save` until `gate` has a permit (when
-/// there is a gate), as a worker stopped mid-step would. It also notes
-/// each claim: the records asked for and the records given.
-#[derive(Clone)]
-struct Hooked {
-    inner: MemoryStore,
+/// with its result.
+fn logging(
+    inner: &MemoryStore,
     by: &'static str,
-    log: Arc<Mutex<Vec<Write>>>,
-    gate: Option<Arc<tokio::sync::Semaphore>>,
-    claims: Arc<Mutex<Vec<(usize, usize)>>>,
+    log: &Arc<Mutex<Vec<Write>>>,
+) -> HookedStore<MemoryStore> {
+    let log = log.clone();
+    HookedStore::new(inner.clone()).after(move |call, reply| {
+        if let (Some(id), Some(fence)) = (call.id(), call.fence()) {
+            log.lock().unwrap().push(Write {
+                by,
+                what: call.name(),
+                id,
+                fence,
+                ok: reply.is_ok(),
+                stale: reply.is_err_and(|e| e.is_stale()),
+            });
+        }
+        Ok(())
+    })
 }
 
-impl Hooked {
-    fn new(inner: &MemoryStore, by: &'static str, log: &Arc<Mutex<Vec<Write>>>) -> Hooked {
-        Hooked {
-            inner: inner.clone(),
-            by,
-            log: log.clone(),
-            gate: None,
-            claims: Arc::default(),
+/// `store`, holding every `save` until the returned gate gets permits,
+/// as a worker stopped mid-step would.
+fn gated(store: HookedStore<MemoryStore>) -> (HookedStore<MemoryStore>, Arc<Semaphore>) {
+    let gate = Arc::new(Semaphore::new(0));
+    let store = store.before_async({
+        let gate = gate.clone();
+        move |call| {
+            let (save, gate) = (matches!(call, StoreCall::Save { .. }), gate.clone());
+            async move {
+                if save {
+                    gate.acquire().await.unwrap().forget();
+                }
+                Ok(())
+            }
         }
-    }
-
-    /// Holds every `save` until the returned gate gets permits.
-    fn gated(mut self) -> (Hooked, Arc<tokio::sync::Semaphore>) {
-        let gate = Arc::new(tokio::sync::Semaphore::new(0));
-        self.gate = Some(gate.clone());
-        (self, gate)
-    }
-
-    fn logged<T>(
-        &self,
-        what: &'static str,
-        id: RecordId,
-        fence: Fence,
-        r: StoreResult<T>,
-    ) -> StoreResult<T> {
-        self.log.lock().unwrap().push(Write {
-            by: self.by,
-            what,
-            id,
-            fence,
-            ok: r.is_ok(),
-            stale: r.as_ref().is_err_and(|e| e.is_stale()),
-        });
-        r
-    }
+    });
+    (store, gate)
 }
 
-impl TaskStore for Hooked {
-    async fn insert(&self, task: NewTask) -> StoreResult<RecordId> {
-        self.inner.insert(task).await
-    }
-    async fn reserve(
-        &self,
-        task: NewTask,
-        worker: &str,
-        until: SystemTime,
-    ) -> StoreResult<Reservation> {
-        self.inner.reserve(task, worker, until).await
-    }
-    async fn start(
-        &self,
-        id: RecordId,
-        fence: Fence,
-        reference: &TaskRef,
-        schedule: &Schedule,
-        progress: StepReport,
-    ) -> StoreResult<()> {
-        let r = self
-            .inner
-            .start(id, fence, reference, schedule, progress)
-            .await;
-        self.logged("start", id, fence, r)
-    }
-    async fn get(&self, id: RecordId) -> StoreResult<Option<TaskRecord>> {
-        self.inner.get(id).await
-    }
-    async fn claim(&self, claim: Claim<'_>) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
-        let limit = claim.limit;
-        let r = self.inner.claim(claim).await;
-        if let Ok(records) = &r {
-            self.claims.lock().unwrap().push((limit, records.len()));
+/// Each claim a store saw: the records asked for and the records given.
+type Claims = Arc<Mutex<Vec<(usize, usize)>>>;
+
+/// `store`, noting each claim.
+fn noting_claims(store: HookedStore<MemoryStore>) -> (HookedStore<MemoryStore>, Claims) {
+    let claims = Arc::new(Mutex::new(Vec::new()));
+    let store = store.after({
+        let claims = claims.clone();
+        move |call, reply| {
+            if let (StoreCall::Claim { claim }, Ok(StoreReply::Records(given))) = (call, reply) {
+                claims.lock().unwrap().push((claim.limit, given.len()));
+            }
+            Ok(())
         }
-        r
-    }
-    async fn renew(&self, id: RecordId, fence: Fence, until: SystemTime) -> StoreResult<()> {
-        let r = self.inner.renew(id, fence, until).await;
-        self.logged("renew", id, fence, r)
-    }
-    async fn release(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
-        let r = self.inner.release(id, fence).await;
-        self.logged("release", id, fence, r)
-    }
-    async fn release_worker(&self, worker: &str) -> StoreResult<u64> {
-        self.inner.release_worker(worker).await
-    }
-    async fn record_answer(
-        &self,
-        id: RecordId,
-        fence: Fence,
-        key: &str,
-        response: &InputResponse,
-    ) -> StoreResult<InputResponse> {
-        let r = self.inner.record_answer(id, fence, key, response).await;
-        self.logged("record_answer", id, fence, r)
-    }
-    async fn ask(
-        &self,
-        id: RecordId,
-        fence: Fence,
-        asked: &InputRequests,
-        now: SystemTime,
-    ) -> StoreResult<(Questions, Answers)> {
-        let r = self.inner.ask(id, fence, asked, now).await;
-        self.logged("ask", id, fence, r)
-    }
-    async fn answer_by(
-        &self,
-        id: RecordId,
-        key: &str,
-        response: &InputResponse,
-        by: mcp_tasks::store::Answerer,
-        now: SystemTime,
-    ) -> StoreResult<()> {
-        self.inner.answer_by(id, key, response, by, now).await
-    }
-    async fn save(&self, id: RecordId, fence: Fence, progress: StepReport) -> StoreResult<()> {
-        if let Some(gate) = &self.gate {
-            gate.acquire().await.unwrap().forget();
-        }
-        let r = self.inner.save(id, fence, progress).await;
-        self.logged("save", id, fence, r)
-    }
-    async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {
-        let r = self.inner.finish(id, fence, ending).await;
-        self.logged("finish", id, fence, r)
-    }
-    async fn acknowledge(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
-        let r = self.inner.acknowledge(id, fence).await;
-        self.logged("acknowledge", id, fence, r)
-    }
-    async fn request_cancel(&self, id: RecordId, now: SystemTime) -> StoreResult<bool> {
-        self.inner.request_cancel(id, now).await
-    }
-    async fn remove(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
-        let r = self.inner.remove(id, fence).await;
-        self.logged("remove", id, fence, r)
-    }
-    async fn forget(&self, id: RecordId, now: SystemTime) -> StoreResult<Forgotten> {
-        self.inner.forget(id, now).await
-    }
-    async fn prune(&self, older_than: SystemTime, limit: usize) -> StoreResult<usize> {
-        self.inner.prune(older_than, limit).await
-    }
-    async fn list(&self, filter: &Filter) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
-        self.inner.list(filter).await
-    }
-    async fn next_due(&self) -> StoreResult<Option<SystemTime>> {
-        self.inner.next_due().await
-    }
+    });
+    (store, claims)
 }
 
 /// A lease no test outlives: a record it holds is claimable only if it
@@ -1053,7 +862,7 @@ async fn a_worker_shut_down_gives_its_records_back_at_once() {
         // The stopping worker holds three reads whose write waits, two
         // endings whose delivery never returns, and one the application
         // declined (held until its lease runs out, to be offered again).
-        let (hooked, _gate) = Hooked::new(&store, "A", &log).gated();
+        let (hooked, _gate) = gated(logging(&store, "A", &log));
         let first = named(hooked, &client, "export-1");
         let mut ids = long_tasks(&first, &client, 3).await;
         for _ in 0..3 {
@@ -1206,7 +1015,7 @@ async fn two_workers_under_one_name_never_write_a_record_both() {
         let store = MemoryStore::new();
         let log: Arc<Mutex<Vec<Write>>> = Arc::default();
         // The first holds three records mid-step: read, not yet written.
-        let (hooked, gate) = Hooked::new(&store, "A", &log).gated();
+        let (hooked, gate) = gated(logging(&store, "A", &log));
         let first = named(hooked, &client, "export-1");
         let ids = long_tasks(&first, &client, 3).await;
         let stuck = {
@@ -1217,7 +1026,7 @@ async fn two_workers_under_one_name_never_write_a_record_both() {
 
         // A second process starts under the same name by mistake: it takes
         // the records over and writes them.
-        let second = named(Hooked::new(&store, "B", &log), &client, "export-1");
+        let second = named(logging(&store, "B", &log), &client, "export-1");
         let pass = second.pass(|_| async { true }).await.unwrap();
         assert_eq!((pass.claimed, pass.stepped), (3, 3), "{pass:?}");
 
@@ -1258,8 +1067,8 @@ async fn a_worker_behind_claims_once_half_its_slots_are_free() {
         let client = client(&server).await;
         let store = MemoryStore::new();
         let log = Arc::default();
-        let (hooked, gate) = Hooked::new(&store, "A", &log).gated();
-        let claims = hooked.claims.clone();
+        let (hooked, gate) = gated(logging(&store, "A", &log));
+        let (hooked, claims) = noting_claims(hooked);
         let tracker = Tracker::builder(hooked, client.clone())
             .worker("w")
             .lease(HOUR)
@@ -1336,17 +1145,14 @@ async fn a_worker_whose_writes_keep_being_refused_warns_once() {
         let server = server();
         let client = client(&server).await;
         // Every save finds its record taken by another worker first.
-        let store = Overtaken {
-            inner: MemoryStore::new(),
-            fences: Arc::default(),
-        };
-        let tracker = tracker(store.clone(), &client);
+        let fences: Arc<Mutex<Vec<Fence>>> = Arc::default();
+        let tracker = tracker(overtaken(&fences), &client);
         long_tasks(&tracker, &client, 7).await;
         let run = tokio::spawn({
             let tracker = tracker.clone();
             async move { tracker.run(|_| async { true }).await }
         });
-        while store.fences.lock().unwrap().len() < 7 {
+        while fences.lock().unwrap().len() < 7 {
             tokio::time::sleep(ms(5)).await;
         }
         tracker.shutdown().await;

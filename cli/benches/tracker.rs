@@ -49,7 +49,7 @@ mod postgres;
 #[path = "../tests/support/worker.rs"]
 mod worker;
 
-use worker::{Demo, Fallible, Options, Probe, Scratch, runtime, spawn, wait_for_line};
+use worker::{Demo, Fallible, Options, Scratch, probe, runtime, spawn, wait_for_line};
 
 /// What the command line asks for.
 struct Args {
@@ -356,8 +356,7 @@ async fn run_one<S: TaskStore>(
         Some(u) => Some(commits(u).await),
         None => None,
     };
-    let probe = Probe::new(store, None);
-    let calls = probe.calls.clone();
+    let (probe, calls) = probe(store, None);
     let before = reads(demo)?;
     let start = Instant::now();
     if floor {
@@ -989,8 +988,7 @@ async fn start_many<S: TaskStore>(
     n: usize,
     url: Option<&str>,
 ) -> Fallible<String> {
-    let probe = Probe::new(store, None);
-    let calls = probe.calls.clone();
+    let (probe, calls) = probe(store, None);
     let o = Options {
         name: "starter".into(),
         lease_ms: 30_000,

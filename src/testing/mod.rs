@@ -59,6 +59,10 @@
 //! assert_eq!(server.faults_fired(), 1);
 //! # }
 //! ```
+//!
+//! To test how code copes with a task store that misbehaves (away, a
+//! corrupt record, a write that stalls or comes after another worker took
+//! the record over), wrap the store in a [`HookedStore`].
 
 use std::fmt;
 use std::io;
@@ -80,6 +84,7 @@ mod record;
 mod resources;
 mod script;
 mod serve;
+mod store;
 mod tasks;
 mod wire;
 
@@ -90,6 +95,7 @@ pub use counts::{Counters, TaskCounts, Totals};
 pub use faults::Faults;
 pub use record::RecordedRequest;
 pub use script::{ScriptedTool, TaskScript};
+pub use store::{HookedStore, StoreCall, StoreReply};
 
 /// The default `tools/list` page size.
 const DEFAULT_PAGE_SIZE: usize = 50;

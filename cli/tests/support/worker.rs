@@ -11,16 +11,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use mcp_tasks::input::InputHandlers;
-use mcp_tasks::protocol::{ElicitResult, InputRequests, InputResponse};
-use mcp_tasks::store::backend::{Claim, Fence, NewTask, Reservation, StepReport};
+use mcp_tasks::protocol::ElicitResult;
 use mcp_tasks::store::{
-    Answerer, Answers, Ending, Filter, Forgotten, Label, PostgresStore, Questions, RecordId,
-    RecordState, Schedule, SqliteStore, StoreResult, TaskRecord, TaskStore, Tracker, Tracking,
+    Filter, Label, PostgresStore, RecordState, SqliteStore, StoreResult, TaskStore, Tracker,
+    Tracking,
 };
-use mcp_tasks::{Client, Http, TaskRef};
+use mcp_tasks::testing::{HookedStore, StoreCall, StoreReply};
+use mcp_tasks::{Client, Http};
 use serde_json::{Value, json};
 
 /// The demo server's binary.
@@ -202,7 +202,8 @@ pub async fn work<S: TaskStore>(o: Options, store: S) -> Fallible {
         .connect(Http::new(o.server.as_str()))
         .await
         .map_err(|e| format!("connect: {e}"))?;
-    let tracker = tracker(Probe::new(store, o.hang_after.clone()), &client, &o);
+    let (store, _calls) = probe(store, o.hang_after.clone());
+    let tracker = tracker(store, &client, &o);
     if let Some(go) = &o.go {
         println!("ready");
         std::io::stdout().flush().ok();
@@ -286,11 +287,7 @@ pub async fn work<S: TaskStore>(o: Options, store: S) -> Fallible {
 }
 
 /// The tracker of a worker process, with the settings of `o`.
-pub fn tracker<S: TaskStore>(
-    store: Probe<S>,
-    client: &Client,
-    o: &Options,
-) -> Tracker<Probe<S>, Client> {
+pub fn tracker<S: TaskStore>(store: S, client: &Client, o: &Options) -> Tracker<S, Client> {
     let builder = Tracker::builder(store, client.clone())
         .worker(o.name.clone())
         .lease(Duration::from_millis(o.lease_ms))
@@ -313,16 +310,7 @@ pub fn append(file: &Path, line: &str) -> Result<(), std::io::Error> {
     f.sync_data()
 }
 
-/// A store that counts the calls made to it, and that hangs the process
-/// right after one kind of write, so that a test can kill it at that point.
-pub struct Probe<S> {
-    inner: S,
-    after: Option<String>,
-    /// The calls so far; shared with whoever reads them.
-    pub calls: Arc<Calls>,
-}
-
-/// How often each method of a [`Probe`] was called.
+/// How often each method of a [`probe`]d store was called.
 #[derive(Debug, Default)]
 pub struct Calls {
     /// `claim`.
@@ -342,157 +330,67 @@ impl Calls {
     }
 }
 
-fn count(c: &AtomicU64) {
-    c.fetch_add(1, Ordering::Relaxed);
+/// `inner`, counting the calls made to it (the returned [`Calls`]), and
+/// hanging the process at one point (`after`: `call-answered`,
+/// `claim-answered`, `record_answer` or `save-taken`), so that a test can
+/// kill it there.
+pub fn probe<S: TaskStore>(inner: S, after: Option<String>) -> (HookedStore<S>, Arc<Calls>) {
+    let calls = Arc::new(Calls::default());
+    let (before, counted) = (after.clone(), calls.clone());
+    let store = HookedStore::new(inner)
+        .before_async(move |call| {
+            let c = match call {
+                StoreCall::Claim { .. } => &counted.claim,
+                StoreCall::Save { .. } => &counted.save,
+                StoreCall::NextDue => &counted.next_due,
+                _ => &counted.other,
+            };
+            c.fetch_add(1, Ordering::Relaxed);
+            hang_at(
+                before.as_deref(),
+                match call {
+                    StoreCall::Start { .. } => "call-answered",
+                    // Sending answers the server took, before they are marked so.
+                    StoreCall::Save { progress, .. } if !progress.taken.is_empty() => "save-taken",
+                    _ => "",
+                },
+            )
+        })
+        .after_async(move |call, reply| {
+            hang_at(
+                after.as_deref(),
+                match (call, reply) {
+                    // Holding an answer given elsewhere, before it is sent.
+                    (StoreCall::Claim { .. }, Ok(StoreReply::Records(claimed)))
+                        if claimed
+                            .iter()
+                            .flatten()
+                            .any(|r| r.answers.values().any(|a| !a.taken)) =>
+                    {
+                        "claim-answered"
+                    }
+                    (StoreCall::RecordAnswer { .. }, Ok(_)) => "record_answer",
+                    _ => "",
+                },
+            )
+        });
+    (store, calls)
 }
 
-impl<S> Probe<S> {
-    /// `inner`, hanging after `after` (`record_answer` or `save-taken`).
-    pub fn new(inner: S, after: Option<String>) -> Probe<S> {
-        Probe {
-            inner,
-            after,
-            calls: Arc::default(),
-        }
-    }
-
-    async fn hang_if(&self, point: &str) {
-        if self.after.as_deref() == Some(point) {
+/// Hangs for ever, saying so first, when `point` is where the worker was
+/// told to hang (`after`).
+fn hang_at(
+    after: Option<&str>,
+    point: &'static str,
+) -> impl Future<Output = StoreResult<()>> + Send + use<> {
+    let hang = after == Some(point);
+    async move {
+        if hang {
             println!("hanging after {point}");
             std::io::stdout().flush().ok();
             std::future::pending::<()>().await;
         }
-    }
-}
-
-impl<S: TaskStore> TaskStore for Probe<S> {
-    async fn insert(&self, task: NewTask) -> StoreResult<RecordId> {
-        count(&self.calls.other);
-        self.inner.insert(task).await
-    }
-    async fn reserve(
-        &self,
-        task: NewTask,
-        worker: &str,
-        until: SystemTime,
-    ) -> StoreResult<Reservation> {
-        count(&self.calls.other);
-        self.inner.reserve(task, worker, until).await
-    }
-    async fn start(
-        &self,
-        id: RecordId,
-        fence: Fence,
-        reference: &TaskRef,
-        schedule: &Schedule,
-        progress: StepReport,
-    ) -> StoreResult<()> {
-        count(&self.calls.other);
-        self.hang_if("call-answered").await;
-        self.inner
-            .start(id, fence, reference, schedule, progress)
-            .await
-    }
-    async fn get(&self, id: RecordId) -> StoreResult<Option<TaskRecord>> {
-        count(&self.calls.other);
-        self.inner.get(id).await
-    }
-    async fn claim(&self, claim: Claim<'_>) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
-        count(&self.calls.claim);
-        let claimed = self.inner.claim(claim).await?;
-        // Holding an answer given elsewhere, before it is sent.
-        let answered = claimed
-            .iter()
-            .flatten()
-            .any(|r| r.answers.values().any(|a| !a.taken));
-        if answered {
-            self.hang_if("claim-answered").await;
-        }
-        Ok(claimed)
-    }
-    async fn renew(&self, id: RecordId, fence: Fence, until: SystemTime) -> StoreResult<()> {
-        count(&self.calls.other);
-        self.inner.renew(id, fence, until).await
-    }
-    async fn release(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
-        count(&self.calls.other);
-        self.inner.release(id, fence).await
-    }
-    async fn release_worker(&self, worker: &str) -> StoreResult<u64> {
-        count(&self.calls.other);
-        self.inner.release_worker(worker).await
-    }
-    async fn record_answer(
-        &self,
-        id: RecordId,
-        fence: Fence,
-        key: &str,
-        response: &InputResponse,
-    ) -> StoreResult<InputResponse> {
-        count(&self.calls.other);
-        let standing = self.inner.record_answer(id, fence, key, response).await?;
-        self.hang_if("record_answer").await;
-        Ok(standing)
-    }
-    async fn ask(
-        &self,
-        id: RecordId,
-        fence: Fence,
-        asked: &InputRequests,
-        now: SystemTime,
-    ) -> StoreResult<(Questions, Answers)> {
-        count(&self.calls.other);
-        self.inner.ask(id, fence, asked, now).await
-    }
-    async fn answer_by(
-        &self,
-        id: RecordId,
-        key: &str,
-        response: &InputResponse,
-        by: Answerer,
-        now: SystemTime,
-    ) -> StoreResult<()> {
-        count(&self.calls.other);
-        self.inner.answer_by(id, key, response, by, now).await
-    }
-    async fn save(&self, id: RecordId, fence: Fence, progress: StepReport) -> StoreResult<()> {
-        count(&self.calls.save);
-        if !progress.taken.is_empty() {
-            self.hang_if("save-taken").await;
-        }
-        self.inner.save(id, fence, progress).await
-    }
-    async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {
-        count(&self.calls.other);
-        self.inner.finish(id, fence, ending).await
-    }
-    async fn acknowledge(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
-        count(&self.calls.other);
-        self.inner.acknowledge(id, fence).await
-    }
-    async fn request_cancel(&self, id: RecordId, now: SystemTime) -> StoreResult<bool> {
-        count(&self.calls.other);
-        self.inner.request_cancel(id, now).await
-    }
-    async fn remove(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
-        count(&self.calls.other);
-        self.inner.remove(id, fence).await
-    }
-    async fn forget(&self, id: RecordId, now: SystemTime) -> StoreResult<Forgotten> {
-        count(&self.calls.other);
-        self.inner.forget(id, now).await
-    }
-    async fn prune(&self, older_than: SystemTime, limit: usize) -> StoreResult<usize> {
-        count(&self.calls.other);
-        self.inner.prune(older_than, limit).await
-    }
-    async fn list(&self, filter: &Filter) -> StoreResult<Vec<StoreResult<TaskRecord>>> {
-        count(&self.calls.other);
-        self.inner.list(filter).await
-    }
-    async fn next_due(&self) -> StoreResult<Option<SystemTime>> {
-        count(&self.calls.next_due);
-        self.inner.next_due().await
+        Ok(())
     }
 }
 

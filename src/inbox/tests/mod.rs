@@ -168,6 +168,7 @@ fn app<S: TaskStore>(store: S) -> axum::Router {
 }
 
 mod changes;
+#[cfg(feature = "test-util")]
 mod faults;
 mod guard;
 mod pages;

@@ -1,7 +1,8 @@
 //! Wire-level tests of the test server: discovery, paging, metadata
 //! checks, MRTR and request cancellation. Task tests are in `tasks.rs`, fault
 //! tests in `faults.rs`, those of the counts and of tasks written from
-//! their arguments in `counts.rs`.
+//! their arguments in `counts.rs`, those of the hooked task store in
+//! `store.rs`.
 
 use std::time::Duration;
 
@@ -23,6 +24,7 @@ fn ms(n: u64) -> Duration {
 
 mod counts;
 mod faults;
+mod store;
 mod tasks;
 
 /// The client side of a connection, speaking raw JSON.
