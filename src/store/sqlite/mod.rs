@@ -2,7 +2,7 @@
 //! documentation (what the file holds, sharing, cost) is on the type.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -278,13 +278,16 @@ impl TaskStore for SqliteStore {
             reference.protocol_version().map(str::to_owned),
             row::schedule_json(schedule),
         );
+        static START: LazyLock<String> = LazyLock::new(|| {
+            format!(
+                "UPDATE tasks SET task_id = ?3, server = ?4, protocol_version = ?5, \
+                 schedule = ?6 WHERE {HELD} AND task_id = ''"
+            )
+        });
         self.run(move |conn| {
             write_held(
                 conn,
-                &format!(
-                    "UPDATE tasks SET task_id = ?3, server = ?4, protocol_version = ?5, \
-                     schedule = ?6 WHERE {HELD} AND task_id = ''"
-                ),
+                &START,
                 id,
                 fence,
                 &[&task_id, &server, &version, &schedule],
@@ -295,10 +298,10 @@ impl TaskStore for SqliteStore {
     }
 
     async fn get(&self, id: RecordId) -> StoreResult<Option<TaskRecord>> {
+        static GET: LazyLock<String> =
+            LazyLock::new(|| format!("SELECT {COLUMNS} FROM tasks WHERE id = ?1"));
         self.run(move |conn| {
-            let mut s = conn
-                .prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE id = ?1"))
-                .map_err(sql)?;
+            let mut s = conn.prepare_cached(&GET).map_err(sql)?;
             let mut rows = s.query([id.0]).map_err(sql)?;
             match rows.next().map_err(sql)? {
                 Some(r) => decode(r).map(Some),
@@ -319,9 +322,11 @@ impl TaskStore for SqliteStore {
             .checked_add(claim.lease)
             .map_or(i64::MAX, row::millis);
         let limit = i64::try_from(claim.limit).unwrap_or(i64::MAX);
-        let (statement, selector) = match claim.record {
-            Some(id) => (lease_sql(CLAIMABLE_ONE), id.0),
-            None => (lease_sql(CLAIMABLE), limit),
+        static LEASE_DUE: LazyLock<String> = LazyLock::new(|| lease_sql(CLAIMABLE));
+        static LEASE_ONE: LazyLock<String> = LazyLock::new(|| lease_sql(CLAIMABLE_ONE));
+        let (statement, selector): (&'static str, _) = match claim.record {
+            Some(id) => (&LEASE_ONE, id.0),
+            None => (&LEASE_DUE, limit),
         };
         let record = claim.record;
         self.run(move |conn| {
@@ -332,7 +337,7 @@ impl TaskStore for SqliteStore {
                 let mut out = Vec::new();
                 if left > 0 && (record.is_none() || damaged.is_empty()) {
                     let selector = if record.is_some() { selector } else { left };
-                    let mut s = tx.prepare_cached(&statement).map_err(sql)?;
+                    let mut s = tx.prepare_cached(statement).map_err(sql)?;
                     let mut rows = s
                         .query(params![now, selector, worker, until])
                         .map_err(sql)?;
@@ -362,30 +367,18 @@ impl TaskStore for SqliteStore {
     }
 
     async fn renew(&self, id: RecordId, fence: Fence, until: SystemTime) -> StoreResult<()> {
+        static RENEW: LazyLock<String> =
+            LazyLock::new(|| format!("UPDATE tasks SET lease_until_ms = ?3 WHERE {HELD}"));
         let until = row::millis(until);
-        self.run(move |conn| {
-            write_held(
-                conn,
-                &format!("UPDATE tasks SET lease_until_ms = ?3 WHERE {HELD}"),
-                id,
-                fence,
-                &[&until],
-            )
-        })
-        .await
+        self.run(move |conn| write_held(conn, &RENEW, id, fence, &[&until]))
+            .await
     }
 
     async fn release(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
-        self.run(move |conn| {
-            write_held(
-                conn,
-                &format!("UPDATE tasks SET lease_until_ms = 0 WHERE {HELD}"),
-                id,
-                fence,
-                &[],
-            )
-        })
-        .await
+        static RELEASE: LazyLock<String> =
+            LazyLock::new(|| format!("UPDATE tasks SET lease_until_ms = 0 WHERE {HELD}"));
+        self.run(move |conn| write_held(conn, &RELEASE, id, fence, &[]))
+            .await
     }
 
     async fn release_worker(&self, worker: &str) -> StoreResult<u64> {
@@ -492,12 +485,7 @@ impl TaskStore for SqliteStore {
     }
 
     async fn save(&self, id: RecordId, fence: Fence, progress: StepReport) -> StoreResult<()> {
-        self.run(move |conn| {
-            let now = row::millis(SystemTime::now());
-            let status = progress.status.as_str();
-            let interval = row::interval_column(progress.poll_interval_ms);
-            let failed = i64::from(progress.failed_reads);
-            let due = row::millis(progress.due);
+        static SAVE: LazyLock<String> = LazyLock::new(|| {
             // A new status or message goes into the history in the same
             // statement: a save that changes neither appends nothing.
             let status_changed = append_history(
@@ -508,16 +496,23 @@ impl TaskStore for SqliteStore {
                 ),
             );
             // An answer or a cancel from elsewhere since the claim: due now.
-            let save = format!(
+            format!(
                 "UPDATE tasks SET status = ?3, status_message = ?4, \
                  poll_interval_ms = ?5, failed_reads = ?6, \
                  due_ms = CASE WHEN nudged <> 0 THEN min(?7, ?8) ELSE ?7 END, \
                  updated_ms = ?8, lease_until_ms = 0, {status_changed} WHERE {HELD}"
-            );
+            )
+        });
+        self.run(move |conn| {
+            let now = row::millis(SystemTime::now());
+            let status = progress.status.as_str();
+            let interval = row::interval_column(progress.poll_interval_ms);
+            let failed = i64::from(progress.failed_reads);
+            let due = row::millis(progress.due);
             if progress.taken.is_empty() && progress.offered.is_empty() {
                 return write_held(
                     conn,
-                    &save,
+                    &SAVE,
                     id,
                     fence,
                     &[
@@ -547,7 +542,7 @@ impl TaskStore for SqliteStore {
                 }
                 write_held(
                     tx,
-                    &save,
+                    &SAVE,
                     id,
                     fence,
                     &[
@@ -568,59 +563,56 @@ impl TaskStore for SqliteStore {
         let status = ending.status().as_str();
         let name = ending.name();
         let ending = row::ending_json(ending);
-        self.run(move |conn| {
-            let now = row::millis(SystemTime::now());
+        static FINISH: LazyLock<String> = LazyLock::new(|| {
             let ended = append_history(
                 "ending IS NOT ?3",
                 "json_object('at', ?4, 'event', 'ended', 'ending', ?6)",
             );
-            write_held(
-                conn,
-                &format!(
-                    "UPDATE tasks SET ending = ?3, updated_ms = ?4, status = ?5, {ended} \
-                     WHERE {HELD}"
-                ),
-                id,
-                fence,
-                &[&ending, &now, &status, &name],
+            format!(
+                "UPDATE tasks SET ending = ?3, updated_ms = ?4, status = ?5, {ended} \
+                 WHERE {HELD}"
             )
+        });
+        self.run(move |conn| {
+            let now = row::millis(SystemTime::now());
+            write_held(conn, &FINISH, id, fence, &[&ending, &now, &status, &name])
         })
         .await
     }
 
     async fn acknowledge(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
-        self.run(move |conn| {
-            let now = row::millis(SystemTime::now());
+        static ACKNOWLEDGE: LazyLock<String> = LazyLock::new(|| {
             let delivered = append_history(
                 "delivered = 0",
                 "json_object('at', ?3, 'event', 'delivered')",
             );
-            write_held(
-                conn,
-                &format!(
-                    "UPDATE tasks SET delivered = 1, updated_ms = ?3, lease_until_ms = 0, \
-                     {delivered} WHERE {HELD}"
-                ),
-                id,
-                fence,
-                &[&now],
+            format!(
+                "UPDATE tasks SET delivered = 1, updated_ms = ?3, lease_until_ms = 0, \
+                 {delivered} WHERE {HELD}"
             )
+        });
+        self.run(move |conn| {
+            let now = row::millis(SystemTime::now());
+            write_held(conn, &ACKNOWLEDGE, id, fence, &[&now])
         })
         .await
     }
 
     async fn request_cancel(&self, id: RecordId, now: SystemTime) -> StoreResult<bool> {
-        let now = row::millis(now);
-        self.run(move |conn| {
+        static REQUEST_CANCEL: LazyLock<String> = LazyLock::new(|| {
             let asked = append_history(
                 "cancel_requested = 0",
                 "json_object('at', ?2, 'event', 'cancel_requested')",
             );
+            format!(
+                "UPDATE tasks SET cancel_requested = 1, due_ms = min(due_ms, ?2), \
+                 updated_ms = ?2, nudged = 1, {asked} WHERE id = ?1 AND ending IS NULL"
+            )
+        });
+        let now = row::millis(now);
+        self.run(move |conn| {
             let changed = conn
-                .prepare_cached(&format!(
-                    "UPDATE tasks SET cancel_requested = 1, due_ms = min(due_ms, ?2), \
-                     updated_ms = ?2, nudged = 1, {asked} WHERE id = ?1 AND ending IS NULL"
-                ))
+                .prepare_cached(&REQUEST_CANCEL)
                 .and_then(|mut s| s.execute(params![id.0, now]))
                 .map_err(sql)?;
             Ok(changed > 0)
@@ -629,16 +621,10 @@ impl TaskStore for SqliteStore {
     }
 
     async fn remove(&self, id: RecordId, fence: Fence) -> StoreResult<()> {
-        self.run(move |conn| {
-            write_held(
-                conn,
-                &format!("DELETE FROM tasks WHERE {HELD}"),
-                id,
-                fence,
-                &[],
-            )
-        })
-        .await
+        static REMOVE: LazyLock<String> =
+            LazyLock::new(|| format!("DELETE FROM tasks WHERE {HELD}"));
+        self.run(move |conn| write_held(conn, &REMOVE, id, fence, &[]))
+            .await
     }
 
     async fn forget(&self, id: RecordId, now: SystemTime) -> StoreResult<Forgotten> {
