@@ -734,9 +734,9 @@ mod tests {
     /// a failed task's included.
     #[test]
     fn is_rpc_exactly_when_there_is_an_rpc_error() {
-        let failed = crate::Outcome::Failed(RpcError::new(-32603, "boom"))
-            .into_result()
-            .unwrap_err();
+        // What `Outcome::into_result` gives for a failed, cancelled and
+        // expired task.
+        let failed = Error::new(Kind::TaskFailed(RpcError::new(-32603, "boom")));
         assert!(
             failed.to_string().contains("the task failed: boom"),
             "{failed}"
@@ -745,8 +745,8 @@ mod tests {
             Error::rpc(RpcError::new(-32602, "no")),
             Error::rpc(RpcError::new(-32000, "slow down")).with_http(429, None),
             failed,
-            crate::Outcome::Cancelled.into_result().unwrap_err(),
-            crate::Outcome::Expired.into_result().unwrap_err(),
+            Error::new(Kind::Cancelled),
+            Error::new(Kind::Expired),
             Error::transport("reset"),
             Error::protocol("bad"),
             Error::new(Kind::Refused("HTTP 404".into())),

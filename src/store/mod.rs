@@ -132,6 +132,7 @@ use crate::protocol::{CallToolResult, InputRequests, InputResponse, RpcError, Ta
 use crate::task::{Outcome, TaskRef};
 
 pub mod backend;
+mod epoch;
 mod error;
 mod history;
 mod memory;

@@ -426,13 +426,13 @@ pub(super) mod millis {
         t: &SystemTime,
         s: S,
     ) -> Result<S::Ok, S::Error> {
-        s.serialize_i64(super::super::row::millis(*t))
+        s.serialize_i64(super::super::epoch::millis(*t))
     }
 
     pub(in crate::store) fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
     ) -> Result<SystemTime, D::Error> {
-        Ok(super::super::row::time(i64::deserialize(d)?))
+        Ok(super::super::epoch::time(i64::deserialize(d)?))
     }
 }
 
@@ -446,7 +446,7 @@ mod millis_opt {
         s: S,
     ) -> Result<S::Ok, S::Error> {
         match t {
-            Some(t) => s.serialize_i64(super::super::row::millis(*t)),
+            Some(t) => s.serialize_i64(super::super::epoch::millis(*t)),
             None => s.serialize_none(),
         }
     }
@@ -454,7 +454,7 @@ mod millis_opt {
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
     ) -> Result<Option<SystemTime>, D::Error> {
-        Ok(Option::<i64>::deserialize(d)?.map(super::super::row::time))
+        Ok(Option::<i64>::deserialize(d)?.map(super::super::epoch::time))
     }
 }
 

@@ -6,8 +6,8 @@
 #![cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 
 use std::collections::BTreeMap;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+pub(crate) use super::epoch::{millis, time};
 use super::{
     Answer, Ending, History, HistoryEntry, Questions, RecordId, Schedule, StoreError, StoreResult,
 };
@@ -18,17 +18,6 @@ use crate::task::TaskRef;
 /// The protocol revisions a record may name.
 fn known_version(v: &str) -> bool {
     versions::find(v).is_some()
-}
-
-/// Milliseconds since the Unix epoch (saturating; times before it are 0).
-pub(crate) fn millis(t: SystemTime) -> i64 {
-    t.duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
-/// The moment `ms` milliseconds after the Unix epoch.
-pub(crate) fn time(ms: i64) -> SystemTime {
-    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
 }
 
 pub(crate) fn status(id: RecordId, name: &str) -> StoreResult<TaskStatus> {

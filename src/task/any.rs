@@ -1,55 +1,17 @@
-//! `TaskState`: the typed handle whose state is known only after I/O.
+//! What a [`TaskState`] offers: its id, status and reference in any
+//! state, the typed handle out of it, and a wait to its end. The type is
+//! defined beside [`Task`], which returns it and which it holds.
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::time::Duration;
 
-use super::core::Core;
-use super::handle::TaskError;
-use super::observed::Observed;
+use super::TaskRef;
+use super::handle::{Task, TaskError, TaskState};
 use super::state::{Finished, InputRequired, Pending};
-use super::{Task, TaskRef};
 use crate::protocol::{TaskId, TaskStatus};
 
-/// A task handle in whichever state the server's answer put it.
-///
-/// Returned by [`TaskBuilder::call_tool`](crate::TaskBuilder::call_tool),
-/// `refresh`, `next` and `respond`. Match on it, or `.await` it to drive the
-/// task to its end.
-#[must_use = "a task handle is how to act on a task: finish or cancel it, keep its reference(), or read its outcome()"]
-#[derive(Debug)]
-pub enum TaskState {
-    /// Working: wait with `finish()`/`next()`, or `cancel()`.
-    Pending(Task<Pending>),
-    /// Waiting for input: `respond()` with answers, or `finish()` to let the
-    /// client's handlers answer.
-    InputRequired(Task<InputRequired>),
-    /// Ended (or answered at once): read its `outcome()`.
-    Finished(Task<Finished>),
-}
-
 impl TaskState {
-    /// The handle for what was observed.
-    pub(crate) fn from_core(mut core: Box<Core>, observed: Observed) -> TaskState {
-        match observed {
-            Observed::Pending => TaskState::Pending(Task {
-                core,
-                state: Pending {},
-            }),
-            Observed::InputRequired(requests) => TaskState::InputRequired(Task {
-                core,
-                state: InputRequired { requests },
-            }),
-            Observed::Finished(outcome) => {
-                core.finish(&outcome);
-                TaskState::Finished(Task {
-                    core,
-                    state: Finished { outcome: *outcome },
-                })
-            }
-        }
-    }
-
     /// The task's id; `None` for an immediate result.
     pub fn id(&self) -> Option<&TaskId> {
         match self {

@@ -12,7 +12,7 @@ use super::drive::{Goal, drive, drive_within};
 use super::observed::Observed;
 use super::state::{Cancellable, Finished, InputRequired, Pending, State};
 use super::trace::{End, traced};
-use super::{Outcome, TaskRef, TaskState};
+use super::{Outcome, TaskRef};
 use crate::Client;
 use crate::error::{Error, Result};
 use crate::input::validate;
@@ -334,6 +334,46 @@ impl<T: fmt::Debug> std::error::Error for TaskError<T> {
 impl<T> From<TaskError<T>> for Error {
     fn from(e: TaskError<T>) -> Error {
         e.error
+    }
+}
+
+/// A task handle in whichever state the server's answer put it.
+///
+/// Returned by [`TaskBuilder::call_tool`](crate::TaskBuilder::call_tool),
+/// `refresh`, `next` and `respond`. Match on it, or `.await` it to drive the
+/// task to its end.
+#[must_use = "a task handle is how to act on a task: finish or cancel it, keep its reference(), or read its outcome()"]
+#[derive(Debug)]
+pub enum TaskState {
+    /// Working: wait with `finish()`/`next()`, or `cancel()`.
+    Pending(Task<Pending>),
+    /// Waiting for input: `respond()` with answers, or `finish()` to let the
+    /// client's handlers answer.
+    InputRequired(Task<InputRequired>),
+    /// Ended (or answered at once): read its `outcome()`.
+    Finished(Task<Finished>),
+}
+
+impl TaskState {
+    /// The handle for what was observed.
+    pub(crate) fn from_core(mut core: Box<Core>, observed: Observed) -> TaskState {
+        match observed {
+            Observed::Pending => TaskState::Pending(Task {
+                core,
+                state: Pending {},
+            }),
+            Observed::InputRequired(requests) => TaskState::InputRequired(Task {
+                core,
+                state: InputRequired { requests },
+            }),
+            Observed::Finished(outcome) => {
+                core.finish(&outcome);
+                TaskState::Finished(Task {
+                    core,
+                    state: Finished { outcome: *outcome },
+                })
+            }
+        }
     }
 }
 

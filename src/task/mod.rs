@@ -19,8 +19,7 @@ mod state;
 mod trace;
 mod updates;
 
-pub use any::TaskState;
-pub use handle::{Task, TaskError};
+pub use handle::{Task, TaskError, TaskState};
 pub use outcome::Outcome;
 pub use reference::TaskRef;
 pub use settings::{InputMode, TaskBuilder, task_builder};
