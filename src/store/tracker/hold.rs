@@ -100,6 +100,6 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             Err(e) if e.is_stale() || e.is_not_found() => "lost",
             Err(_) => "failed",
         };
-        super::meter::renewal(&self.inner.worker, result);
+        super::meter::renewal(&self.inner.meter, result);
     }
 }

@@ -208,6 +208,7 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
             inner: Arc::new(Inner {
                 store: self.store,
                 connector: self.connector,
+                meter: meter::Worker::new(&self.worker),
                 worker: self.worker,
                 named: self.named,
                 scope: self.scope,
@@ -335,6 +336,8 @@ struct Inner<S, C> {
     store: S,
     connector: C,
     worker: String,
+    /// The label `worker` of its figures.
+    meter: meter::Worker,
     /// Whether the worker was given its name (it takes back what the name
     /// held when it starts).
     named: bool,
@@ -601,7 +604,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             streak.store(0, Ordering::Relaxed);
             return;
         }
-        meter::stale_write(&self.inner.worker);
+        meter::stale_write(&self.inner.meter);
         if streak.fetch_add(1, Ordering::Relaxed) + 1 == STALE_STREAK {
             tracing::warn!(
                 worker = %self.inner.worker,
@@ -711,7 +714,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         };
         let delivery = Delivery { record, ending };
         let acknowledged = self.keeping(id, fence, until, on_ending(delivery)).await?;
-        meter::delivered(&self.inner.worker, acknowledged);
+        meter::delivered(&self.inner.meter, acknowledged);
         if !acknowledged {
             return Ok(Worked::Declined(id, fence));
         }
@@ -837,7 +840,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 record: None,
             })
             .await?;
-        meter::claimed(&inner.worker, records.len());
+        meter::claimed(&inner.meter, records.len());
         for record in records.iter().flatten() {
             if let Some(from) = taken_over(record, &inner.worker) {
                 tracing::info!(

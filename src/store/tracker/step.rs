@@ -91,7 +91,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             }
             Step::Ended(ending) => {
                 store.finish(record.id, fence, &ending).await?;
-                super::meter::ended(&self.inner.worker, ending.name());
+                super::meter::ended(&self.inner.meter, ending.name());
                 tracing::info!(record = %record.id, ending = ending.name(), "a tracked task ended");
                 record.status = ending.status();
                 record.ending = Some(ending);
@@ -112,7 +112,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             .input(InputMode::Manual)
             .maybe_request_timeout(self.inner.request_timeout);
         let read = builder.resume(&record.reference).await;
-        super::meter::read(&self.inner.worker, read.is_ok());
+        super::meter::read(&self.inner.meter, read.is_ok());
         let state = match read {
             Ok(state) => state,
             Err(e) => return Ok(self.failed(record, Some(client), &e)),
@@ -193,7 +193,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 Ok(Err(_)) => "failed",
                 Err(_) => "timed_out",
             };
-            super::meter::handler(&inner.worker, result, began.elapsed());
+            super::meter::handler(&inner.meter, result, began.elapsed());
             match answered {
                 Ok(Ok(response)) => {
                     // The first answer stored wins: someone may have
