@@ -258,9 +258,15 @@ mod tests {
             (r#"["t","working"]"#, "trailing characters"),
             (r#"[]"#, "must be an object"),
             (r#" ["t","working","late"]"#, "trailing characters"),
-            (r#"{"resultType":"input_required","inputRequests":{}}"#, "input_required"),
+            (
+                r#"{"resultType":"input_required","inputRequests":{}}"#,
+                "input_required",
+            ),
             (r#"{"resultType":"later"}"#, r#"unknown resultType "later""#),
-            (r#"{"taskId":"t","status":"completed"}"#, "must carry `result`"),
+            (
+                r#"{"taskId":"t","status":"completed"}"#,
+                "must carry `result`",
+            ),
         ] {
             let e = decode_task_snapshot(json).unwrap_err().to_string();
             assert!(e.contains(expected), "{json}: {e}");
