@@ -54,6 +54,20 @@ async fn endings<S: TaskStore>(tracker: &Tracker<S, Client>, n: usize) -> Vec<(R
     panic!("only {} of {n} endings after 1,000 passes", out.len());
 }
 
+/// Starts `tool` (no arguments) as a tracked task; its record.
+async fn track<S: TaskStore>(
+    tracker: &Tracker<S, Client>,
+    client: &Client,
+    tool: &str,
+) -> RecordId {
+    tracker
+        .call_tool(client.task(), tool, ())
+        .await
+        .unwrap()
+        .record()
+        .unwrap()
+}
+
 async fn record<S: TaskStore>(tracker: &Tracker<S, Client>, id: RecordId) -> TaskRecord {
     tracker.store().get(id).await.unwrap().expect("the record")
 }
@@ -149,12 +163,7 @@ async fn a_question_is_answered_once_by_the_handler_and_recorded() {
     let calls = Arc::new(AtomicUsize::new(0));
     let client = client_with(&server, counting(calls.clone())).await;
     let tracker = tracker(MemoryStore::new(), &client);
-    let id = tracker
-        .call_tool(client.task(), "approve", ())
-        .await
-        .unwrap()
-        .record()
-        .unwrap();
+    let id = track(&tracker, &client, "approve").await;
     let got = endings(&tracker, 1).await;
     let Ending::Completed { result } = &got[0].1 else {
         panic!("{got:?}")
@@ -175,12 +184,7 @@ async fn a_recorded_answer_is_sent_again_without_asking_the_handler() {
     let bare = client(&server).await;
     let store = MemoryStore::new();
     let first = tracker(store.clone(), &bare);
-    let id = first
-        .call_tool(bare.task(), "approve", ())
-        .await
-        .unwrap()
-        .record()
-        .unwrap();
+    let id = track(&first, &bare, "approve").await;
     for _ in 0..1_000 {
         first.pass(|_| async { true }).await.unwrap();
         if record(&first, id).await.status == TaskStatus::InputRequired {
@@ -238,12 +242,7 @@ async fn a_cancel_asked_for_elsewhere_cancels_the_task_on_the_server() {
     let client = client(&server).await;
     let store = MemoryStore::new();
     let tracker = tracker(store.clone(), &client);
-    let id = tracker
-        .call_tool(client.task(), "long", ())
-        .await
-        .unwrap()
-        .record()
-        .unwrap();
+    let id = track(&tracker, &client, "long").await;
     tracker.pass(|_| async { true }).await.unwrap();
     // Another process shares the store, not the tracker.
     assert!(store.request_cancel(id, SystemTime::now()).await.unwrap());
@@ -316,12 +315,7 @@ async fn a_tracked_task_can_be_taken_back_as_a_handle() {
     let server = server();
     let client = client(&server).await;
     let tracker = tracker(MemoryStore::new(), &client);
-    let id = tracker
-        .call_tool(client.task(), "export", ())
-        .await
-        .unwrap()
-        .record()
-        .unwrap();
+    let id = track(&tracker, &client, "export").await;
     let state = tracker.take(id).await.unwrap();
     assert!(
         tracker.store().get(id).await.unwrap().is_none(),
@@ -342,12 +336,7 @@ async fn a_read_is_next_due_one_server_interval_later() {
     ));
     let client = client(&server).await;
     let tracker = tracker(MemoryStore::new(), &client);
-    let id = tracker
-        .call_tool(client.task(), "slow", ())
-        .await
-        .unwrap()
-        .record()
-        .unwrap();
+    let id = track(&tracker, &client, "slow").await;
     let before = SystemTime::now();
     assert_eq!(tracker.pass(|_| async { true }).await.unwrap().stepped, 1);
     let after = SystemTime::now();
@@ -400,12 +389,7 @@ async fn a_worker_overtaken_after_its_lease_cannot_write() {
     let fences = Arc::default();
     let store = overtaken(&fences);
     let tracker = tracker(store.clone(), &client);
-    let id = tracker
-        .call_tool(client.task(), "long", ())
-        .await
-        .unwrap()
-        .record()
-        .unwrap();
+    let id = track(&tracker, &client, "long").await;
     let pass = tracker.pass(|_| async { true }).await.unwrap();
     assert_eq!((pass.stepped, pass.stale), (0, 1), "{pass:?}");
     let r = store.inner().get(id).await.unwrap().unwrap();
