@@ -163,16 +163,46 @@ async fn until_asked(mut state: TaskState) -> mcp_tasks::Task<mcp_tasks::InputRe
 
 /// A required task tool that works 100 ms and completes with "done".
 fn quick() -> LegacyTool {
-    LegacyTool::new(
-        "quick",
-        "required",
-        vec![Step::Work(100, "on it")],
-        End::Text("done"),
-    )
+    one_step("quick", 100, "on it", End::Text("done"))
 }
 
 fn server_with(tools: Vec<LegacyTool>, knobs: Knobs) -> LegacyServer {
     LegacyServer::new(tools, knobs)
+}
+
+/// A server with these tools and knobs, and a client of its era with no handlers.
+async fn connect_plain(tools: Vec<LegacyTool>, knobs: Knobs) -> (LegacyServer, Client) {
+    let server = server_with(tools, knobs);
+    let client = legacy_client(&server, InputHandlers::new()).await;
+    (server, client)
+}
+
+/// A required task tool that works `work_ms` with `status`, then ends with `end`.
+fn one_step(name: &'static str, work_ms: u64, status: &'static str, end: End) -> LegacyTool {
+    LegacyTool::new(name, "required", vec![Step::Work(work_ms, status)], end)
+}
+
+/// A required task tool named "forever" that never ends.
+fn forever() -> LegacyTool {
+    LegacyTool::new("forever", "required", vec![], End::Forever)
+}
+
+/// Knobs of a server whose `tasks/result` never answers.
+fn result_never_returns() -> Knobs {
+    Knobs {
+        result_never_returns: true,
+        ..Knobs::default()
+    }
+}
+
+/// Asserts that every `tools/call` the server saw carried the `task` opt-in.
+fn assert_every_call_opts_in(server: &LegacyServer) {
+    let calls = server.seen("tools/call");
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.message["params"]["task"].is_object())
+    );
 }
 
 async fn start(client: &Client, tool: &str) -> mcp_tasks::Task<mcp_tasks::Pending> {
@@ -188,14 +218,9 @@ async fn start(client: &Client, tool: &str) -> mcp_tasks::Task<mcp_tasks::Pendin
 /// the error's data. A JSON-RPC error is `Outcome::Failed` with that error.
 #[tokio::test(start_paused = true)]
 async fn a_failed_task_fails_with_its_tool_error_or_its_json_rpc_error() {
-    let server = server_with(
+    let (_server, client) = connect_plain(
         vec![
-            LegacyTool::new(
-                "broken",
-                "required",
-                vec![Step::Work(100, "trying")],
-                End::ToolError("disk full"),
-            ),
+            one_step("broken", 100, "trying", End::ToolError("disk full")),
             LegacyTool::new(
                 "down",
                 "required",
@@ -204,8 +229,8 @@ async fn a_failed_task_fails_with_its_tool_error_or_its_json_rpc_error() {
             ),
         ],
         Knobs::default(),
-    );
-    let client = legacy_client(&server, InputHandlers::new()).await;
+    )
+    .await;
     let finished = start(&client, "broken").await.finish().await.unwrap();
     let Outcome::Failed(error) = finished.outcome() else {
         panic!("{:?}", finished.outcome());
@@ -234,14 +259,7 @@ async fn a_failed_task_fails_with_its_tool_error_or_its_json_rpc_error() {
 
 #[tokio::test(start_paused = true)]
 async fn cancel_and_wait_ends_cancelled_and_an_ended_task_reads_its_outcome() {
-    let server = server_with(
-        vec![
-            LegacyTool::new("forever", "required", vec![], End::Forever),
-            quick(),
-        ],
-        Knobs::default(),
-    );
-    let client = legacy_client(&server, InputHandlers::new()).await;
+    let (server, client) = connect_plain(vec![forever(), quick()], Knobs::default()).await;
     let task = start(&client, "forever").await;
     let id = task.id().expose().to_owned();
     let finished = task.cancel_and_wait().await.unwrap();
@@ -266,8 +284,7 @@ async fn a_task_for_a_forbidden_tool_is_followed_not_lost() {
         vec![Step::Work(200, "hm")],
         End::Text("plain"),
     )];
-    let server = server_with(tools.clone(), Knobs::default());
-    let client = legacy_client(&server, InputHandlers::new()).await;
+    let (server, client) = connect_plain(tools.clone(), Knobs::default()).await;
     let state = client.task().call_tool("plain", json!({})).await.unwrap();
     assert!(state.is_finished(), "a plain result at once");
     assert!(
@@ -276,14 +293,14 @@ async fn a_task_for_a_forbidden_tool_is_followed_not_lost() {
             .is_none()
     );
 
-    let server = server_with(
+    let (_server, client) = connect_plain(
         tools,
         Knobs {
             task_for_every_call: true,
             ..Knobs::default()
         },
-    );
-    let client = legacy_client(&server, InputHandlers::new()).await;
+    )
+    .await;
     let finished = start(&client, "plain").await.finish().await.unwrap();
     assert_eq!(finished.outcome().result().unwrap().joined_text(), "plain");
 }
@@ -292,14 +309,7 @@ async fn a_task_for_a_forbidden_tool_is_followed_not_lost() {
 /// and hands the task back; it is never lost.
 #[tokio::test(start_paused = true)]
 async fn a_result_that_never_comes_ends_the_wait_at_its_deadline_with_the_handle() {
-    let server = server_with(
-        vec![quick()],
-        Knobs {
-            result_never_returns: true,
-            ..Knobs::default()
-        },
-    );
-    let client = legacy_client(&server, InputHandlers::new()).await;
+    let (server, client) = connect_plain(vec![quick()], result_never_returns()).await;
     let task = start(&client, "quick").await;
     let started = Instant::now();
     let err = task.finish_within(ms(5_000)).await.unwrap_err();
@@ -316,14 +326,14 @@ async fn a_result_that_never_comes_ends_the_wait_at_its_deadline_with_the_handle
 /// once as a transport error, with the handle.
 #[tokio::test(start_paused = true)]
 async fn a_connection_dropped_during_the_result_fails_the_wait_at_once() {
-    let server = server_with(
+    let (_server, client) = connect_plain(
         vec![quick()],
         Knobs {
             drop_on_result: true,
             ..Knobs::default()
         },
-    );
-    let client = legacy_client(&server, InputHandlers::new()).await;
+    )
+    .await;
     let task = start(&client, "quick").await;
     let started = Instant::now();
     let err = task.finish_within(ms(60_000)).await.unwrap_err();
@@ -354,19 +364,14 @@ async fn a_request_for_an_unknown_task_is_answered_never_left_waiting() {
 /// No `tasks/get` beyond the server's `pollInterval`.
 #[tokio::test(start_paused = true)]
 async fn reads_follow_the_poll_interval() {
-    let server = server_with(
-        vec![LegacyTool::new(
-            "slow",
-            "required",
-            vec![Step::Work(5_000, "slow")],
-            End::Text("done"),
-        )],
+    let (server, client) = connect_plain(
+        vec![one_step("slow", 5_000, "slow", End::Text("done"))],
         Knobs {
             poll_interval: 500,
             ..Knobs::default()
         },
-    );
-    let client = legacy_client(&server, InputHandlers::new()).await;
+    )
+    .await;
     let finished = start(&client, "slow").await.finish().await.unwrap();
     assert!(finished.outcome().result().is_some());
     let at: Vec<_> = server.seen("tasks/get").iter().map(|s| s.at).collect();
@@ -381,20 +386,15 @@ async fn reads_follow_the_poll_interval() {
 #[tokio::test(start_paused = true)]
 async fn a_status_notification_wakes_a_listening_wait() {
     for listen in [true, false] {
-        let server = server_with(
-            vec![LegacyTool::new(
-                "job",
-                "required",
-                vec![Step::Work(1_000, "busy")],
-                End::Text("done"),
-            )],
+        let (_server, client) = connect_plain(
+            vec![one_step("job", 1_000, "busy", End::Text("done"))],
             Knobs {
                 poll_interval: 10_000,
                 status_notifications: true,
                 ..Knobs::default()
             },
-        );
-        let client = legacy_client(&server, InputHandlers::new()).await;
+        )
+        .await;
         let started = Instant::now();
         let state = client
             .task()
@@ -415,11 +415,7 @@ async fn a_status_notification_wakes_a_listening_wait() {
 
 #[tokio::test(start_paused = true)]
 async fn tasks_are_listed_on_this_era_only() {
-    let server = server_with(
-        vec![LegacyTool::new("forever", "required", vec![], End::Forever)],
-        Knobs::default(),
-    );
-    let client = legacy_client(&server, InputHandlers::new()).await;
+    let (_server, client) = connect_plain(vec![forever()], Knobs::default()).await;
     let a = start(&client, "forever").await;
     let b = start(&client, "forever").await;
     let page = client.list_tasks(None).await.unwrap();
@@ -461,12 +457,7 @@ async fn a_plain_call_of_a_required_tool_is_driven_to_its_result() {
     assert_eq!(result.joined_text(), "exported");
     let result = client.call_tool("maybe", json!({})).await.unwrap();
     assert_eq!(result.joined_text(), "maybe");
-    let calls = server.seen("tools/call");
-    assert!(
-        calls
-            .iter()
-            .all(|c| c.message["params"]["task"].is_object())
-    );
+    assert_every_call_opts_in(&server);
     assert_eq!(server.seen("tools/list").len(), 1);
 }
 
@@ -494,7 +485,7 @@ async fn dropping_a_handle_refuses_the_questions_it_held() {
 /// the reports sent while the task runs reach `on_progress` too.
 #[tokio::test(start_paused = true)]
 async fn progress_goes_on_for_the_task_s_life() {
-    let server = server_with(
+    let (server, client) = connect_plain(
         vec![LegacyTool::new(
             "steps",
             "required",
@@ -506,8 +497,8 @@ async fn progress_goes_on_for_the_task_s_life() {
             End::Text("done"),
         )],
         Knobs::default(),
-    );
-    let client = legacy_client(&server, InputHandlers::new()).await;
+    )
+    .await;
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let record = seen.clone();
     let state = client
@@ -533,30 +524,20 @@ async fn progress_goes_on_for_the_task_s_life() {
 /// not cost the call its opt-in: the call uses the listing it just made.
 #[tokio::test(start_paused = true)]
 async fn a_list_changed_right_after_the_listing_keeps_the_opt_in() {
-    let server = server_with(
-        vec![LegacyTool::new(
-            "export",
-            "required",
-            vec![Step::Work(100, "x")],
-            End::Text("exported"),
-        )],
+    let (server, client) = connect_plain(
+        vec![one_step("export", 100, "x", End::Text("exported"))],
         Knobs {
             list_changed_after_list: true,
             ..Knobs::default()
         },
-    );
-    let client = legacy_client(&server, InputHandlers::new()).await;
+    )
+    .await;
     for _ in 0..3 {
         let result = client.call_tool("export", json!({})).await.unwrap();
         assert_eq!(result.joined_text(), "exported");
         tokio::time::sleep(ms(50)).await;
     }
-    let calls = server.seen("tools/call");
-    assert!(
-        calls
-            .iter()
-            .all(|c| c.message["params"]["task"].is_object())
-    );
+    assert_every_call_opts_in(&server);
 }
 
 /// A reference records the era: it resumes on a client of the same era
@@ -564,16 +545,11 @@ async fn a_list_changed_right_after_the_listing_keeps_the_opt_in() {
 /// 2026-07-28 client, without a read the server could not answer.
 #[tokio::test(start_paused = true)]
 async fn a_reference_resumes_in_its_own_era_only() {
-    let server = server_with(
-        vec![LegacyTool::new(
-            "job",
-            "required",
-            vec![Step::Work(500, "busy")],
-            End::Text("done"),
-        )],
+    let (_server, client) = connect_plain(
+        vec![one_step("job", 500, "busy", End::Text("done"))],
         Knobs::default(),
-    );
-    let client = legacy_client(&server, InputHandlers::new()).await;
+    )
+    .await;
     let task = start(&client, "job").await;
     let reference = task.reference();
     assert_eq!(reference.protocol_version(), Some("2025-11-25"));
@@ -604,8 +580,7 @@ async fn a_reference_resumes_in_its_own_era_only() {
 /// ended task has nothing left to cancel; an unknown one is not found).
 #[tokio::test(start_paused = true)]
 async fn cancel_task_of_an_ended_task_is_ok_and_of_an_unknown_one_not_found() {
-    let server = server_with(vec![quick()], Knobs::default());
-    let client = legacy_client(&server, InputHandlers::new()).await;
+    let (_server, client) = connect_plain(vec![quick()], Knobs::default()).await;
     let task = start(&client, "quick").await;
     let id = task.id().clone();
     let finished = task.finish().await.unwrap();
@@ -623,8 +598,7 @@ async fn cancel_task_of_an_ended_task_is_ok_and_of_an_unknown_one_not_found() {
 /// `task` opt-in.
 #[tokio::test(start_paused = true)]
 async fn calls_started_together_list_once() {
-    let server = server_with(vec![quick()], Knobs::default());
-    let client = legacy_client(&server, InputHandlers::new()).await;
+    let (server, client) = connect_plain(vec![quick()], Knobs::default()).await;
     let (a, b, c) = tokio::join!(
         client.call_tool("quick", json!({})),
         client.call_tool("quick", json!({})),
@@ -644,20 +618,15 @@ async fn calls_started_together_list_once() {
 /// and the second handle waited for it until its timeout).
 #[tokio::test(start_paused = true)]
 async fn a_task_that_goes_back_to_working_after_completed_keeps_its_first_end() {
-    let server = server_with(
-        vec![LegacyTool::new(
-            "job",
-            "required",
-            vec![Step::Work(100, "busy")],
-            End::Text("done"),
-        )],
+    let (server, client) = connect_plain(
+        vec![one_step("job", 100, "busy", End::Text("done"))],
         Knobs {
             working_after_completed: true,
             poll_interval: 100,
             ..Knobs::default()
         },
-    );
-    let client = legacy_client(&server, InputHandlers::new()).await;
+    )
+    .await;
     let task = start(&client, "job").await;
     let reference = task.reference();
     let finished = task.finish().await.unwrap();
@@ -1287,10 +1256,7 @@ async fn bounds_too_long_to_count_do_not_panic() {
 /// refused at once; none waits on silence, and memory stays bounded.
 #[tokio::test(start_paused = true)]
 async fn a_flood_of_questions_for_one_task_is_bounded() {
-    let server = server_with(
-        vec![LegacyTool::new("forever", "required", vec![], End::Forever)],
-        Knobs::default(),
-    );
+    let server = server_with(vec![forever()], Knobs::default());
     let client = legacy_client(&server, accept()).await;
     let task = client
         .task()
@@ -1406,19 +1372,11 @@ async fn a_failed_task_whose_result_never_comes_still_fails() {
         End::ToolError("disk full"),
         End::Error(-32001, "backend down"),
     ] {
-        let server = server_with(
-            vec![LegacyTool::new(
-                "broken",
-                "required",
-                vec![Step::Work(100, "trying")],
-                end.clone(),
-            )],
-            Knobs {
-                result_never_returns: true,
-                ..Knobs::default()
-            },
-        );
-        let client = legacy_client(&server, InputHandlers::new()).await;
+        let (_server, client) = connect_plain(
+            vec![one_step("broken", 100, "trying", end.clone())],
+            result_never_returns(),
+        )
+        .await;
         let task = start(&client, "broken").await;
         let id = task.id().clone();
         let started = Instant::now();
@@ -1441,14 +1399,7 @@ async fn a_failed_task_whose_result_never_comes_still_fails() {
     }
 
     // The other end that needs no result: `cancelled`.
-    let server = server_with(
-        vec![LegacyTool::new("forever", "required", vec![], End::Forever)],
-        Knobs {
-            result_never_returns: true,
-            ..Knobs::default()
-        },
-    );
-    let client = legacy_client(&server, InputHandlers::new()).await;
+    let (_server, client) = connect_plain(vec![forever()], result_never_returns()).await;
     let finished = start(&client, "forever")
         .await
         .cancel_and_wait()
