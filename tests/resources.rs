@@ -7,8 +7,8 @@ mod support;
 
 use std::time::Duration;
 
-use mcp_tasks::Client;
 use mcp_tasks::ListChanged;
+use mcp_tasks::client_builder::IsComplete;
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{
     Completion, CompletionArgument, CompletionContext, CompletionRef, ContentBlock, ElicitResult,
@@ -16,6 +16,7 @@ use mcp_tasks::protocol::{
     ResourceBody, ResourceContents, ResourceTemplate, ResourceUpdated, Role,
 };
 use mcp_tasks::testing::TestServer;
+use mcp_tasks::{Client, ClientBuilder};
 use serde_json::json;
 use support::hand_peer::peer;
 use tokio::sync::mpsc;
@@ -450,29 +451,13 @@ async fn an_initialize_era_server_without_them_is_refused_locally() {
 #[tokio::test(start_paused = true)]
 async fn the_initialize_era_reads_subscribes_and_hears_updates() {
     let (transport, mut server) = peer();
-    let (tx, mut updates) = mpsc::channel(4);
-    let connecting = tokio::spawn(
-        Client::builder()
-            .on_resource_updated(move |u: ResourceUpdated| {
-                let tx = tx.clone();
-                async move {
-                    let _ = tx.send(u.uri).await;
-                }
-            })
-            .connect(transport),
-    );
-    let probe = server.next().await;
-    server.refuse(&probe, -32601, "Method not found").await;
-    let init = server.next().await;
-    server
-        .answer(
-            &init,
-            json!({"protocolVersion": "2025-11-25",
-                   "capabilities": {"resources": {"subscribe": true}, "prompts": {}, "completions": {}},
-                   "serverInfo": {"name": "old", "version": "1"}}),
-        )
-        .await;
-    assert_eq!(server.next().await["method"], "notifications/initialized");
+    let (builder, mut updates) = forwarding_updates(4);
+    let connecting = tokio::spawn(builder.connect(transport));
+    old_era_handshake(
+        &mut server,
+        json!({"resources": {"subscribe": true}, "prompts": {}, "completions": {}}),
+    )
+    .await;
     let client = connecting.await.unwrap().unwrap();
 
     let reading = tokio::spawn({
@@ -594,6 +579,52 @@ async fn modern_handshake(server: &mut support::hand_peer::Peer) {
         .await;
 }
 
+/// Connects a client built by `builder` to a hand peer that answers the
+/// probe as [`modern_handshake`] does.
+async fn modern_client<S: IsComplete + Send + 'static>(
+    builder: ClientBuilder<S>,
+) -> (Client, support::hand_peer::Peer) {
+    let (transport, mut server) = peer();
+    let connecting = tokio::spawn(builder.connect(transport));
+    modern_handshake(&mut server).await;
+    (connecting.await.unwrap().unwrap(), server)
+}
+
+/// Refuses the probe, then answers `initialize` as a 2025-11-25 server
+/// with `capabilities`, and checks the `initialized` notification.
+async fn old_era_handshake(server: &mut support::hand_peer::Peer, capabilities: serde_json::Value) {
+    let probe = server.next().await;
+    server.refuse(&probe, -32601, "Method not found").await;
+    let init = server.next().await;
+    server
+        .answer(
+            &init,
+            json!({"protocolVersion": "2025-11-25",
+                   "capabilities": capabilities,
+                   "serverInfo": {"name": "old", "version": "1"}}),
+        )
+        .await;
+    assert_eq!(server.next().await["method"], "notifications/initialized");
+}
+
+/// A client builder whose `on_resource_updated` sends each URI to the
+/// returned channel (of `capacity`).
+fn forwarding_updates(
+    capacity: usize,
+) -> (
+    ClientBuilder<impl IsComplete + Send + 'static>,
+    mpsc::Receiver<String>,
+) {
+    let (tx, updates) = mpsc::channel(capacity);
+    let builder = Client::builder().on_resource_updated(move |u: ResourceUpdated| {
+        let tx = tx.clone();
+        async move {
+            let _ = tx.send(u.uri).await;
+        }
+    });
+    (builder, updates)
+}
+
 /// `params` tagged with the listen stream `listen`.
 fn on_stream(listen: &serde_json::Value, mut params: serde_json::Value) -> serde_json::Value {
     params["_meta"] = json!({"io.modelcontextprotocol/subscriptionId": listen["id"]});
@@ -640,15 +671,9 @@ fn counting<T: Send + 'static>() -> (
 #[tokio::test(start_paused = true)]
 async fn a_flood_behind_the_acknowledgement_is_counted_and_the_stream_kept() {
     const FLOOD: u64 = 20_000;
-    let (transport, mut server) = peer();
     let (heard, on_list_changed) = counting::<ListChanged>();
-    let connecting = tokio::spawn(
-        Client::builder()
-            .on_list_changed(on_list_changed)
-            .connect(transport),
-    );
-    modern_handshake(&mut server).await;
-    let client = connecting.await.unwrap().unwrap();
+    let (client, mut server) =
+        modern_client(Client::builder().on_list_changed(on_list_changed)).await;
     let listen = server.next().await;
     assert_eq!(listen["method"], "subscriptions/listen");
     acknowledge(&mut server, &listen).await;
@@ -684,20 +709,8 @@ async fn a_flood_behind_the_acknowledgement_is_counted_and_the_stream_kept() {
 /// to) do not reach `on_resource_updated`, on either era.
 #[tokio::test(start_paused = true)]
 async fn updates_of_resources_not_subscribed_to_are_not_delivered() {
-    let (transport, mut server) = peer();
-    let (tx, mut updates) = mpsc::channel(64);
-    let connecting = tokio::spawn(
-        Client::builder()
-            .on_resource_updated(move |u: ResourceUpdated| {
-                let tx = tx.clone();
-                async move {
-                    let _ = tx.send(u.uri).await;
-                }
-            })
-            .connect(transport),
-    );
-    modern_handshake(&mut server).await;
-    let client = connecting.await.unwrap().unwrap();
+    let (builder, mut updates) = forwarding_updates(64);
+    let (client, mut server) = modern_client(builder).await;
     let subscribing = tokio::spawn({
         let client = client.clone();
         async move { client.subscribe_resource("file:///dir").await }
@@ -730,29 +743,9 @@ async fn updates_of_resources_not_subscribed_to_are_not_delivered() {
 
     // The initialize era: the same rule.
     let (transport, mut server) = peer();
-    let (tx, mut updates) = mpsc::channel(64);
-    let connecting = tokio::spawn(
-        Client::builder()
-            .on_resource_updated(move |u: ResourceUpdated| {
-                let tx = tx.clone();
-                async move {
-                    let _ = tx.send(u.uri).await;
-                }
-            })
-            .connect(transport),
-    );
-    let probe = server.next().await;
-    server.refuse(&probe, -32601, "Method not found").await;
-    let init = server.next().await;
-    server
-        .answer(
-            &init,
-            json!({"protocolVersion": "2025-11-25",
-                   "capabilities": {"resources": {"subscribe": true}},
-                   "serverInfo": {"name": "old", "version": "1"}}),
-        )
-        .await;
-    assert_eq!(server.next().await["method"], "notifications/initialized");
+    let (builder, mut updates) = forwarding_updates(64);
+    let connecting = tokio::spawn(builder.connect(transport));
+    old_era_handshake(&mut server, json!({"resources": {"subscribe": true}})).await;
     let client = connecting.await.unwrap().unwrap();
     let subscribing = tokio::spawn({
         let client = client.clone();
@@ -791,15 +784,9 @@ async fn updates_of_resources_not_subscribed_to_are_not_delivered() {
 /// bounded number of attempts.
 #[tokio::test(start_paused = true)]
 async fn an_ended_listen_stream_is_reopened_with_backoff_and_bounded() {
-    let (transport, mut server) = peer();
     let (heard, on_list_changed) = counting::<ListChanged>();
-    let connecting = tokio::spawn(
-        Client::builder()
-            .on_list_changed(on_list_changed)
-            .connect(transport),
-    );
-    modern_handshake(&mut server).await;
-    let _client = connecting.await.unwrap().unwrap();
+    let (_client, mut server) =
+        modern_client(Client::builder().on_list_changed(on_list_changed)).await;
     let listen = server.next().await;
     acknowledge(&mut server, &listen).await;
     // The server ends it with a final response.
@@ -851,14 +838,8 @@ async fn an_ended_listen_stream_is_reopened_with_backoff_and_bounded() {
 /// the subscription.
 #[tokio::test(start_paused = true)]
 async fn subscribing_on_an_ended_stream_reopens_it_or_fails() {
-    let (transport, mut server) = peer();
-    let connecting = tokio::spawn(
-        Client::builder()
-            .on_resource_updated(|_u: ResourceUpdated| async {})
-            .connect(transport),
-    );
-    modern_handshake(&mut server).await;
-    let client = connecting.await.unwrap().unwrap();
+    let (client, mut server) =
+        modern_client(Client::builder().on_resource_updated(|_u: ResourceUpdated| async {})).await;
     let subscribing = tokio::spawn({
         let client = client.clone();
         async move { client.subscribe_resource("file:///a").await }
@@ -950,16 +931,13 @@ fn ask_once(
 #[tokio::test(start_paused = true)]
 async fn input_rounds_of_prompts_and_reads_share_one_request_timeout() {
     for method in ["prompts/get", "resources/read"] {
-        let (transport, mut server) = peer();
         let (_asked, handlers) = counting_handlers();
-        let connecting = tokio::spawn(
+        let (client, mut server) = modern_client(
             Client::builder()
                 .input_handlers(handlers)
-                .request_timeout(Duration::from_secs(30))
-                .connect(transport),
-        );
-        modern_handshake(&mut server).await;
-        let client = connecting.await.unwrap().unwrap();
+                .request_timeout(Duration::from_secs(30)),
+        )
+        .await;
         let call = ask_once(&client, method);
         let mut sent = 0;
         while let Some(request) = next_within(&mut server, Duration::from_secs(120)).await {
@@ -991,15 +969,8 @@ async fn input_rounds_of_prompts_and_reads_share_one_request_timeout() {
 #[tokio::test(start_paused = true)]
 async fn a_round_asking_too_much_runs_no_handler() {
     for method in ["prompts/get", "resources/read"] {
-        let (transport, mut server) = peer();
         let (asked, handlers) = counting_handlers();
-        let connecting = tokio::spawn(
-            Client::builder()
-                .input_handlers(handlers)
-                .connect(transport),
-        );
-        modern_handshake(&mut server).await;
-        let client = connecting.await.unwrap().unwrap();
+        let (client, mut server) = modern_client(Client::builder().input_handlers(handlers)).await;
         let call = ask_once(&client, method);
         let request = server.next().await;
         assert_eq!(request["method"], method);
