@@ -27,6 +27,13 @@ fn server() -> TestServer {
     tracker_server()
 }
 
+/// The tracker's scripted server and a client connected to it.
+async fn connected() -> (TestServer, Client) {
+    let server = server();
+    let client = client(&server).await;
+    (server, client)
+}
+
 fn tracker<S: TaskStore>(store: S, client: &Client) -> Tracker<S, Client> {
     Tracker::builder(store, client.clone())
         .worker("w1")
@@ -74,8 +81,7 @@ async fn record<S: TaskStore>(tracker: &Tracker<S, Client>, id: RecordId) -> Tas
 
 #[tokio::test]
 async fn a_tracked_task_ends_and_its_outcome_is_delivered_once_acknowledged() {
-    let server = server();
-    let client = client(&server).await;
+    let (_server, client) = connected().await;
     let tracker = tracker(MemoryStore::new(), &client);
     let id = tracker
         .call_tool(client.task(), "export", json!({}))
@@ -108,8 +114,7 @@ async fn a_tracked_task_ends_and_its_outcome_is_delivered_once_acknowledged() {
 
 #[tokio::test]
 async fn an_unacknowledged_outcome_is_delivered_again() {
-    let server = server();
-    let client = client(&server).await;
+    let (_server, client) = connected().await;
     let tracker = Tracker::builder(MemoryStore::new(), client.clone())
         .min_poll_interval(ms(5))
         .lease(ms(30))
@@ -238,8 +243,7 @@ async fn a_recorded_answer_is_sent_again_without_asking_the_handler() {
 
 #[tokio::test]
 async fn a_cancel_asked_for_elsewhere_cancels_the_task_on_the_server() {
-    let server = server();
-    let client = client(&server).await;
+    let (server, client) = connected().await;
     let store = MemoryStore::new();
     let tracker = tracker(store.clone(), &client);
     let id = track(&tracker, &client, "long").await;
@@ -254,8 +258,7 @@ async fn a_cancel_asked_for_elsewhere_cancels_the_task_on_the_server() {
 
 #[tokio::test]
 async fn a_failed_task_is_delivered_as_failed() {
-    let server = server();
-    let client = client(&server).await;
+    let (_server, client) = connected().await;
     let tracker = tracker(MemoryStore::new(), &client);
     tracker
         .call_tool(client.task(), "broken", ())
@@ -271,8 +274,7 @@ async fn a_failed_task_is_delivered_as_failed() {
 
 #[tokio::test]
 async fn a_task_the_server_does_not_know_ends_unreachable_once() {
-    let server = server();
-    let client = client(&server).await;
+    let (server, client) = connected().await;
     let tracker = tracker(MemoryStore::new(), &client);
     let reference = TaskRef::new(TaskId::new("forgotten-by-a-restart"), None)
         .with_protocol_version("2026-07-28");
@@ -312,8 +314,7 @@ async fn a_task_the_server_does_not_know_ends_unreachable_once() {
 
 #[tokio::test]
 async fn a_tracked_task_can_be_taken_back_as_a_handle() {
-    let server = server();
-    let client = client(&server).await;
+    let (_server, client) = connected().await;
     let tracker = tracker(MemoryStore::new(), &client);
     let id = track(&tracker, &client, "export").await;
     let state = tracker.take(id).await.unwrap();
@@ -384,8 +385,7 @@ fn overtaken(fences: &Arc<Mutex<Vec<Fence>>>) -> HookedStore<MemoryStore> {
 
 #[tokio::test]
 async fn a_worker_overtaken_after_its_lease_cannot_write() {
-    let server = server();
-    let client = client(&server).await;
+    let (_server, client) = connected().await;
     let fences = Arc::default();
     let store = overtaken(&fences);
     let tracker = tracker(store.clone(), &client);
@@ -420,8 +420,7 @@ async fn a_finished_handle_is_given_back_not_tracked() {
 
 #[tokio::test]
 async fn a_task_the_store_refused_comes_back_live() {
-    let server = server();
-    let client = client(&server).await;
+    let (_server, client) = connected().await;
     let tracker = tracker(MemoryStore::new(), &client);
     let label = Label::tool("export").key("order-23");
     let first = client.task().call_tool("export", json!({})).await.unwrap();
@@ -482,8 +481,7 @@ async fn futures_join_all<F: std::future::Future>(
 
 #[tokio::test]
 async fn a_key_starts_one_call_however_often_it_is_started() {
-    let server = server();
-    let client = client(&server).await;
+    let (server, client) = connected().await;
     let tracker = tracker(MemoryStore::new(), &client);
     let label = Label::tool("export").key("order-17");
     let first = tracker
@@ -535,8 +533,7 @@ async fn a_key_starts_one_call_however_often_it_is_started() {
 
 #[tokio::test]
 async fn a_shared_key_calls_every_time() {
-    let server = server();
-    let client = client(&server).await;
+    let (server, client) = connected().await;
     let tracker = tracker(MemoryStore::new(), &client);
     let label = Label::tool("export").key("nightly").shared_key();
     let all = start_many(&tracker, &client, label, 3).await;
@@ -547,8 +544,7 @@ async fn a_shared_key_calls_every_time() {
 
 #[tokio::test]
 async fn a_call_that_certainly_failed_frees_its_key() {
-    let server = server();
-    let client = client(&server).await;
+    let (server, client) = connected().await;
     let tracker = tracker(MemoryStore::new(), &client);
     let label = Label::tool("no-such-tool").key("order-19");
     for calls in 1..=2 {
@@ -597,8 +593,7 @@ async fn an_answer_without_a_task_uses_its_key() {
 
 #[tokio::test]
 async fn a_reservation_whose_caller_stopped_ends_start_unknown_without_a_call() {
-    let server = server();
-    let client = client(&server).await;
+    let (server, client) = connected().await;
     let store = MemoryStore::new();
     let tracker = tracker(store.clone(), &client);
     // What a process that died while its call ran leaves: a reserved key
@@ -648,8 +643,7 @@ async fn a_reservation_whose_caller_stopped_ends_start_unknown_without_a_call() 
 
 #[tokio::test]
 async fn a_delivered_record_states_how_its_task_ended() {
-    let server = server();
-    let client = client(&server).await;
+    let (_server, client) = connected().await;
     let store = MemoryStore::new();
     let tracker = tracker(store.clone(), &client);
     let mut ids = Vec::new();
@@ -839,8 +833,7 @@ async fn ended(store: &MemoryStore) -> RecordId {
 #[tokio::test]
 async fn a_worker_shut_down_gives_its_records_back_at_once() {
     bounded(async {
-        let server = server();
-        let client = client(&server).await;
+        let (server, client) = connected().await;
         let store = MemoryStore::new();
         let log = Arc::default();
         // The stopping worker holds three reads whose write waits, two
@@ -922,8 +915,7 @@ async fn a_worker_shut_down_gives_its_records_back_at_once() {
 #[tokio::test]
 async fn a_worker_restarted_under_its_name_takes_its_records_back_at_once() {
     bounded(async {
-        let server = server();
-        let client = client(&server).await;
+        let (server, client) = connected().await;
         let store = MemoryStore::new();
         // What a worker killed mid-step leaves: records it held, and a key
         // it reserved whose call was never answered.
@@ -994,8 +986,7 @@ async fn a_worker_restarted_under_its_name_takes_its_records_back_at_once() {
 #[tokio::test]
 async fn two_workers_under_one_name_never_write_a_record_both() {
     bounded(async {
-        let server = server();
-        let client = client(&server).await;
+        let (server, client) = connected().await;
         let store = MemoryStore::new();
         let log: Arc<Mutex<Vec<Write>>> = Arc::default();
         // The first holds three records mid-step: read, not yet written.
@@ -1047,8 +1038,7 @@ async fn two_workers_under_one_name_never_write_a_record_both() {
 #[tokio::test]
 async fn a_worker_behind_claims_once_half_its_slots_are_free() {
     bounded(async {
-        let server = server();
-        let client = client(&server).await;
+        let (server, client) = connected().await;
         let store = MemoryStore::new();
         let log = Arc::default();
         let (hooked, gate) = gated(logging(&store, "A", &log));
@@ -1104,6 +1094,26 @@ async fn a_worker_behind_claims_once_half_its_slots_are_free() {
 #[derive(Clone, Default)]
 struct Logs(Arc<Mutex<Vec<u8>>>);
 
+impl Logs {
+    /// What was logged so far.
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+/// Logs every event to the returned [`Logs`] while the guard lives.
+fn capture_logs() -> (Logs, tracing::subscriber::DefaultGuard) {
+    let logs = Logs::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer({
+            let logs = logs.clone();
+            move || logs.clone()
+        })
+        .with_ansi(false)
+        .finish();
+    (logs, tracing::subscriber::set_default(subscriber))
+}
+
 impl std::io::Write for Logs {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.0.lock().unwrap().extend_from_slice(buf);
@@ -1116,18 +1126,9 @@ impl std::io::Write for Logs {
 
 #[tokio::test]
 async fn a_worker_whose_writes_keep_being_refused_warns_once() {
-    let logs = Logs::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer({
-            let logs = logs.clone();
-            move || logs.clone()
-        })
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (logs, _guard) = capture_logs();
     bounded(async {
-        let server = server();
-        let client = client(&server).await;
+        let (_server, client) = connected().await;
         // Every save finds its record taken by another worker first.
         let fences: Arc<Mutex<Vec<Fence>>> = Arc::default();
         let tracker = tracker(overtaken(&fences), &client);
@@ -1143,7 +1144,7 @@ async fn a_worker_whose_writes_keep_being_refused_warns_once() {
         run.await.unwrap().unwrap();
     })
     .await;
-    let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let text = logs.text();
     let warned = text
         .lines()
         .filter(|l| l.contains("WARN") && l.contains("5 records in a row were taken"))
@@ -1153,18 +1154,9 @@ async fn a_worker_whose_writes_keep_being_refused_warns_once() {
 
 #[tokio::test]
 async fn a_record_taken_from_a_worker_whose_lease_ran_out_is_logged_once() {
-    let logs = Logs::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer({
-            let logs = logs.clone();
-            move || logs.clone()
-        })
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (logs, _guard) = capture_logs();
     bounded(async {
-        let server = server();
-        let client = client(&server).await;
+        let (server, client) = connected().await;
         let store = MemoryStore::new();
         let tracker = named(store.clone(), &client, "healthy");
         let ids = long_tasks(&tracker, &client, 1).await;
@@ -1189,7 +1181,7 @@ async fn a_record_taken_from_a_worker_whose_lease_ran_out_is_logged_once() {
         assert!(server.count("tasks/get") >= 2, "read more than once");
     })
     .await;
-    let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let text = logs.text();
     let taken: Vec<&str> = text
         .lines()
         .filter(|l| l.contains("INFO") && l.contains("took over a record"))
