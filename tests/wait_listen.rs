@@ -9,9 +9,24 @@ use std::pin::Pin;
 use futures_core::Stream;
 use mcp_tasks::protocol::TaskStatus;
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
-use mcp_tasks::{Outcome, TaskState, Updates};
+use mcp_tasks::{Client, Finished, Outcome, Task, TaskState, Updates};
 use serde_json::json;
 use support::*;
+
+/// Starts `tool` (no arguments) with `listen()`.
+async fn start_listening(client: &Client, tool: &str) -> TaskState {
+    client
+        .task()
+        .listen()
+        .call_tool(tool, json!({}))
+        .await
+        .unwrap()
+}
+
+/// Starts `tool` (no arguments) with `listen()` and waits for its end.
+async fn listen_to_the_end(client: &Client, tool: &str) -> Task<Finished> {
+    start_listening(client, tool).await.await.unwrap()
+}
 
 /// A task whose server asks for polls so rarely that only pushes can
 /// finish a wait quickly.
@@ -31,14 +46,7 @@ async fn pushes_finish_the_wait_with_one_read_after_the_ack() {
     let server = pushed(TestServer::new());
     let client = client(&server).await;
     let started = tokio::time::Instant::now();
-    let done = client
-        .task()
-        .listen()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    let done = listen_to_the_end(&client, "export").await;
     assert_eq!(done.into_result().unwrap().joined_text(), "done");
     assert_eq!(
         started.elapsed(),
@@ -67,12 +75,7 @@ async fn the_read_after_the_ack_catches_an_earlier_change() {
             .complete(ms(5), text("early")),
     );
     let client = client(&server).await;
-    let state = client
-        .task()
-        .listen()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap();
+    let state = start_listening(&client, "export").await;
     // The task completes before anyone listens: no push will ever come.
     tokio::time::sleep(ms(50)).await;
     let done = state.await.unwrap();
@@ -85,14 +88,7 @@ async fn the_read_after_the_ack_catches_an_earlier_change() {
 async fn the_stream_is_closed_when_the_wait_ends() {
     let server = pushed(TestServer::new());
     let client = client(&server).await;
-    let done = client
-        .task()
-        .listen()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    let done = listen_to_the_end(&client, "export").await;
     assert!(done.outcome().is_completed());
     tokio::time::sleep(ms(10)).await;
     assert_eq!(server.open_subscriptions(), 0);
@@ -136,14 +132,7 @@ async fn finishes_by_polling(server: TestServer) -> TestServer {
             .complete(ms(250), text("polled")),
     ));
     let client = client(&server).await;
-    let done = client
-        .task()
-        .listen()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    let done = listen_to_the_end(&client, "export").await;
     assert_eq!(done.into_result().unwrap().joined_text(), "polled");
     assert_eq!(server.count("subscriptions/listen"), 1);
     assert_eq!(server.count("tasks/get"), 3);
@@ -176,12 +165,7 @@ async fn a_stream_the_server_ends_falls_back_to_polling() {
             .complete(ms(1000), text("polled")),
     );
     let client = client(&server).await;
-    let state = client
-        .task()
-        .listen()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap();
+    let state = start_listening(&client, "export").await;
     let waiter = tokio::spawn(async move { state.await });
     tokio::time::sleep(ms(300)).await;
     assert_eq!(
@@ -213,14 +197,7 @@ async fn input_pushes_are_answered_by_handlers() {
         .elicitation_form(|_| async { Ok(ElicitResult::accept(json!({"ok": true}))) });
     let client = client_with(&server, handlers).await;
     let started = tokio::time::Instant::now();
-    let done = client
-        .task()
-        .listen()
-        .call_tool("approve", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    let done = listen_to_the_end(&client, "approve").await;
     assert!(done.outcome().is_completed());
     assert_eq!(started.elapsed(), ms(200));
     assert_eq!(server.count("tasks/get"), 1);
@@ -239,12 +216,7 @@ async fn a_thousand_listening_tasks_share_a_bounded_number_of_streams() {
     let client = client(&server).await;
     let mut waiters = Vec::new();
     for _ in 0..1000 {
-        let state = client
-            .task()
-            .listen()
-            .call_tool("job", json!({}))
-            .await
-            .unwrap();
+        let state = start_listening(&client, "job").await;
         waiters.push(tokio::spawn(async move {
             state.await.map(|t| t.into_outcome())
         }));
