@@ -7,14 +7,6 @@ fn events(r: &TaskRecord) -> Vec<Event> {
     r.history.entries.iter().map(|e| e.event.clone()).collect()
 }
 
-async fn held<S: TaskStore>(store: &S, worker: &str, id: RecordId, now: SystemTime) -> Fence {
-    let c = Claim {
-        record: Some(id),
-        ..claim(worker, 1, now)
-    };
-    claimed(store, c).await[0].fence().expect("claimed")
-}
-
 async fn history_of<S: TaskStore>(store: &S, id: RecordId) -> Vec<Event> {
     events(&store.get(id).await.unwrap().expect("the record"))
 }

@@ -9,11 +9,7 @@ async fn claim_one<S: TaskStore>(
     id: RecordId,
     now: SystemTime,
 ) -> Option<TaskRecord> {
-    let c = Claim {
-        record: Some(id),
-        ..claim(worker, 1, now)
-    };
-    claimed(store, c).await.pop()
+    claim_record(store, worker, id, now).await.pop()
 }
 
 /// `release` ends a lease now and changes nothing else; a stale fence

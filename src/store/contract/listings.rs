@@ -47,14 +47,7 @@ pub(super) async fn counts_say_how_records_stand<S: TaskStore>(store: &S) {
     let asking = store.insert(new_task(951, t(3_000_000))).await.unwrap();
     let ended = store.insert(new_task(952, t(3_000_000))).await.unwrap();
     let delivered = store.insert(new_task(953, t(3_000_000))).await.unwrap();
-    let held = claimed(
-        store,
-        Claim {
-            record: Some(asking),
-            ..claim("w", 1, now)
-        },
-    )
-    .await;
+    let held = claim_record(store, "w", asking, now).await;
     store
         .ask(
             asking,
@@ -65,14 +58,7 @@ pub(super) async fn counts_say_how_records_stand<S: TaskStore>(store: &S) {
         .await
         .unwrap();
     for id in [ended, delivered] {
-        let held = claimed(
-            store,
-            Claim {
-                record: Some(id),
-                ..claim("w", 1, now)
-            },
-        )
-        .await;
+        let held = claim_record(store, "w", id, now).await;
         let fence = held[0].fence().unwrap();
         store.finish(id, fence, &Ending::Cancelled).await.unwrap();
         if id == delivered {
@@ -107,14 +93,7 @@ pub(super) async fn listings_filter_by_status<S: TaskStore>(store: &S) {
             },
         ),
     ] {
-        let held = claimed(
-            store,
-            Claim {
-                record: Some(id),
-                ..claim("w", 1, t(10))
-            },
-        )
-        .await;
+        let held = claim_record(store, "w", id, t(10)).await;
         store
             .finish(id, held[0].fence().unwrap(), &ending)
             .await

@@ -65,6 +65,27 @@ async fn claimed<S: TaskStore>(store: &S, c: Claim<'_>) -> Vec<TaskRecord> {
         .collect()
 }
 
+/// What `worker` claims at `now` when it asks for record `id` alone.
+async fn claim_record<S: TaskStore>(
+    store: &S,
+    worker: &str,
+    id: RecordId,
+    now: SystemTime,
+) -> Vec<TaskRecord> {
+    let c = Claim {
+        record: Some(id),
+        ..claim(worker, 1, now)
+    };
+    claimed(store, c).await
+}
+
+/// Claims record `id` for `worker` at `now`: the fence it holds.
+async fn held<S: TaskStore>(store: &S, worker: &str, id: RecordId, now: SystemTime) -> Fence {
+    claim_record(store, worker, id, now).await[0]
+        .fence()
+        .expect("claimed")
+}
+
 fn progress(due: SystemTime) -> StepReport {
     StepReport {
         status: TaskStatus::InputRequired,

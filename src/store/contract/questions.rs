@@ -5,15 +5,7 @@ use super::*;
 
 pub(super) async fn questions_are_recorded_and_closed<S: TaskStore>(store: &S) {
     let id = store.insert(new_task(50, t(0))).await.unwrap();
-    let r = claimed(
-        store,
-        Claim {
-            record: Some(id),
-            ..claim("w", 1, t(0))
-        },
-    )
-    .await
-    .remove(0);
+    let r = claim_record(store, "w", id, t(0)).await.remove(0);
     let fence = r.fence().unwrap();
     assert!(r.questions.is_empty());
     let (questions, answers) = store
@@ -52,16 +44,7 @@ pub(super) async fn questions_are_recorded_and_closed<S: TaskStore>(store: &S) {
 
 pub(super) async fn answers_come_from_anywhere_once<S: TaskStore>(store: &S) {
     let id = store.insert(new_task(51, t(5_000))).await.unwrap();
-    let fence = claimed(
-        store,
-        Claim {
-            record: Some(id),
-            ..claim("w", 1, t(0))
-        },
-    )
-    .await[0]
-        .fence()
-        .unwrap();
+    let fence = held(store, "w", id, t(0)).await;
     store
         .ask(id, fence, &asked(&["a", "b", "gone"]), t(1))
         .await
@@ -112,14 +95,7 @@ pub(super) async fn answers_come_from_anywhere_once<S: TaskStore>(store: &S) {
         ["b"]
     );
     // A worker claims it, finds the answer, and the server takes it.
-    let got = claimed(
-        store,
-        Claim {
-            record: Some(id),
-            ..claim("w", 1, t(20))
-        },
-    )
-    .await;
+    let got = claim_record(store, "w", id, t(20)).await;
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].answers.len(), 1);
     let fence = got[0].fence().unwrap();
@@ -136,16 +112,7 @@ pub(super) async fn answers_come_from_anywhere_once<S: TaskStore>(store: &S) {
         "no answer since the claim: the step's due time"
     );
     // Once the task ended, nothing more is taken.
-    let fence = claimed(
-        store,
-        Claim {
-            record: Some(id),
-            ..claim("w", 1, t(0))
-        },
-    )
-    .await[0]
-        .fence()
-        .unwrap();
+    let fence = held(store, "w", id, t(0)).await;
     store.finish(id, fence, &Ending::Cancelled).await.unwrap();
     let late = store.answer(id, "b", &yes, t(30)).await.unwrap_err();
     assert!(matches!(refusal(late), Refusal::Closed { .. }));
@@ -154,16 +121,7 @@ pub(super) async fn answers_come_from_anywhere_once<S: TaskStore>(store: &S) {
 
 pub(super) async fn an_answer_during_a_step_makes_the_record_due<S: TaskStore>(store: &S) {
     let id = store.insert(new_task(52, t(0))).await.unwrap();
-    let fence = claimed(
-        store,
-        Claim {
-            record: Some(id),
-            ..claim("w", 1, t(0))
-        },
-    )
-    .await[0]
-        .fence()
-        .unwrap();
+    let fence = held(store, "w", id, t(0)).await;
     store.ask(id, fence, &asked(&["a"]), t(1)).await.unwrap();
     // Answered from elsewhere while the worker holds the record: its save
     // must not push the read that sends the answer to the step's due time.
@@ -178,27 +136,11 @@ pub(super) async fn an_answer_during_a_step_makes_the_record_due<S: TaskStore>(s
     let r = store.get(id).await.unwrap().unwrap();
     assert!(r.due <= SystemTime::now(), "due at once, not in an hour");
     // The claim that takes the answer clears the nudge.
-    let got = claimed(
-        store,
-        Claim {
-            record: Some(id),
-            ..claim("w", 1, SystemTime::now())
-        },
-    )
-    .await;
+    let got = claim_record(store, "w", id, SystemTime::now()).await;
     let fence = got[0].fence().unwrap();
     store.save(id, fence, progress(far)).await.unwrap();
     assert_eq!(store.get(id).await.unwrap().unwrap().due, far);
-    let fence = claimed(
-        store,
-        Claim {
-            record: Some(id),
-            ..claim("w", 1, far)
-        },
-    )
-    .await[0]
-        .fence()
-        .unwrap();
+    let fence = held(store, "w", id, far).await;
     store.remove(id, fence).await.unwrap();
 }
 
@@ -206,16 +148,7 @@ pub(super) async fn records_that_ask_are_listed_oldest_question_first<S: TaskSto
     let mut ids = Vec::new();
     for (n, seen) in [(60, t(300)), (61, t(100)), (62, t(200))] {
         let id = store.insert(new_task(n, t(0))).await.unwrap();
-        let fence = claimed(
-            store,
-            Claim {
-                record: Some(id),
-                ..claim("w", 1, t(0))
-            },
-        )
-        .await[0]
-            .fence()
-            .unwrap();
+        let fence = held(store, "w", id, t(0)).await;
         store.ask(id, fence, &asked(&["q"]), seen).await.unwrap();
         store.save(id, fence, progress(t(9_000))).await.unwrap();
         ids.push(id);
@@ -248,14 +181,7 @@ pub(super) async fn records_that_ask_are_listed_oldest_question_first<S: TaskSto
     let listed = store.list(&Filter::all().asking().limit(1)).await.unwrap();
     assert_eq!(listed[0].as_ref().unwrap().id, ids[2]);
     for id in ids.into_iter().chain([quiet]) {
-        let r = claimed(
-            store,
-            Claim {
-                record: Some(id),
-                ..claim("w", 1, t(10_000))
-            },
-        )
-        .await;
+        let r = claim_record(store, "w", id, t(10_000)).await;
         store.remove(id, r[0].fence().unwrap()).await.unwrap();
     }
 }

@@ -27,14 +27,7 @@ pub(super) async fn records_come_back_as_inserted<S: TaskStore>(store: &S) {
     assert!(store.get(RecordId(987_654)).await.unwrap().is_none());
     // Leave nothing due for the next checks.
     for id in [a, b] {
-        let c = claimed(
-            store,
-            Claim {
-                record: Some(id),
-                ..claim("w", 1, t(0))
-            },
-        )
-        .await;
+        let c = claim_record(store, "w", id, t(0)).await;
         store.remove(id, c[0].fence().unwrap()).await.unwrap();
     }
 }
@@ -188,16 +181,7 @@ pub(super) async fn endings_are_delivered_until_acknowledged<S: TaskStore>(store
     let mut ids = Vec::new();
     for (n, ending) in endings.iter().enumerate() {
         let id = store.insert(new_task(20 + n as u32, t(0))).await.unwrap();
-        let fence = claimed(
-            store,
-            Claim {
-                record: Some(id),
-                ..claim("w", 1, t(0))
-            },
-        )
-        .await[0]
-            .fence()
-            .unwrap();
+        let fence = held(store, "w", id, t(0)).await;
         store.finish(id, fence, ending).await.unwrap();
         ids.push(id);
     }
@@ -286,16 +270,7 @@ pub(super) async fn a_schedule_is_kept<S: TaskStore>(store: &S) {
     let r = store.get(id).await.unwrap().unwrap();
     assert_eq!(r.schedule, schedule);
     assert_eq!(r.schedule.deadline(), Some(t(77)));
-    let fence = claimed(
-        store,
-        Claim {
-            record: Some(id),
-            ..claim("w", 1, t(0))
-        },
-    )
-    .await[0]
-        .fence()
-        .unwrap();
+    let fence = held(store, "w", id, t(0)).await;
     store.remove(id, fence).await.unwrap();
 }
 
