@@ -16,7 +16,7 @@ use mcp_tasks::protocol::{
 };
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 use mcp_tasks::transport::{Inbound, Outbound, Stdio};
-use mcp_tasks::{TaskRef, TaskState};
+use mcp_tasks::{Client, InputRequired, Task, TaskRef, TaskState};
 use serde_json::json;
 use support::*;
 
@@ -26,20 +26,41 @@ fn secret(id: &TaskId) -> &str {
     id.expose().rsplit('-').next().unwrap()
 }
 
-#[tokio::test(start_paused = true)]
-async fn task_ids_are_redacted_in_debug_and_display() {
-    let server = export(
-        TaskScript::new()
-            .poll_interval(ms(100))
-            .complete(ms(10_000), text("done")),
-    );
-    let client = client(&server).await;
-    let state = client
+/// Handlers that accept every form and answer nothing else.
+fn forms_only() -> InputHandlers {
+    InputHandlers::new()
+        .elicitation_form(|_| async { Ok(ElicitResult::accept(json!({"ok": true}))) })
+}
+
+/// Calls `export` and checks the wait stops at `input_required`; the handle.
+async fn export_stops_at_input(client: &Client) -> Task<InputRequired> {
+    let err = client
         .task()
-        .timeout(ms(300))
         .call_tool("export", json!({}))
         .await
-        .unwrap();
+        .unwrap()
+        .await
+        .unwrap_err();
+    assert!(err.error().is_input_required(), "{}", err.error());
+    let TaskState::InputRequired(task) = err.into_task() else {
+        panic!("expected input_required")
+    };
+    task
+}
+
+/// Calls the `input_required` tool `deploy` (the second `tools/call`) and
+/// checks it fails as input required with no retry sent.
+async fn assert_deploy_is_left_to_the_caller(client: &Client, server: &TestServer) {
+    let e = client.call_tool("deploy", json!({})).await.unwrap_err();
+    assert!(e.is_input_required(), "{e}");
+    assert_eq!(server.count("tools/call"), 2, "no MRTR retry was sent");
+}
+
+#[tokio::test(start_paused = true)]
+async fn task_ids_are_redacted_in_debug_and_display() {
+    let server = polled_export(ms(100), ms(10_000), "done");
+    let client = client(&server).await;
+    let state = start_export_within(&client, ms(300)).await;
     let id = state.id().unwrap().clone();
     let hidden = secret(&id).to_owned();
     assert!(hidden.len() >= 16, "{hidden}");
@@ -113,28 +134,14 @@ async fn a_url_elicitation_is_only_handed_to_a_url_handler() {
 
     // A client that answers forms only does not declare URL mode, and leaves
     // the URL to its caller.
-    let forms = InputHandlers::new()
-        .elicitation_form(|_| async { Ok(ElicitResult::accept(json!({"ok": true}))) });
-    let client = client_with(&server, forms).await;
-    let err = client
-        .task()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap_err();
-    assert!(err.error().is_input_required(), "{}", err.error());
-    let TaskState::InputRequired(task) = err.into_task() else {
-        panic!("expected input_required")
-    };
+    let client = client_with(&server, forms_only()).await;
+    let task = export_stops_at_input(&client).await;
     assert!(task.requests().contains_key("login"));
     assert_eq!(server.count("tasks/update"), 0);
     let caps = caps_sent(&server, "tools/call");
     assert!(caps["elicitation"]["form"].is_object(), "{caps}");
     assert!(caps["elicitation"].get("url").is_none(), "{caps}");
-    let e = client.call_tool("deploy", json!({})).await.unwrap_err();
-    assert!(e.is_input_required(), "{e}");
-    assert_eq!(server.count("tools/call"), 2, "no MRTR retry was sent");
+    assert_deploy_is_left_to_the_caller(&client, &server).await;
 
     // With a URL handler, the handler gets the URL exactly as sent, and
     // decides; the client only relays its answer.
@@ -193,20 +200,8 @@ async fn sampling_and_roots_are_never_answered_without_a_handler() {
         None,
         text("deployed"),
     ));
-    let forms = InputHandlers::new()
-        .elicitation_form(|_| async { Ok(ElicitResult::accept(json!({"ok": true}))) });
-    let client = client_with(&server, forms).await;
-    let err = client
-        .task()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap_err();
-    assert!(err.error().is_input_required(), "{}", err.error());
-    let TaskState::InputRequired(task) = err.into_task() else {
-        panic!("expected input_required")
-    };
+    let client = client_with(&server, forms_only()).await;
+    let task = export_stops_at_input(&client).await;
     assert_eq!(task.requests().len(), 2);
     assert_eq!(server.count("tasks/update"), 0);
     let caps = caps_sent(&server, "tools/call");
@@ -214,9 +209,7 @@ async fn sampling_and_roots_are_never_answered_without_a_handler() {
         caps.get("sampling").is_none() && caps.get("roots").is_none(),
         "{caps}"
     );
-    let e = client.call_tool("deploy", json!({})).await.unwrap_err();
-    assert!(e.is_input_required(), "{e}");
-    assert_eq!(server.count("tools/call"), 2, "no MRTR retry was sent");
+    assert_deploy_is_left_to_the_caller(&client, &server).await;
 
     // Installed handlers answer them.
     let both = InputHandlers::new()

@@ -4,18 +4,25 @@ mod support;
 
 use mcp_tasks::protocol::{RpcError, TaskStatus};
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
-use mcp_tasks::{Outcome, TaskState};
+use mcp_tasks::{Client, Finished, Outcome, Task, TaskState};
 use serde_json::json;
 use support::*;
+
+/// Calls `tool` (no arguments) as a task and waits for its end.
+async fn finish_call(client: &Client, tool: &str) -> Task<Finished> {
+    client
+        .task()
+        .call_tool(tool, json!({}))
+        .await
+        .unwrap()
+        .await
+        .unwrap()
+}
 
 #[tokio::test(start_paused = true)]
 async fn polls_are_spaced_by_poll_interval_ms_and_cost_one_get_each() {
     // Completes after 3 intervals: 1 call + 3 gets, nothing more.
-    let server = export(
-        TaskScript::new()
-            .poll_interval(ms(300))
-            .complete(ms(850), text("42 rows")),
-    );
+    let server = polled_export(ms(300), ms(850), "42 rows");
     let client = client(&server).await;
     let state = client.task().call_tool("export", json!({})).await.unwrap();
     let TaskState::Pending(task) = state else {
@@ -39,13 +46,7 @@ async fn the_interval_follows_a_change_mid_task() {
             .complete(ms(600), text("done")),
     );
     let client = client(&server).await;
-    let done = client
-        .task()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    let done = finish_call(&client, "export").await;
     assert!(done.outcome().is_completed());
     // 100, 100 (the second read sees 400), then 400s until the end.
     assert_eq!(gaps(&server, "tasks/get"), [ms(100), ms(400), ms(400)]);
@@ -55,23 +56,13 @@ async fn the_interval_follows_a_change_mid_task() {
 async fn without_a_poll_interval_polls_are_a_second_apart() {
     let server = export(TaskScript::new().complete(ms(2500), text("done")));
     let client = client(&server).await;
-    let _done = client
-        .task()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    let _done = finish_call(&client, "export").await;
     assert_eq!(gaps(&server, "tasks/get"), [ms(1000), ms(1000)]);
 }
 
 #[tokio::test(start_paused = true)]
 async fn min_poll_interval_raises_a_shorter_server_interval() {
-    let fast = export(
-        TaskScript::new()
-            .poll_interval(ms(1))
-            .complete(ms(100), text("done")),
-    );
+    let fast = polled_export(ms(1), ms(100), "done");
     let client = client(&fast).await;
     let _done = client
         .task()
@@ -109,18 +100,9 @@ async fn a_seed_that_is_not_working_is_read_at_once() {
 
 #[tokio::test(start_paused = true)]
 async fn a_timeout_returns_the_handle_and_a_later_finish_gets_the_result() {
-    let server = export(
-        TaskScript::new()
-            .poll_interval(ms(100))
-            .complete(ms(5000), text("late")),
-    );
+    let server = polled_export(ms(100), ms(5000), "late");
     let client = client(&server).await;
-    let state = client
-        .task()
-        .timeout(ms(1000))
-        .call_tool("export", json!({}))
-        .await
-        .unwrap();
+    let state = start_export_within(&client, ms(1000)).await;
     let started = tokio::time::Instant::now();
     let err = state.finish().await.unwrap_err();
     assert!(err.error().is_deadline(), "{}", err.error());
@@ -148,18 +130,9 @@ async fn a_timeout_returns_the_handle_and_a_later_finish_gets_the_result() {
 
 #[tokio::test(start_paused = true)]
 async fn a_timed_out_handle_can_be_finished_again() {
-    let server = export(
-        TaskScript::new()
-            .poll_interval(ms(100))
-            .complete(ms(3000), text("late")),
-    );
+    let server = polled_export(ms(100), ms(3000), "late");
     let client = client(&server).await;
-    let state = client
-        .task()
-        .timeout(ms(1000))
-        .call_tool("export", json!({}))
-        .await
-        .unwrap();
+    let state = start_export_within(&client, ms(1000)).await;
     let handle = state.finish().await.unwrap_err().into_task();
     let handle = handle.finish().await.unwrap_err().into_task();
     let done = handle.finish().await.unwrap();
@@ -187,13 +160,7 @@ async fn failed_cancelled_and_tool_error_outcomes() {
         ));
     let client = client(&server).await;
 
-    let failed = client
-        .task()
-        .call_tool("fails", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    let failed = finish_call(&client, "fails").await;
     assert_eq!(
         failed.outcome(),
         &Outcome::Failed(RpcError::new(-32603, "disk full"))
@@ -202,13 +169,7 @@ async fn failed_cancelled_and_tool_error_outcomes() {
     assert!(e.is_rpc() && e.rpc_error().unwrap().code == -32603);
     assert!(e.to_string().contains("the task failed: disk full"), "{e}");
 
-    let tool_error = client
-        .task()
-        .call_tool("tool-error", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    let tool_error = finish_call(&client, "tool-error").await;
     assert!(tool_error.outcome().result().unwrap().is_error);
     assert!(
         tool_error.into_result().is_ok(),
@@ -273,19 +234,9 @@ async fn server_ttl_expiry_is_task_not_found() {
 
 #[tokio::test(start_paused = true)]
 async fn no_read_after_a_terminal_snapshot_and_every_request_declares_tasks() {
-    let server = export(
-        TaskScript::new()
-            .poll_interval(ms(50))
-            .complete(ms(120), text("ok")),
-    );
+    let server = polled_export(ms(50), ms(120), "ok");
     let client = client(&server).await;
-    let done = client
-        .task()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    let done = finish_call(&client, "export").await;
     let id = done.id().unwrap().clone();
     tokio::time::sleep(ms(1000)).await;
     assert_eq!(server.count("tasks/get"), 3);
@@ -342,13 +293,7 @@ async fn structured_content_decodes() {
     let result = text("done").with_structured(json!({"rows": 42}));
     let server = export(TaskScript::new().complete(ms(10), result));
     let client = client(&server).await;
-    let done = client
-        .task()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    let done = finish_call(&client, "export").await;
     assert_eq!(done.structured::<Rows>().unwrap(), Rows { rows: 42 });
     assert!(done.structured::<Vec<u8>>().unwrap_err().is_protocol());
 }

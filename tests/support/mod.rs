@@ -30,6 +30,26 @@ pub fn export(script: TaskScript) -> TestServer {
     TestServer::new().tool(ScriptedTool::task("export", script))
 }
 
+/// A server whose `export` task asks to be polled every `poll` and
+/// completes after `after` with the text `result`.
+pub fn polled_export(poll: Duration, after: Duration, result: &str) -> TestServer {
+    export(
+        TaskScript::new()
+            .poll_interval(poll)
+            .complete(after, text(result)),
+    )
+}
+
+/// Starts `export` (no arguments) with a wait deadline of `timeout`.
+pub async fn start_export_within(client: &Client, timeout: Duration) -> mcp_tasks::TaskState {
+    client
+        .task()
+        .timeout(timeout)
+        .call_tool("export", json!({}))
+        .await
+        .unwrap()
+}
+
 pub fn text(t: &str) -> CallToolResult {
     CallToolResult::text(t)
 }
