@@ -120,6 +120,11 @@ impl Stage {
         }
     }
 
+    /// Loads the inbox page at `path` in `b`.
+    async fn open(&self, b: &Browser, path: &str) {
+        b.goto(&format!("{}{path}", self.base)).await.unwrap();
+    }
+
     async fn start(&self, tool: &str) -> RecordId {
         self.tracker
             .call_tool(self.client.task(), tool, json!({}))
@@ -164,6 +169,34 @@ async fn until_text(b: &Browser, css: &str, text: &str) {
     panic!("{css} never showed {text:?}; last: {last:?}");
 }
 
+/// Clicks the element `css` finds.
+async fn click(b: &Browser, css: &str) {
+    b.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+/// The text of the element `css` finds.
+async fn text_of(b: &Browser, css: &str) -> String {
+    b.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+/// Whether the page's `window.pwned` is still undefined (no hostile
+/// script ran), as the page answers it.
+async fn no_script_ran(b: &Browser) -> Value {
+    b.execute("return window.pwned === undefined;", vec![])
+        .await
+        .unwrap()
+}
+
 /// The input of form field `name`.
 async fn field(b: &Browser, name: &str) -> fantoccini::elements::Element {
     b.find(Locator::Css(&format!("[name=\"f:{name}\"]")))
@@ -185,13 +218,13 @@ async fn a_person_answers_and_the_page_follows(b: &Browser) {
     let _other = stage.start("long").await;
     let id = stage.start("ship").await;
     stage.until_asking(id).await;
-    b.goto(&format!("{}/questions", stage.base)).await.unwrap();
+    stage.open(b, "/questions").await;
     until_text(b, "main", "Ship the order to the customer?").await;
     shot(b, "questions").await;
-    b.goto(&format!("{}/tasks", stage.base)).await.unwrap();
+    stage.open(b, "/tasks").await;
     until_text(b, "main", "ship").await;
     shot(b, "tasks").await;
-    b.goto(&format!("{}/tasks/{id}", stage.base)).await.unwrap();
+    stage.open(b, &format!("/tasks/{id}")).await;
     until_text(b, "#status", "input required").await;
     field(b, "email")
         .await
@@ -205,12 +238,7 @@ async fn a_person_answers_and_the_page_follows(b: &Browser) {
         .await
         .unwrap();
     field(b, "fragile").await.click().await.unwrap();
-    b.find(Locator::Css("button[value=accept]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(b, "button[value=accept]").await;
     // The answer is stored, a worker sends it, the task completes; the
     // page, loaded once after the post, shows each step by itself.
     until_text(b, "#status", "completed").await;
@@ -244,7 +272,7 @@ async fn a_refused_answer_shows_why(b: &Browser) {
     let stage = Stage::new("refused").await;
     let id = stage.start("ship").await;
     stage.until_asking(id).await;
-    b.goto(&format!("{}/questions", stage.base)).await.unwrap();
+    stage.open(b, "/questions").await;
     field(b, "email")
         .await
         .send_keys("ops@example.com")
@@ -256,20 +284,9 @@ async fn a_refused_answer_shows_why(b: &Browser) {
         .await
         .unwrap();
     field(b, "when").await.send_keys("tomorrow").await.unwrap();
-    b.find(Locator::Css("button[value=accept]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(b, "button[value=accept]").await;
     until_text(b, ".field.refused .refusal", "is not a date-time").await;
-    let label = b
-        .find(Locator::Css(".field.refused label"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let label = text_of(b, ".field.refused label").await;
     assert!(label.contains("Ship at"), "next to its field: {label}");
     let kept = field(b, "when").await.prop("value").await.unwrap();
     assert_eq!(kept.as_deref(), Some("tomorrow"), "what was typed is kept");
@@ -291,12 +308,7 @@ async fn a_refused_answer_shows_why(b: &Browser) {
         .answer(id, "ship", &decline.into(), std::time::SystemTime::now())
         .await
         .unwrap();
-    b.find(Locator::Css("button[value=accept]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(b, "button[value=accept]").await;
     until_text(b, "main", "was already answered").await;
 }
 
@@ -305,33 +317,16 @@ async fn a_refused_answer_shows_why(b: &Browser) {
 async fn cancel_from_the_page_and_script_stays_text(b: &Browser) {
     let stage = Stage::new("cancel").await;
     let id = stage.start("long").await;
-    b.goto(&format!("{}/tasks/{id}", stage.base)).await.unwrap();
+    stage.open(b, &format!("/tasks/{id}")).await;
     until_text(b, "#status", "working").await;
-    let message = b
-        .find(Locator::Css("#message"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let message = text_of(b, "#message").await;
     assert_eq!(message, HOSTILE, "shown as text");
-    let ran: Value = b
-        .execute("return window.pwned === undefined;", vec![])
-        .await
-        .unwrap();
+    let ran: Value = no_script_ran(b).await;
     assert_eq!(ran, json!(true), "no script ran");
-    b.find(Locator::Css("#cancel"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(b, "#cancel").await;
     until_text(b, "#status", "cancelled").await;
     assert_eq!(stage.ending(id).await, Some(Ending::Cancelled));
-    let ran: Value = b
-        .execute("return window.pwned === undefined;", vec![])
-        .await
-        .unwrap();
+    let ran: Value = no_script_ran(b).await;
     assert_eq!(ran, json!(true), "no script ran after the page changed");
 }
 
@@ -340,7 +335,7 @@ async fn cancel_from_the_page_and_script_stays_text(b: &Browser) {
 async fn the_page_follows_by_itself(b: &Browser) {
     let stage = Stage::new("live").await;
     let id = stage.start("long").await;
-    b.goto(&format!("{}/tasks/{id}", stage.base)).await.unwrap();
+    stage.open(b, &format!("/tasks/{id}")).await;
     until_text(b, "#status", "working").await;
     // A mark that a reload would wipe.
     b.execute("window.mark = 'kept'; return null;", vec![])
@@ -364,19 +359,14 @@ async fn the_list_filters(b: &Browser) {
     let long = stage.start("long").await;
     let ship = stage.start("ship").await;
     stage.until_asking(ship).await;
-    b.goto(&format!("{}/tasks", stage.base)).await.unwrap();
+    stage.open(b, "/tasks").await;
     b.find(Locator::Css("select[name=state]"))
         .await
         .unwrap()
         .select_by_value("asking")
         .await
         .unwrap();
-    b.find(Locator::Css("form.filters button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(b, "form.filters button").await;
     until_text(b, "table.tasks tbody", "ship").await;
     let rows = b
         .find_all(Locator::Css("table.tasks tbody tr"))
