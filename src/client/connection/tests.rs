@@ -157,6 +157,18 @@ async fn progress_is_routed_by_its_token_until_the_watch_is_dropped() {
     assert!(conn.shared.tables.lock().unwrap().progress.is_empty());
 }
 
+/// Sends a `tools/call` from a task of its own, answered within `timeout`.
+fn spawn_call(
+    conn: &Connection,
+    timeout: Duration,
+) -> tokio::task::JoinHandle<Result<Box<RawValue>, Error>> {
+    let conn = conn.clone();
+    tokio::spawn(async move {
+        conn.request("tools/call", None, serde_json::json!({}), timeout)
+            .await
+    })
+}
+
 async fn send_text(sink: &mut memory::MemorySink, text: String) {
     sink.send(Outbound::new(text, "test")).await.unwrap();
 }
@@ -164,18 +176,7 @@ async fn send_text(sink: &mut memory::MemorySink, text: String) {
 #[tokio::test(start_paused = true)]
 async fn a_server_cancellation_ends_a_pending_request_at_once() {
     let (conn, mut sink, mut stream) = open().await;
-    let call = tokio::spawn({
-        let conn = conn.clone();
-        async move {
-            conn.request(
-                "tools/call",
-                None,
-                serde_json::json!({}),
-                Duration::from_secs(30),
-            )
-            .await
-        }
-    });
+    let call = spawn_call(&conn, Duration::from_secs(30));
     let request = from_client(&mut stream).await;
     let started = tokio::time::Instant::now();
     let cancel = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
@@ -283,31 +284,16 @@ async fn a_progress_flood_is_bounded_and_does_not_block_the_reader() {
     let (conn, mut sink, mut stream) = open().await;
     let mut tracking = conn.track(Arc::new(|_| {}), Duration::from_secs(60));
     let token = tracking.token().clone();
-    let request = {
-        let conn = conn.clone();
-        tokio::spawn(async move {
-            // Not awaited until the flood is in: nothing reads the queue.
-            conn.request(
-                "tools/call",
-                None,
-                serde_json::json!({}),
-                Duration::from_secs(60),
-            )
-            .await
-        })
-    };
+    // Not awaited until the flood is in: nothing reads the queue.
+    let request = spawn_call(&conn, Duration::from_secs(60));
     let sent = from_client(&mut stream).await;
     for n in 0..1_000 {
         let note = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/progress",
             "params": {"progressToken": token, "progress": n}});
-        sink.send(Outbound::new(note.to_string(), "test"))
-            .await
-            .unwrap();
+        send_text(&mut sink, note.to_string()).await;
     }
     let answer = serde_json::json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"content": []}});
-    sink.send(Outbound::new(answer.to_string(), "test"))
-        .await
-        .unwrap();
+    send_text(&mut sink, answer.to_string()).await;
     request.await.unwrap().unwrap();
     let mut queued = 0;
     while tracking.queued_report() {
@@ -326,18 +312,7 @@ async fn a_progress_flood_is_bounded_and_does_not_block_the_reader() {
 async fn a_late_cancel_of_an_answered_server_request_spares_the_client_s_request() {
     let (conn, mut sink, mut stream) = open().await;
     let mut requests = conn.server_requests();
-    let call = tokio::spawn({
-        let conn = conn.clone();
-        async move {
-            conn.request(
-                "tools/call",
-                None,
-                serde_json::json!({}),
-                Duration::from_secs(30),
-            )
-            .await
-        }
-    });
+    let call = spawn_call(&conn, Duration::from_secs(30));
     let sent = from_client(&mut stream).await;
     let id = sent["id"].clone();
     // The server's own request under the same id, answered.
@@ -371,18 +346,7 @@ async fn a_late_cancel_of_an_answered_server_request_spares_the_client_s_request
 async fn the_reader_never_waits_for_a_writer_the_server_does_not_drain() {
     const FLOOD: u64 = 60_000;
     let (conn, mut sink, mut stream) = open().await;
-    let request = {
-        let conn = conn.clone();
-        tokio::spawn(async move {
-            conn.request(
-                "tools/call",
-                None,
-                serde_json::json!({}),
-                Duration::from_secs(30),
-            )
-            .await
-        })
-    };
+    let request = spawn_call(&conn, Duration::from_secs(30));
     let sent = from_client(&mut stream).await;
     for id in 0..FLOOD {
         // Nothing takes the server's requests: all but `ping` are refused.
