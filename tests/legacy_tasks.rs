@@ -109,12 +109,7 @@ async fn the_same_body_runs_on_2025_11_25() {
 async fn manual_input_is_answered_with_respond() {
     let server = LegacyServer::new(vec![export()], Knobs::default());
     let client = legacy_client(&server, accept()).await;
-    let state = client
-        .task()
-        .input(InputMode::Manual)
-        .call_tool("export", json!({}))
-        .await
-        .unwrap();
+    let state = start_by_hand(&client, "export").await;
     let asked = until_asked(state).await;
     let (key, request) = asked.requests().iter().next().expect("one question");
     let (key, request) = (key.clone(), request.clone());
@@ -148,6 +143,16 @@ async fn manual_input_is_answered_with_respond() {
 /// with "exported".
 fn export() -> LegacyTool {
     LegacyTool::new("export", "required", export_steps(), End::Text("exported"))
+}
+
+/// Starts `tool` (no arguments) with its questions left to the caller.
+async fn start_by_hand(client: &Client, tool: &str) -> TaskState {
+    client
+        .task()
+        .input(InputMode::Manual)
+        .call_tool(tool, json!({}))
+        .await
+        .unwrap()
 }
 
 /// Follows a task with `next()` until it asks (it must ask before it ends).
@@ -467,12 +472,7 @@ async fn a_plain_call_of_a_required_tool_is_driven_to_its_result() {
 async fn dropping_a_handle_refuses_the_questions_it_held() {
     let server = server_with(vec![export()], Knobs::default());
     let client = legacy_client(&server, accept()).await;
-    let state = client
-        .task()
-        .input(InputMode::Manual)
-        .call_tool("export", json!({}))
-        .await
-        .unwrap();
+    let state = start_by_hand(&client, "export").await;
     let asked = until_asked(state).await;
     drop(asked);
     tokio::time::sleep(ms(100)).await;
@@ -1258,12 +1258,7 @@ async fn bounds_too_long_to_count_do_not_panic() {
 async fn a_flood_of_questions_for_one_task_is_bounded() {
     let server = server_with(vec![forever()], Knobs::default());
     let client = legacy_client(&server, accept()).await;
-    let task = client
-        .task()
-        .input(InputMode::Manual)
-        .call_tool("forever", json!({}))
-        .await
-        .unwrap();
+    let task = start_by_hand(&client, "forever").await;
     let TaskState::Pending(task) = task else {
         panic!("a task")
     };
@@ -1292,12 +1287,7 @@ async fn a_flood_of_questions_for_one_task_is_bounded() {
 async fn a_question_the_server_withdraws_is_not_answered() {
     let server = server_with(vec![export()], Knobs::default());
     let client = legacy_client(&server, accept()).await;
-    let state = client
-        .task()
-        .input(InputMode::Manual)
-        .call_tool("export", json!({}))
-        .await
-        .unwrap();
+    let state = start_by_hand(&client, "export").await;
     let asked = until_asked(state).await;
     let key = asked.requests().keys().next().unwrap().clone();
     server
