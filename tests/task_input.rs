@@ -8,9 +8,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, InputResponses, TaskStatus};
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
-use mcp_tasks::{InputMode, TaskState};
+use mcp_tasks::{Client, InputMode, TaskError, TaskState};
 use serde_json::json;
 use support::*;
+
+/// Calls `tool` (no arguments) as a task; the error its wait ends with.
+async fn wait_error(client: &Client, tool: &str) -> TaskError<TaskState> {
+    client
+        .task()
+        .call_tool(tool, json!({}))
+        .await
+        .unwrap()
+        .await
+        .unwrap_err()
+}
 
 fn approval() -> TestServer {
     TestServer::new().tool(ScriptedTool::task(
@@ -37,13 +48,7 @@ async fn handlers_answer_each_key_once_across_repeated_snapshots() {
     let server = approval();
     let calls = Arc::new(AtomicUsize::new(0));
     let client = client_with(&server, counting_form(calls.clone())).await;
-    let done = client
-        .task()
-        .call_tool("approve", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    let done = finish_call(&client, "approve").await;
     let structured = done
         .outcome()
         .result()
@@ -74,13 +79,7 @@ async fn each_round_of_input_sends_only_its_new_keys() {
     ));
     let calls = Arc::new(AtomicUsize::new(0));
     let client = client_with(&server, counting_form(calls.clone())).await;
-    let _done = client
-        .task()
-        .call_tool("approve", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    let _done = finish_call(&client, "approve").await;
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     let answered: Vec<Vec<String>> = of(&server, "tasks/update")
         .iter()
@@ -103,13 +102,7 @@ async fn each_round_of_input_sends_only_its_new_keys() {
 async fn without_a_handler_the_wait_stops_at_input_required() {
     let server = approval();
     let client = client(&server).await;
-    let err = client
-        .task()
-        .call_tool("approve", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap_err();
+    let err = wait_error(&client, "approve").await;
     assert!(err.error().is_input_required(), "{}", err.error());
     let TaskState::InputRequired(task) = err.into_task() else {
         panic!("expected input_required")
@@ -170,13 +163,7 @@ async fn manual_mode_stops_even_with_handlers_and_respond_accepts_partial_answer
 async fn invalid_manual_answers_are_not_sent() {
     let server = approval();
     let client = client(&server).await;
-    let err = client
-        .task()
-        .call_tool("approve", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap_err();
+    let err = wait_error(&client, "approve").await;
     let TaskState::InputRequired(task) = err.into_task() else {
         panic!()
     };
@@ -201,13 +188,7 @@ async fn a_failing_handler_returns_a_clear_error_with_the_handle() {
     let handlers = InputHandlers::new()
         .elicitation_form(|_| async { Err("the user closed the dialog".into()) });
     let client = client_with(&server, handlers).await;
-    let err = client
-        .task()
-        .call_tool("approve", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap_err();
+    let err = wait_error(&client, "approve").await;
     assert!(err.error().is_input(), "{}", err.error());
     assert!(err.to_string().contains("closed the dialog"));
     assert!(err.error().task_id().is_some());
@@ -221,13 +202,7 @@ async fn an_invalid_handler_answer_is_an_error_not_a_send() {
     let handlers = InputHandlers::new()
         .elicitation_form(|_| async { Ok(ElicitResult::accept(json!({"ok": {"nested": 1}}))) });
     let client = client_with(&server, handlers).await;
-    let err = client
-        .task()
-        .call_tool("approve", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap_err();
+    let err = wait_error(&client, "approve").await;
     assert!(
         err.error().is_input() && err.to_string().contains("invalid"),
         "{}",
@@ -287,13 +262,7 @@ async fn a_stale_snapshot_after_the_update_is_not_answered_again() {
         .connect(transport)
         .await
         .unwrap();
-    let done = client
-        .task()
-        .call_tool("approve", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    let done = finish_call(&client, "approve").await;
     assert_eq!(done.into_result().unwrap().joined_text(), "done");
     assert_eq!(calls.load(Ordering::SeqCst), 1, "the handler ran once");
     assert_eq!(

@@ -4,20 +4,9 @@ mod support;
 
 use mcp_tasks::protocol::{RpcError, TaskStatus};
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
-use mcp_tasks::{Client, Finished, Outcome, Task, TaskState};
+use mcp_tasks::{Outcome, TaskState};
 use serde_json::json;
 use support::*;
-
-/// Calls `tool` (no arguments) as a task and waits for its end.
-async fn finish_call(client: &Client, tool: &str) -> Task<Finished> {
-    client
-        .task()
-        .call_tool(tool, json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap()
-}
 
 #[tokio::test(start_paused = true)]
 async fn polls_are_spaced_by_poll_interval_ms_and_cost_one_get_each() {

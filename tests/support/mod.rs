@@ -40,6 +40,17 @@ pub fn polled_export(poll: Duration, after: Duration, result: &str) -> TestServe
     )
 }
 
+/// Calls `tool` (no arguments) as a task and waits for its end.
+pub async fn finish_call(client: &Client, tool: &str) -> mcp_tasks::Task<mcp_tasks::Finished> {
+    client
+        .task()
+        .call_tool(tool, json!({}))
+        .await
+        .unwrap()
+        .await
+        .unwrap()
+}
+
 /// Starts `export` (no arguments) with a wait deadline of `timeout`.
 pub async fn start_export_within(client: &Client, timeout: Duration) -> mcp_tasks::TaskState {
     client
