@@ -12,7 +12,6 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use futures_core::Stream;
-use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, TaskStatus};
 use mcp_tasks::testing::TaskScript;
 use mcp_tasks::transport::{Inbound, MessageStream, memory};
@@ -107,11 +106,7 @@ async fn statuses(mut updates: Updates) -> Vec<TaskStatus> {
 #[tokio::test(start_paused = true)]
 async fn a_huge_poll_interval_is_capped_so_the_end_is_seen() {
     // 10^12 ms is 31 years: without a ceiling no read would ever come.
-    let server = export(
-        TaskScript::new()
-            .poll_interval(Duration::from_millis(1_000_000_000_000))
-            .complete(ms(45_000), text("done")),
-    );
+    let server = polled_export(Duration::from_millis(1_000_000_000_000), ms(45_000), "done");
     let client = client(&server).await;
     let task = pending(&client).await;
     let done = client_wait(task, ms(120_000)).await.unwrap();
@@ -144,19 +139,10 @@ async fn client_wait(
 
 #[tokio::test(start_paused = true)]
 async fn a_wait_resumed_after_its_deadline_reads_at_once_when_the_last_read_is_stale() {
-    let server = export(
-        TaskScript::new()
-            .poll_interval(Duration::from_millis(u64::MAX))
-            .complete(ms(5_000), text("done")),
-    );
+    let server = polled_export(Duration::from_millis(u64::MAX), ms(5_000), "done");
     let client = client(&server).await;
     let started = Instant::now();
-    let state = client
-        .task()
-        .timeout(ms(10_000))
-        .call_tool("export", json!({}))
-        .await
-        .unwrap();
+    let state = start_export_within(&client, ms(10_000)).await;
     let TaskState::Pending(task) = state else {
         panic!("expected a pending task")
     };
@@ -178,11 +164,7 @@ async fn a_wait_resumed_after_its_deadline_reads_at_once_when_the_last_read_is_s
 
 #[tokio::test(start_paused = true)]
 async fn the_ceiling_is_a_builder_setting() {
-    let server = export(
-        TaskScript::new()
-            .poll_interval(ms(600_000))
-            .complete(ms(12_000), text("done")),
-    );
+    let server = polled_export(ms(600_000), ms(12_000), "done");
     let client = client(&server).await;
     let done = client
         .task()
@@ -484,9 +466,7 @@ async fn updates_yield_the_input_required_snapshot_and_the_working_after_it() {
             .working(ms(10), "exporting")
             .complete_with_inputs(ms(300)),
     );
-    let handlers = InputHandlers::new()
-        .elicitation_form(|_req| async { Ok(ElicitResult::accept(json!({"ok": true}))) });
-    let client = client_with(&server, handlers).await;
+    let client = client_with(&server, accept_forms()).await;
     let task = pending(&client).await;
     let seen = statuses(task.updates()).await;
     use TaskStatus::*;
@@ -504,11 +484,7 @@ async fn updates_yield_the_input_required_snapshot_and_the_working_after_it() {
 
 #[tokio::test(start_paused = true)]
 async fn cancel_and_wait_against_a_slow_interval_ends_soon_after_the_ack() {
-    let server = export(
-        TaskScript::new()
-            .poll_interval(ms(5_000))
-            .complete(ms(600_000), text("never")),
-    );
+    let server = polled_export(ms(5_000), ms(600_000), "never");
     let client = client(&server).await;
     let task = pending(&client).await;
     let started = Instant::now();
@@ -528,9 +504,7 @@ async fn an_answer_is_followed_by_one_read_soon_then_the_interval() {
             .working(ms(0), "exporting")
             .complete_with_inputs(ms(12_000)),
     );
-    let handlers = InputHandlers::new()
-        .elicitation_form(|_req| async { Ok(ElicitResult::accept(json!({"ok": true}))) });
-    let client = client_with(&server, handlers).await;
+    let client = client_with(&server, accept_forms()).await;
     let task = pending(&client).await;
     let done = task.finish().await.unwrap();
     assert!(done.outcome().is_completed());

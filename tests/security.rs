@@ -26,12 +26,6 @@ fn secret(id: &TaskId) -> &str {
     id.expose().rsplit('-').next().unwrap()
 }
 
-/// Handlers that accept every form and answer nothing else.
-fn forms_only() -> InputHandlers {
-    InputHandlers::new()
-        .elicitation_form(|_| async { Ok(ElicitResult::accept(json!({"ok": true}))) })
-}
-
 /// Calls `export` and checks the wait stops at `input_required`; the handle.
 async fn export_stops_at_input(client: &Client) -> Task<InputRequired> {
     let err = client
@@ -134,7 +128,7 @@ async fn a_url_elicitation_is_only_handed_to_a_url_handler() {
 
     // A client that answers forms only does not declare URL mode, and leaves
     // the URL to its caller.
-    let client = client_with(&server, forms_only()).await;
+    let client = client_with(&server, accept_forms()).await;
     let task = export_stops_at_input(&client).await;
     assert!(task.requests().contains_key("login"));
     assert_eq!(server.count("tasks/update"), 0);
@@ -200,7 +194,7 @@ async fn sampling_and_roots_are_never_answered_without_a_handler() {
         None,
         text("deployed"),
     ));
-    let client = client_with(&server, forms_only()).await;
+    let client = client_with(&server, accept_forms()).await;
     let task = export_stops_at_input(&client).await;
     assert_eq!(task.requests().len(), 2);
     assert_eq!(server.count("tasks/update"), 0);

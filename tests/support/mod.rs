@@ -25,6 +25,15 @@ pub async fn client_with(server: &TestServer, handlers: InputHandlers) -> Client
         .expect("connect")
 }
 
+/// Handlers that accept every form with `{"ok": true}`.
+pub fn accept_forms() -> InputHandlers {
+    InputHandlers::new().elicitation_form(|_| async {
+        Ok(mcp_tasks::protocol::ElicitResult::accept(
+            json!({"ok": true}),
+        ))
+    })
+}
+
 /// A server with one tool, `export`, that runs `script` as a task.
 pub fn export(script: TaskScript) -> TestServer {
     TestServer::new().tool(ScriptedTool::task("export", script))
