@@ -251,10 +251,10 @@ async fn opened(server: &TestServer, n: usize) {
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn list_changes_are_heard_on_2026_without_subscribing() {
-    let server = server();
-    let (tx, mut lists) = mpsc::channel(16);
+/// A client of `server` whose `on_list_changed` sends each change to the
+/// returned channel.
+async fn hearing_list_changes(server: &TestServer) -> (Client, mpsc::Receiver<ListChanged>) {
+    let (tx, lists) = mpsc::channel(16);
     let client = Client::builder()
         .on_list_changed(move |which: ListChanged| {
             let tx = tx.clone();
@@ -265,6 +265,13 @@ async fn list_changes_are_heard_on_2026_without_subscribing() {
         .connect(server.connect())
         .await
         .unwrap();
+    (client, lists)
+}
+
+#[tokio::test(start_paused = true)]
+async fn list_changes_are_heard_on_2026_without_subscribing() {
+    let server = server();
+    let (client, mut lists) = hearing_list_changes(&server).await;
     opened(&server, 1).await;
     assert_eq!(server.tools_list_changed(), 1);
     assert_eq!(server.prompts_list_changed(), 1);
@@ -288,17 +295,7 @@ async fn the_stream_asks_for_the_lists_the_server_says_change() {
     // Tools only, whose capability says `listChanged`: the stream asks
     // for them alone.
     let server = TestServer::new();
-    let (tx, mut lists) = mpsc::channel(16);
-    let _client = Client::builder()
-        .on_list_changed(move |which: ListChanged| {
-            let tx = tx.clone();
-            async move {
-                let _ = tx.send(which).await;
-            }
-        })
-        .connect(server.connect())
-        .await
-        .unwrap();
+    let (_client, mut lists) = hearing_list_changes(&server).await;
     opened(&server, 1).await;
     let listen = server
         .requests()
