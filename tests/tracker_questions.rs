@@ -134,6 +134,15 @@ fn worker<S: TaskStore>(
         .build()
 }
 
+/// Worker "w" (a 5 s lease) on a fresh memory store, running and
+/// recording its endings in the returned [`Seen`] until the guard drops.
+fn running_worker(client: &Client) -> (Tracker<MemoryStore, Client>, Seen, AbortOnDrop) {
+    let tracker = worker(MemoryStore::new(), client, "w", Duration::from_secs(5));
+    let seen = Seen::default();
+    let run = spawn_worker(&tracker, &seen, Duration::ZERO);
+    (tracker, seen, run)
+}
+
 /// A form handler that counts its calls and takes `takes` to answer.
 fn slow_person(calls: Arc<AtomicUsize>, takes: Duration) -> InputHandlers {
     InputHandlers::new().elicitation_form(move |_| {
@@ -429,9 +438,7 @@ async fn a_refused_answer_stores_nothing_and_the_task_still_asks() {
     bounded(async {
         let server = server();
         let client = client(&server).await;
-        let tracker = worker(MemoryStore::new(), &client, "w", Duration::from_secs(5));
-        let seen = Seen::default();
-        let _run = spawn_worker(&tracker, &seen, Duration::ZERO);
+        let (tracker, seen, _run) = running_worker(&client);
         let id = started(&tracker, &client, "approve").await;
         asking(tracker.store(), id).await;
         let refusal =
@@ -478,9 +485,7 @@ async fn a_cancelled_task_closes_its_questions_and_refuses_late_answers() {
                 .complete_with_inputs(ms(10)),
         ));
         let client = client(&server).await;
-        let tracker = worker(MemoryStore::new(), &client, "w", Duration::from_secs(5));
-        let seen = Seen::default();
-        let _run = spawn_worker(&tracker, &seen, Duration::ZERO);
+        let (tracker, seen, _run) = running_worker(&client);
         let id = started(&tracker, &client, "approve").await;
         asking(tracker.store(), id).await;
         assert!(tracker.cancel(id).await.unwrap());
@@ -583,9 +588,7 @@ async fn a_tracked_task_with_a_ttl_is_cancelled_at_its_ttl_and_ends_expired() {
     bounded(async {
         let server = server();
         let client = client(&server).await;
-        let tracker = worker(MemoryStore::new(), &client, "w", Duration::from_secs(5));
-        let seen = Seen::default();
-        let _run = spawn_worker(&tracker, &seen, Duration::ZERO);
+        let (tracker, seen, _run) = running_worker(&client);
         let id = tracker
             .call_tool(client.task().with_ttl(ms(300)), "long", ())
             .await
@@ -683,9 +686,7 @@ async fn an_answer_the_server_took_is_never_sent_again_while_it_still_lists_the_
             .connect(transport)
             .await
             .unwrap();
-        let tracker = worker(MemoryStore::new(), &client, "w", Duration::from_secs(5));
-        let seen = Seen::default();
-        let _run = spawn_worker(&tracker, &seen, Duration::ZERO);
+        let (tracker, seen, _run) = running_worker(&client);
         let id = started(&tracker, &client, "approve").await;
         assert!(seen.until(id).await.is_completed());
         assert_eq!(calls.load(Ordering::SeqCst), 1);
