@@ -39,6 +39,19 @@ async fn ping_and_wait(server: &mut Peer, id: &str) {
     );
 }
 
+/// Answers `init` as a 2025-11-25 server with no capabilities, then
+/// checks the `initialized` notification.
+async fn answer_initialize(server: &mut Peer, init: &Value) {
+    server
+        .answer(
+            init,
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                "serverInfo": {"name": "pinger", "version": "1"}}),
+        )
+        .await;
+    assert_eq!(server.next().await["method"], "notifications/initialized");
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_ping_before_the_initialize_answer_is_answered_and_connect_succeeds() {
     for handlers in [None, Some(roots())] {
@@ -53,14 +66,7 @@ async fn a_ping_before_the_initialize_answer_is_answered_and_connect_succeeds() 
         // As the 2025-11-25 lifecycle allows: a ping before the result,
         // which this server sends only once the ping is answered.
         ping_and_wait(&mut server, "p-1").await;
-        server
-            .answer(
-                &init,
-                json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                    "serverInfo": {"name": "pinger", "version": "1"}}),
-            )
-            .await;
-        assert_eq!(server.next().await["method"], "notifications/initialized");
+        answer_initialize(&mut server, &init).await;
         let client = connecting.await.unwrap().expect("connect");
         assert_eq!(&*client.protocol_version(), "2025-11-25");
         // Nothing waited for a timeout.
@@ -98,14 +104,7 @@ async fn a_ping_before_the_probe_answer_is_answered_on_both_eras() {
     let init = server.next().await;
     assert_eq!(init["method"], "initialize");
     ping_and_wait(&mut server, "p-2").await;
-    server
-        .answer(
-            &init,
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                "serverInfo": {"name": "pinger", "version": "1"}}),
-        )
-        .await;
-    assert_eq!(server.next().await["method"], "notifications/initialized");
+    answer_initialize(&mut server, &init).await;
     let client = connecting.await.unwrap().expect("connect");
     assert_eq!(&*client.protocol_version(), "2025-11-25");
     assert!(start.elapsed() < ms(1000), "took {:?}", start.elapsed());
