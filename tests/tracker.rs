@@ -75,6 +75,17 @@ async fn track<S: TaskStore>(
         .unwrap()
 }
 
+/// Five passes claim nothing and deliver nothing.
+async fn assert_never_delivered_again<S: TaskStore>(tracker: &Tracker<S, Client>) {
+    for _ in 0..5 {
+        let pass = tracker
+            .pass(|_| async { panic!("delivered twice") })
+            .await
+            .unwrap();
+        assert_eq!(pass.claimed, 0);
+    }
+}
+
 async fn record<S: TaskStore>(tracker: &Tracker<S, Client>, id: RecordId) -> TaskRecord {
     tracker.store().get(id).await.unwrap().expect("the record")
 }
@@ -103,13 +114,7 @@ async fn a_tracked_task_ends_and_its_outcome_is_delivered_once_acknowledged() {
     let r = record(&tracker, id).await;
     assert!(r.delivered);
     // Acknowledged: never again, however many passes.
-    for _ in 0..5 {
-        let pass = tracker
-            .pass(|_| async { panic!("delivered twice") })
-            .await
-            .unwrap();
-        assert_eq!(pass.claimed, 0);
-    }
+    assert_never_delivered_again(&tracker).await;
 }
 
 #[tokio::test]
@@ -298,13 +303,7 @@ async fn a_task_the_server_does_not_know_ends_unreachable_once() {
     let got = endings(&tracker, 1).await;
     assert_eq!(got[0].0, id);
     assert!(got[0].1.is_unreachable(), "{got:?}");
-    for _ in 0..5 {
-        let pass = tracker
-            .pass(|_| async { panic!("delivered twice") })
-            .await
-            .unwrap();
-        assert_eq!(pass.claimed, 0);
-    }
+    assert_never_delivered_again(&tracker).await;
     assert_eq!(
         of(&server, "tasks/get").len(),
         1,
