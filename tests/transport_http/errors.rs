@@ -13,6 +13,29 @@ fn reply(status: u16, body: &str) -> Scripted {
     Scripted::Reply(status, "application/json", body.to_owned())
 }
 
+/// A loopback port nothing listens on (bound, then let go).
+fn unused_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// Asserts that a `ping` call answers "pong": the connection still works.
+async fn assert_pongs(client: &Client) {
+    assert_eq!(
+        client
+            .call_tool("ping", json!({}))
+            .await
+            .unwrap()
+            .joined_text(),
+        "pong"
+    );
+}
+
+/// Scripts `front` to hold the first `tools/list` without an answer.
+fn hold_the_first_tools_list(front: &Front) {
+    front.script(|s, n| (s.method == "tools/list" && n == 0).then_some(Scripted::Hold));
+}
+
 #[tokio::test]
 async fn header_mismatch_is_surfaced_and_fixed_by_listing_tools() {
     bounded(async {
@@ -77,14 +100,7 @@ async fn json_rpc_error_bodies_are_read_on_any_status() {
         }
         assert_eq!(client.stats().pending_requests, 0);
         // The connection is fine afterwards.
-        assert_eq!(
-            client
-                .call_tool("ping", json!({}))
-                .await
-                .unwrap()
-                .joined_text(),
-            "pong"
-        );
+        assert_pongs(&client).await;
     })
     .await;
 }
@@ -115,14 +131,7 @@ async fn a_status_without_a_json_rpc_body_fails_that_request() {
             e.is_outcome_unknown() && e.to_string().contains("503"),
             "{e}"
         );
-        assert_eq!(
-            client
-                .call_tool("ping", json!({}))
-                .await
-                .unwrap()
-                .joined_text(),
-            "pong"
-        );
+        assert_pongs(&client).await;
     })
     .await;
 }
@@ -145,10 +154,7 @@ async fn a_broken_tools_call_stream_is_outcome_unknown() {
 #[tokio::test]
 async fn a_refused_connection_is_not_outcome_unknown() {
     bounded(async {
-        let port = {
-            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            l.local_addr().unwrap().port()
-        };
+        let port = unused_port();
         let client = Client::builder()
             .protocol_version("2026-07-28")
             .connect(Http::new(format!("http://127.0.0.1:{port}/mcp")))
@@ -172,10 +178,7 @@ async fn a_refused_connection_is_not_outcome_unknown() {
 #[tokio::test]
 async fn connecting_where_nothing_listens_is_a_connection_error() {
     bounded(async {
-        let port = {
-            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            l.local_addr().unwrap().port()
-        };
+        let port = unused_port();
         for pin in [None, Some("2025-11-25"), Some("2026-07-28")] {
             let http = Http::new(format!("http://127.0.0.1:{port}/mcp"));
             let connected = match pin {
@@ -206,7 +209,7 @@ async fn connecting_where_nothing_listens_is_a_connection_error() {
 async fn a_timed_out_request_closes_its_stream_without_a_post() {
     bounded(async {
         let front = Front::start(&ping(), Mode::Sse).await;
-        front.script(|s, n| (s.method == "tools/list" && n == 0).then_some(Scripted::Hold));
+        hold_the_first_tools_list(&front);
         let client = Client::builder()
             .request_timeout(ms(300))
             .connect(http(&front))
@@ -234,7 +237,7 @@ async fn a_timed_out_request_closes_its_stream_without_a_post() {
 async fn the_transport_timeout_bounds_each_exchange() {
     bounded(async {
         let front = Front::start(&ping(), Mode::Sse).await;
-        front.script(|s, n| (s.method == "tools/list" && n == 0).then_some(Scripted::Hold));
+        hold_the_first_tools_list(&front);
         let client = Client::connect(http(&front).timeout(ms(200)))
             .await
             .unwrap();
