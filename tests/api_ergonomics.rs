@@ -19,11 +19,7 @@ async fn settings_chosen_at_run_time_fit_one_call_chain() {
         (false, Some(ms(350))),
         (true, Some(ms(350))),
     ] {
-        let server = export(
-            TaskScript::new()
-                .poll_interval(ms(100))
-                .complete(ms(1_000), text("done")),
-        );
+        let server = polled_export(ms(100), ms(1_000), "done");
         let client = client(&server).await;
         let done = client
             .task()
@@ -49,18 +45,9 @@ async fn settings_chosen_at_run_time_fit_one_call_chain() {
 
 #[tokio::test(start_paused = true)]
 async fn finish_within_bounds_one_wait_and_keeps_the_builders_for_the_next() {
-    let server = export(
-        TaskScript::new()
-            .poll_interval(ms(100))
-            .complete(ms(3_000), text("done")),
-    );
+    let server = polled_export(ms(100), ms(3_000), "done");
     let client = client(&server).await;
-    let state = client
-        .task()
-        .timeout(ms(60_000))
-        .call_tool("export", json!({}))
-        .await
-        .unwrap();
+    let state = start_export_within(&client, ms(60_000)).await;
     let TaskState::Pending(task) = state else {
         panic!("expected a pending task")
     };

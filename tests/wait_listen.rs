@@ -69,11 +69,7 @@ async fn pushes_finish_the_wait_with_one_read_after_the_ack() {
 
 #[tokio::test(start_paused = true)]
 async fn the_read_after_the_ack_catches_an_earlier_change() {
-    let server = export(
-        TaskScript::new()
-            .poll_interval(ms(600_000))
-            .complete(ms(5), text("early")),
-    );
+    let server = polled_export(ms(600_000), ms(5), "early");
     let client = client(&server).await;
     let state = start_listening(&client, "export").await;
     // The task completes before anyone listens: no push will ever come.
@@ -159,11 +155,7 @@ async fn an_ack_without_the_id_falls_back_to_polling() {
 
 #[tokio::test(start_paused = true)]
 async fn a_stream_the_server_ends_falls_back_to_polling() {
-    let server = export(
-        TaskScript::new()
-            .poll_interval(ms(100))
-            .complete(ms(1000), text("polled")),
-    );
+    let server = polled_export(ms(100), ms(1000), "polled");
     let client = client(&server).await;
     let state = start_listening(&client, "export").await;
     let waiter = tokio::spawn(async move { state.await });
