@@ -102,29 +102,30 @@ fn url_request() -> InputRequests {
     .into()
 }
 
+/// A server whose `export` task asks `requests` once and completes with
+/// the answers, and whose `deploy` tool asks them as `input_required`.
+fn asking(requests: InputRequests) -> TestServer {
+    export(
+        TaskScript::new()
+            .poll_interval(ms(100))
+            .input(ms(50), requests.clone())
+            .complete_with_inputs(ms(50)),
+    )
+    .tool(ScriptedTool::input_required(
+        "deploy",
+        requests,
+        None,
+        text("deployed"),
+    ))
+}
+
 fn caps_sent(server: &TestServer, method: &str) -> serde_json::Value {
     of(server, method)[0].params["_meta"][META_CLIENT_CAPABILITIES].clone()
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_url_elicitation_is_only_handed_to_a_url_handler() {
-    let tool = |name: &str| {
-        ScriptedTool::task(
-            name,
-            TaskScript::new()
-                .poll_interval(ms(100))
-                .input(ms(50), url_request())
-                .complete_with_inputs(ms(50)),
-        )
-    };
-    let server = TestServer::new()
-        .tool(tool("export"))
-        .tool(ScriptedTool::input_required(
-            "deploy",
-            url_request(),
-            None,
-            text("deployed"),
-        ));
+    let server = asking(url_request());
 
     // A client that answers forms only does not declare URL mode, and leaves
     // the URL to its caller.
@@ -148,13 +149,7 @@ async fn a_url_elicitation_is_only_handed_to_a_url_handler() {
         }
     });
     let client = client_with(&server, urls).await;
-    let done = client
-        .task()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    let done = finish_call(&client, "export").await;
     let inputs = done.into_result().unwrap().structured_content.unwrap();
     assert_eq!(
         inputs["inputResponses"]["login"],
@@ -182,18 +177,7 @@ fn sampling_and_roots() -> InputRequests {
 
 #[tokio::test(start_paused = true)]
 async fn sampling_and_roots_are_never_answered_without_a_handler() {
-    let server = export(
-        TaskScript::new()
-            .poll_interval(ms(100))
-            .input(ms(50), sampling_and_roots())
-            .complete_with_inputs(ms(50)),
-    )
-    .tool(ScriptedTool::input_required(
-        "deploy",
-        sampling_and_roots(),
-        None,
-        text("deployed"),
-    ));
+    let server = asking(sampling_and_roots());
     let client = client_with(&server, accept_forms()).await;
     let task = export_stops_at_input(&client).await;
     assert_eq!(task.requests().len(), 2);
@@ -224,13 +208,7 @@ async fn sampling_and_roots_are_never_answered_without_a_handler() {
             })
         });
     let client = client_with(&server, both).await;
-    let done = client
-        .task()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    let done = finish_call(&client, "export").await;
     let inputs = done.into_result().unwrap().structured_content.unwrap();
     assert_eq!(inputs["inputResponses"]["summary"]["model"], "local");
     assert_eq!(
