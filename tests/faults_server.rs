@@ -16,7 +16,7 @@ use futures_core::Stream;
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, TaskStatus};
 use mcp_tasks::testing::{Faults, ScriptedTool, TaskScript, TestServer};
-use mcp_tasks::{Client, TaskState, Updates};
+use mcp_tasks::{Client, Pending, Task, TaskState, Updates};
 use serde_json::json;
 use support::*;
 use tokio::time::Instant;
@@ -173,15 +173,7 @@ async fn a_task_that_goes_back_after_it_ended_keeps_its_first_end() {
         Faults::new().regress_after_terminal(),
     );
     let client = support::client(&server).await;
-    let TaskState::Pending(task) = client
-        .task()
-        .listen()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-    else {
-        panic!("expected a pending task")
-    };
+    let task = listening_export(&client, None).await;
     let seen = snapshots(task.updates()).await;
     assert_eq!(
         seen,
@@ -194,6 +186,22 @@ async fn a_task_that_goes_back_after_it_ended_keeps_its_first_end() {
     tokio::time::sleep(ms(100)).await;
     assert_eq!(server.faults_fired(), 1, "the regressed push was sent");
     assert_eq!(server.count("tasks/get"), 1, "only the read after the ack");
+}
+
+/// Starts `export` listening, its waits bounded by `timeout` (`None`:
+/// the default); the pending handle.
+async fn listening_export(client: &Client, timeout: Option<Duration>) -> Task<Pending> {
+    let TaskState::Pending(task) = client
+        .task()
+        .listen()
+        .maybe_timeout(timeout)
+        .call_tool("export", json!({}))
+        .await
+        .unwrap()
+    else {
+        panic!("expected a pending task")
+    };
+    task
 }
 
 fn counting_handlers(calls: Arc<AtomicUsize>) -> InputHandlers {
@@ -266,15 +274,7 @@ fn step(message: &Option<String>) -> u32 {
 async fn a_slow_consumer_lags_and_resyncs_with_one_read_never_going_back() {
     let server = faulty(chatty().poll_interval(ms(600_000)), Faults::new());
     let client = client(&server).await;
-    let TaskState::Pending(task) = client
-        .task()
-        .listen()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-    else {
-        panic!("expected a pending task")
-    };
+    let task = listening_export(&client, None).await;
     // Listen, then stop consuming while forty pushes arrive.
     let TaskState::Pending(task) = task.next().await.unwrap() else {
         panic!("still working")
@@ -305,16 +305,7 @@ async fn a_slow_consumer_lags_and_resyncs_with_one_read_never_going_back() {
 async fn a_stream_that_ends_while_the_consumer_lags_falls_back_to_polling() {
     let server = faulty(chatty(), Faults::new());
     let client = client(&server).await;
-    let TaskState::Pending(task) = client
-        .task()
-        .listen()
-        .timeout(ms(10_000))
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-    else {
-        panic!("expected a pending task")
-    };
+    let task = listening_export(&client, Some(ms(10_000))).await;
     let TaskState::Pending(task) = task.next().await.unwrap() else {
         panic!("still working")
     };
