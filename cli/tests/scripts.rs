@@ -14,15 +14,19 @@ mod ending_server;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use ending_server::{Ending, Era, Payload};
 use serde_json::Value;
 
+#[path = "support/data_dir.rs"]
+#[allow(dead_code, reason = "only `run` is used here")]
+mod data_dir;
 #[path = "support/http_demo.rs"]
 mod http_demo;
+use data_dir::run as run_in;
 use http_demo::HttpDemo;
 
 const CLI: &str = env!("CARGO_BIN_EXE_mcp-tasks");
@@ -65,38 +69,6 @@ fn bounded_wait(child: &mut Child, what: &str) -> ExitStatus {
             panic!("mcp-tasks {what} did not end within {LIMIT:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// `mcp-tasks ARGS` without a terminal, with `data` as its task list
-/// folder; both pipes read on threads so that a full one never stalls it.
-fn run_in(data: &Path, args: &[&str]) -> Output {
-    let mut child = Command::new(CLI)
-        .args(args)
-        .env("MCP_TASKS_DATA_DIR", data)
-        .env_remove("MCP_BEARER_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run mcp-tasks");
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let stdout = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        let _ = out.read_to_end(&mut b);
-        b
-    });
-    let stderr = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        let _ = err.read_to_end(&mut b);
-        b
-    });
-    let status = bounded_wait(&mut child, &format!("{args:?}"));
-    Output {
-        status,
-        stdout: stdout.join().unwrap(),
-        stderr: stderr.join().unwrap(),
     }
 }
 
