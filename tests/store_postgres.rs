@@ -86,6 +86,16 @@ async fn store(pg: &Pg) -> (PostgresStore, String) {
 }
 
 /// The database `url` names: its last `dbname=`, or a URL's path.
+/// The schema versions recorded in the database, oldest first.
+async fn schema_versions(raw: &tokio_postgres::Client) -> Vec<i64> {
+    raw.query("SELECT version FROM mcp_tasks_schema ORDER BY version", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
 fn dbname(url: &str) -> String {
     let name = match url.split_once("://") {
         Some((_, rest)) => rest.rsplit('/').next().unwrap_or_default(),
@@ -177,13 +187,7 @@ async fn workers_starting_together_migrate_once(pg: Pg) {
         done.unwrap().expect("every worker connects");
     }
     let raw = postgres::connect(&url).await;
-    let versions: Vec<i64> = raw
-        .query("SELECT version FROM mcp_tasks_schema ORDER BY version", &[])
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let versions = schema_versions(&raw).await;
     assert_eq!(versions, [1, 2, 3, 4, 5, 6], "each migration, applied once");
 }
 
@@ -347,13 +351,7 @@ async fn a_version_1_database_is_migrated(pg: Pg) {
         .await
         .expect("connect");
     let raw = postgres::connect(&url).await;
-    let versions: Vec<i64> = raw
-        .query("SELECT version FROM mcp_tasks_schema ORDER BY version", &[])
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let versions = schema_versions(&raw).await;
     assert_eq!(versions, [1, 2, 3, 4, 5, 6]);
     // Room on each page for a claim's HOT update, on a table made before.
     let options: Vec<String> = raw
