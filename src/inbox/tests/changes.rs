@@ -52,15 +52,7 @@ async fn an_answer_is_stored_once_and_a_refusal_says_why_next_to_its_field() {
     )
     .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(
-        store
-            .get(RecordId(1))
-            .await
-            .unwrap()
-            .unwrap()
-            .answers
-            .is_empty()
-    );
+    assert!(record(&store, 1).await.answers.is_empty());
     // A fitting answer: stored, back to the page it came from.
     let r = post(
         &app,
@@ -70,12 +62,12 @@ async fn an_answer_is_stored_once_and_a_refusal_says_why_next_to_its_field() {
     .await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
     assert_eq!(r.headers["location"], "/tasks/1");
-    let record = store.get(RecordId(1)).await.unwrap().unwrap();
+    let stored = record(&store, 1).await;
     let expected: InputResponse = crate::protocol::ElicitResult::accept(
         json!({"when": "2025-01-01T00:00:00Z", "count": 3, "ok": true}),
     )
     .into();
-    assert_eq!(record.answers["q"].response, expected);
+    assert_eq!(stored.answers["q"].response, expected);
     // A second answer: the first one wins.
     let r = post(
         &app,
@@ -85,10 +77,7 @@ async fn an_answer_is_stored_once_and_a_refusal_says_why_next_to_its_field() {
     .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(r.body.contains("was already answered"), "{}", r.body);
-    assert_eq!(
-        store.get(RecordId(1)).await.unwrap().unwrap().answers["q"].response,
-        expected
-    );
+    assert_eq!(record(&store, 1).await.answers["q"].response, expected);
     let page = get(&app, "/tasks/1").await;
     assert!(
         page.body
@@ -161,15 +150,7 @@ async fn bad_answers_are_refused_with_a_clear_page() {
     let r = post(&app, "/tasks/1/answer", "_key=q&_back=task&_action=decline").await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(r.body.contains("is closed"), "{}", r.body);
-    assert!(
-        store
-            .get(RecordId(1))
-            .await
-            .unwrap()
-            .unwrap()
-            .answers
-            .is_empty()
-    );
+    assert!(record(&store, 1).await.answers.is_empty());
     // Unknown pages and records.
     assert_eq!(get(&app, "/tasks/99").await.status, StatusCode::NOT_FOUND);
     assert_eq!(get(&app, "/tasks/-").await.status, StatusCode::NOT_FOUND);
@@ -192,14 +173,7 @@ async fn a_cancel_from_the_page_asks_the_store() {
     );
     let r = post(&app, "/tasks/2/cancel", "").await;
     assert_eq!(r.status, StatusCode::SEE_OTHER);
-    assert!(
-        store
-            .get(RecordId(2))
-            .await
-            .unwrap()
-            .unwrap()
-            .cancel_requested
-    );
+    assert!(record(&store, 2).await.cancel_requested);
     assert!(
         !get(&app, "/tasks/2")
             .await
@@ -226,20 +200,9 @@ async fn only_a_delivered_record_is_forgotten_from_the_page() {
         assert!(store.get(RecordId(id)).await.unwrap().is_some());
     }
     // Delivered: forgotten.
-    let held = store
-        .claim(Claim {
-            worker: "w",
-            limit: 1,
-            now: SystemTime::now() + Duration::from_secs(5),
-            lease: Duration::from_secs(1),
-            record: Some(RecordId(3)),
-        })
-        .await
-        .unwrap();
-    store
-        .acknowledge(RecordId(3), held[0].as_ref().unwrap().fence().unwrap())
-        .await
-        .unwrap();
+    let later = SystemTime::now() + Duration::from_secs(5);
+    let fence = held(&store, "w", RecordId(3), later, Duration::from_secs(1)).await;
+    store.acknowledge(RecordId(3), fence).await.unwrap();
     assert!(
         get(&app, "/tasks/3")
             .await

@@ -24,17 +24,9 @@ async fn changes_from_another_site_are_refused() {
         .await;
         assert_eq!(r.status, StatusCode::FORBIDDEN, "{headers:?}");
     }
-    let r = store.get(RecordId(2)).await.unwrap().unwrap();
+    let r = record(&store, 2).await;
     assert!(!r.cancel_requested);
-    assert!(
-        store
-            .get(RecordId(1))
-            .await
-            .unwrap()
-            .unwrap()
-            .answers
-            .is_empty()
-    );
+    assert!(record(&store, 1).await.answers.is_empty());
     // A page is read by GET only.
     assert_eq!(
         send(&app, "GET", "/tasks/2/cancel", &[], "").await.status,

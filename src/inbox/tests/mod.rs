@@ -129,37 +129,42 @@ async fn store(n: u32) -> MemoryStore {
     store
 }
 
-async fn ask<S: TaskStore>(store: &S, id: RecordId, q: InputRequest) {
-    let now = SystemTime::now();
-    let held = store
+/// Claims record `id` for `worker` at `now`, for `lease`: the fence it holds.
+async fn held<S: TaskStore>(
+    store: &S,
+    worker: &str,
+    id: RecordId,
+    now: SystemTime,
+    lease: Duration,
+) -> Fence {
+    let claimed = store
         .claim(Claim {
-            worker: "w",
+            worker,
             limit: 1,
             now,
-            lease: Duration::from_secs(1),
+            lease,
             record: Some(id),
         })
         .await
         .unwrap();
-    let fence = held[0].as_ref().unwrap().fence().unwrap();
+    claimed[0].as_ref().unwrap().fence().unwrap()
+}
+
+/// The record `id`, which must exist.
+async fn record<S: TaskStore>(store: &S, id: i64) -> TaskRecord {
+    store.get(RecordId(id)).await.unwrap().unwrap()
+}
+
+async fn ask<S: TaskStore>(store: &S, id: RecordId, q: InputRequest) {
+    let now = SystemTime::now();
+    let fence = held(store, "w", id, now, Duration::from_secs(1)).await;
     let asked: InputRequests = [("q".to_owned(), q)].into();
     store.ask(id, fence, &asked, now).await.unwrap();
     store.renew(id, fence, now).await.unwrap();
 }
 
 async fn end<S: TaskStore>(store: &S, id: RecordId, ending: Ending) {
-    let now = SystemTime::now();
-    let held = store
-        .claim(Claim {
-            worker: "w",
-            limit: 1,
-            now,
-            lease: Duration::from_secs(1),
-            record: Some(id),
-        })
-        .await
-        .unwrap();
-    let fence = held[0].as_ref().unwrap().fence().unwrap();
+    let fence = held(store, "w", id, SystemTime::now(), Duration::from_secs(1)).await;
     store.finish(id, fence, &ending).await.unwrap();
 }
 

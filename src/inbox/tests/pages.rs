@@ -228,20 +228,7 @@ async fn a_task_page_shows_its_history_as_a_timeline_escaped() {
     task.status_message = Some("<script>alert('created')</script>".into());
     let id = store.insert(task).await.unwrap();
     let now = SystemTime::now();
-    let fence = store
-        .claim(Claim {
-            worker: "<b>w1</b>",
-            limit: 1,
-            now,
-            lease: Duration::from_secs(60),
-            record: Some(id),
-        })
-        .await
-        .unwrap()[0]
-        .as_ref()
-        .unwrap()
-        .fence()
-        .unwrap();
+    let fence = held(&store, "<b>w1</b>", id, now, Duration::from_secs(60)).await;
     let asked: InputRequests = [
         ("q".to_owned(), form_question()),
         ("<i>k</i>".to_owned(), form_question()),
@@ -298,20 +285,7 @@ async fn a_cut_history_says_so() {
     let id = store.insert(new_task(1)).await.unwrap();
     for round in 0..(MAX_HISTORY + 3) {
         let now = SystemTime::now();
-        let fence = store
-            .claim(Claim {
-                worker: "w",
-                limit: 1,
-                now,
-                lease: Duration::from_secs(60),
-                record: Some(id),
-            })
-            .await
-            .unwrap()[0]
-            .as_ref()
-            .unwrap()
-            .fence()
-            .unwrap();
+        let fence = held(&store, "w", id, now, Duration::from_secs(60)).await;
         let progress = StepReport {
             status: TaskStatus::Working,
             status_message: Some(format!("step {round}")),
