@@ -124,11 +124,11 @@ impl Client {
 /// listing [`Client::list_tools`] makes.
 impl ToolListing for Client {
     fn opt_in(&self, name: &str) -> Option<bool> {
-        self.listed_opt_in(name)
+        self.inner.listed_tools.lock().unwrap().opt_in(name)
     }
 
     fn has_listed(&self) -> bool {
-        Client::has_listed(self)
+        !self.inner.listed_tools.lock().unwrap().is_empty()
     }
 
     fn list(&self) -> BoxFuture<'_, Result<Vec<Tool>>> {

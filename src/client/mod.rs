@@ -607,17 +607,6 @@ impl Client {
             .unwrap()
             .replace(generation, listed);
     }
-
-    /// Whether a listing is remembered.
-    pub(crate) fn has_listed(&self) -> bool {
-        !self.inner.listed_tools.lock().unwrap().is_empty()
-    }
-
-    /// What the last listing said of a tool: `None` when it was not listed,
-    /// else whether it wants the legacy `task` opt-in.
-    pub(crate) fn listed_opt_in(&self, name: &str) -> Option<bool> {
-        self.inner.listed_tools.lock().unwrap().opt_in(name)
-    }
 }
 
 /// What a request sent by hand acts on (see
