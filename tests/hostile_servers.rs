@@ -279,6 +279,30 @@ async fn an_unknown_status_in_a_creation_result_keeps_the_task() {
     assert_eq!(done.snapshot().unknown_status, None);
 }
 
+/// A creation result that names its task but does not read: the error
+/// carries the task's id, so that the task can still be resumed or
+/// cancelled rather than left running unknown.
+#[tokio::test(start_paused = true)]
+async fn a_malformed_creation_result_keeps_the_task_id_in_its_error() {
+    let (client, mut sink, mut stream) = raw_peer().await;
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.task().call_tool("export", json!({})).await }
+    });
+    let request = next_request(&mut stream).await;
+    reply(
+        &mut sink,
+        result(
+            &request,
+            json!({"resultType": "task", "taskId": "t-bad", "status": 7}),
+        ),
+    )
+    .await;
+    let e = call.await.unwrap().unwrap_err();
+    assert!(e.is_protocol(), "{e}");
+    assert_eq!(e.task_id().map(|id| id.expose()), Some("t-bad"), "{e}");
+}
+
 #[tokio::test(start_paused = true)]
 async fn decode_errors_say_what_was_wrong_not_invalid_json() {
     let (client, mut sink, mut stream) = raw_peer().await;

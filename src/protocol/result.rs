@@ -1,11 +1,12 @@
 //! `resultType` dispatch: `complete`, `input_required` or `task`.
 
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use super::decode_error::DecodeError;
 use super::tagged::ResultType;
 use super::tasks::WireTask;
-use super::{CallToolResult, CreateTaskResult, DetailedTask, InputRequiredResult};
+use super::{CallToolResult, CreateTaskResult, DetailedTask, InputRequiredResult, TaskId};
 
 /// What a `tools/call` can answer, discriminated by `resultType`.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,6 +82,43 @@ pub(crate) fn is_legacy_task(json: &str) -> bool {
         task_id: serde::de::IgnoredAny,
     }
     serde_json::from_str::<Probe>(json).is_ok_and(|p| p.task.is_some() && p.content.is_none())
+}
+
+/// The id of the task a `tools/call` answer that did not decode was
+/// creating, when it names one: `taskId` beside `resultType: "task"`
+/// (2026-07-28), or in a `task` object (2025-11-25). The error for such
+/// an answer carries it, so that the task can still be resumed or
+/// cancelled. Read only on that error path.
+pub(crate) fn created_task_id(json: &str) -> Option<TaskId> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Named {
+        task_id: TaskId,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Probe {
+        #[serde(default)]
+        result_type: Option<String>,
+        #[serde(default)]
+        task_id: Option<TaskId>,
+        #[serde(default)]
+        task: Option<Named>,
+    }
+    let probe: Probe = serde_json::from_str(json).ok()?;
+    match probe {
+        Probe {
+            result_type: Some(kind),
+            task_id: Some(id),
+            ..
+        } if kind == "task" => Some(id),
+        Probe {
+            result_type: None,
+            task: Some(task),
+            ..
+        } => Some(task.task_id),
+        _ => None,
+    }
 }
 
 /// Decodes a `tasks/get` result.
@@ -270,6 +308,29 @@ mod tests {
         ] {
             let e = decode_task_snapshot(json).unwrap_err().to_string();
             assert!(e.contains(expected), "{json}: {e}");
+        }
+    }
+
+    /// Which undecodable `tools/call` answers name the task they were
+    /// creating: only a task's shape, in either era.
+    #[test]
+    fn a_creation_result_that_does_not_read_still_names_its_task() {
+        for (json, id) in [
+            (
+                r#"{"resultType":"task","taskId":"t","status":7}"#,
+                Some("t"),
+            ),
+            (r#"{"task":{"taskId":"t","status":7}}"#, Some("t")),
+            (
+                r#"{"resultType":"complete","taskId":"t","content":5}"#,
+                None,
+            ),
+            (r#"{"taskId":"t","content":5}"#, None),
+            (r#"{"resultType":"task","taskId":7}"#, None),
+            (r#"[1]"#, None),
+        ] {
+            let got = created_task_id(json);
+            assert_eq!(got.as_ref().map(TaskId::expose), id, "{json}");
         }
     }
 

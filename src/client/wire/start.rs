@@ -5,9 +5,10 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::client::connection::{Pump, Tracking};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::input::InputHandlers;
 use crate::protocol::{CallToolResult, CreateTaskResult, TaskOptIn, Tool};
 
@@ -103,5 +104,16 @@ impl TaskHold {
 impl std::fmt::Debug for TaskHold {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("TaskHold")
+    }
+}
+
+/// The error for a `tools/call` answer that did not decode: a protocol
+/// error, carrying the task's id when the answer names the task it was
+/// creating, so that no task is left running unknown (both eras).
+pub(super) fn undecodable_call(raw: &RawValue, e: impl std::fmt::Display) -> Error {
+    let error = Error::protocol(e.to_string()).with_method(crate::protocol::method::TOOLS_CALL);
+    match crate::protocol::result::created_task_id(raw.get()) {
+        Some(id) => error.with_task(&id),
+        None => error,
     }
 }

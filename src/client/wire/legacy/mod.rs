@@ -22,7 +22,7 @@ pub(crate) use tasks::Registry;
 use tasks::{Follow, LegacyTasks};
 
 use super::heard::Heard;
-use super::start::{Call, NewTask, Started, TaskHold, ToolListing};
+use super::start::{Call, NewTask, Started, TaskHold, ToolListing, undecodable_call};
 use crate::client::connection::{Connection, ServerRequest, Tracking};
 use crate::client::decode::decode;
 use crate::client::wire::Envelope;
@@ -258,8 +258,7 @@ impl Legacy {
             )
             .await
             .map_err(|e| e.with_method(method::TOOLS_CALL))?;
-        let answer = LegacyCallAnswer::read(raw.get())
-            .map_err(|e| Error::protocol(e.to_string()).with_method(method::TOOLS_CALL))?;
+        let answer = LegacyCallAnswer::read(raw.get()).map_err(|e| undecodable_call(&raw, e))?;
         let task = match answer {
             LegacyCallAnswer::Result(r) => return Ok(Started::Complete(r)),
             LegacyCallAnswer::Task(task) => task,

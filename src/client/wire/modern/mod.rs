@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 
 use super::heard::Heard;
 use super::pushes::{Watch, Watcher};
-use super::start::{Call, NewTask, Started};
+use super::start::{Call, NewTask, Started, undecodable_call};
 use crate::client::connection::{Connection, Notification, ServerRequest, Tracking};
 use crate::client::wire::Envelope;
 use crate::error::{Error, Hint, Kind, Result};
@@ -207,8 +207,8 @@ impl Modern {
                         e
                     }
                 })?;
-            let response = CallToolResponse::decode(raw.get(), true)
-                .map_err(|e| Error::protocol(e.to_string()).with_method(method::TOOLS_CALL))?;
+            let response =
+                CallToolResponse::decode(raw.get(), true).map_err(|e| undecodable_call(&raw, e))?;
             let asked = match response {
                 CallToolResponse::Complete(r) => return Ok(Started::Complete(r)),
                 CallToolResponse::Task(created) => {
