@@ -610,6 +610,41 @@ async fn calls_started_together_list_once() {
     assert_eq!(server.seen("tools/list").len(), 1);
 }
 
+/// A listing for the `task` opt-in that does not end (every page comes
+/// just within the request timeout, each with a cursor to another) is
+/// given up at the call's timeout, and the call goes without the opt-in:
+/// it does not wait out the listing's own bound of five minutes.
+#[tokio::test(start_paused = true)]
+async fn a_listing_that_never_ends_is_given_up_at_the_call_s_timeout() {
+    let timeout = Duration::from_secs(10);
+    let knobs = Knobs {
+        endless_listing_every: Some(Duration::from_secs(6)),
+        ..Knobs::default()
+    };
+    let tool = LegacyTool::new(
+        "quick",
+        "optional",
+        vec![Step::Work(100, "on it")],
+        End::Text("done"),
+    );
+    let server = server_with(vec![tool], knobs);
+    let client = Client::builder()
+        .protocol_version("2025-11-25")
+        .request_timeout(timeout)
+        .connect(server.connect().await)
+        .await
+        .expect("connect");
+    let started = Instant::now();
+    let result = client.call_tool("quick", json!({})).await.unwrap();
+    assert_eq!(result.joined_text(), "done");
+    // The listing's page under way when it was given up is answered
+    // before the server reads the call: at most one more page's wait.
+    assert!(started.elapsed() < 2 * timeout, "{:?}", started.elapsed());
+    let calls = server.seen("tools/call");
+    assert_eq!(calls.len(), 1);
+    assert!(calls[0].message["params"].get("task").is_none());
+}
+
 /// A server that says `working` again after a task completed: the handle
 /// that saw the end keeps it (a finished handle never reads again), and a
 /// handle resumed later, while the first still lives, follows what the

@@ -68,9 +68,11 @@ impl<S: task_builder::IsComplete> TaskBuilder<S> {
     /// [`Client::list_tools`] (all its pages, within the client's listing
     /// bounds), made once per client rather than per call: calls started
     /// together wait for the same listing, and it is remembered until the
-    /// server says its tools changed. A failed listing is logged at
-    /// `debug`, and the call goes without the opt-in. A 2026-07-28
-    /// session never lists for this.
+    /// server says its tools changed. The wait for it (another call's
+    /// listing included) lasts at most the call's request timeout. A
+    /// failed listing, or one not ended by then, is logged at `debug`, and
+    /// the call goes without the opt-in, with its own timeout from then
+    /// on. A 2026-07-28 session never lists for this.
     ///
     /// # Errors
     ///

@@ -83,6 +83,9 @@ pub struct Knobs {
     /// Follow every `tools/list` answer with `notifications/tools/list_changed`
     /// (server-everything sends bursts of them after the handshake).
     pub list_changed_after_list: bool,
+    /// Answer each `tools/list` page after this long, always with a
+    /// cursor to one more page: a listing that never ends.
+    pub endless_listing_every: Option<Duration>,
 }
 
 /// One message the server received.
@@ -327,7 +330,17 @@ impl LegacyServer {
                         })
                         .collect()
                 };
-                self.answer(&m, json!({"tools": tools})).await;
+                let endless = self.state.lock().unwrap().knobs.endless_listing_every;
+                match endless {
+                    Some(every) => {
+                        tokio::time::sleep(every).await;
+                        let page = self.seen("tools/list").len();
+                        let next = format!("page-{page}");
+                        self.answer(&m, json!({"tools": tools, "nextCursor": next}))
+                            .await;
+                    }
+                    None => self.answer(&m, json!({"tools": tools})).await,
+                }
                 if self.state.lock().unwrap().knobs.list_changed_after_list {
                     self.send(
                         json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),

@@ -235,7 +235,18 @@ impl Legacy {
     /// (with the `task` opt-in, which the call carries only when the
     /// server runs tasks) a task's creation result `{"task": {…}}`.
     pub(crate) async fn start(&self, call: Call<'_>) -> Result<Started> {
-        let listed = self.listed(call.name, call.tools).await;
+        // Bounded by the call's timeout, as a wait on the server for this
+        // call: a listing that has not ended by then is given up, as a
+        // failed one is.
+        let listed = tokio::time::timeout(call.timeout, self.listed(call.name, call.tools))
+            .await
+            .unwrap_or_else(|_| {
+                tracing::debug!(
+                    tool = call.name,
+                    "listing the tools for their task support did not end within the call's timeout"
+                );
+                None
+            });
         let opt_in = call.opt_in(listed).filter(|_| self.task_calls);
         let asked_for_a_task = opt_in.is_some();
         let mut tracking = call.progress;
@@ -290,7 +301,9 @@ impl Legacy {
     /// held for the listing only, never through a call), and later calls
     /// read what it left. A `list_changed` from the server forgets it;
     /// the next call lists again. A failed listing is logged, and the
-    /// call goes without the opt-in.
+    /// call goes without the opt-in; so does one that has not ended
+    /// within the call's timeout (the wait for another call's listing
+    /// included), which [`Legacy::start`] bounds it by.
     async fn listed(&self, name: &str, tools: &dyn ToolListing) -> Option<bool> {
         let listed = tools.opt_in(name);
         if listed.is_some() || !self.task_calls {
