@@ -10,8 +10,11 @@
 //!   SQLite and Postgres, and the floor beside each: a bare loop that
 //!   claims a batch, reads each task with a raw `tasks/get` and saves it,
 //!   with the tracker's batch and concurrency. Reads per second (the demo
-//!   server's count) and store calls per read; for Postgres also the
-//!   transactions the database committed (`pg_stat_database`).
+//!   server's count), store calls per read, and CPU time per read of this
+//!   process (`/proc/PID/stat`); for Postgres also the transactions the
+//!   database committed (`pg_stat_database`) and the cluster's CPU time
+//!   per read. CPU per read is the figure to compare on a busy machine:
+//!   other work slows the reads but adds little to their CPU.
 //! - `many`: `--tasks` records pending in Postgres, worked by 1, 2 and 4
 //!   worker processes (this binary with `--worker`): reads per second;
 //!   CPU time per read of the workers, of the whole Postgres cluster and
@@ -270,7 +273,7 @@ fn one(args: &Args) -> Fallible {
         args.rounds
     );
     println!(
-        "store     loop     reads/s  claim/read save/read next_due/read other  (Postgres: commits/read rows updated/read)"
+        "store     loop     reads/s  claim/read save/read next_due/read other  cpu µs/read  (Postgres: commits/read rows updated/read cpu µs/read)"
     );
     let mut n = 0;
     for round in 0..args.rounds {
@@ -314,7 +317,11 @@ fn one(args: &Args) -> Fallible {
                                 .await
                                 .map_err(|e| format!("connect: {e}"))?;
                             tokio::time::sleep(Duration::from_millis(500)).await;
-                            run_one(&demo, &client, &[], store, floor, secs, Some(url)).await
+                            let db = Db {
+                                url,
+                                postmaster: pg.as_ref().and_then(|(c, _)| c.postmaster()),
+                            };
+                            run_one(&demo, &client, &[], store, floor, secs, Some(db)).await
                         }
                         (Kind::Postgres, None) => unreachable!("skipped above"),
                     }
@@ -334,6 +341,13 @@ fn one(args: &Args) -> Fallible {
     Ok(())
 }
 
+/// The Postgres a round of `one` runs on.
+struct Db<'a> {
+    url: &'a str,
+    /// The cluster's postmaster, whose CPU time is counted.
+    postmaster: Option<u32>,
+}
+
 /// Fills `store` with a record for each of `refs`, then runs the tracker
 /// (or the floor) on it for `secs`.
 async fn run_one<S: TaskStore>(
@@ -343,8 +357,10 @@ async fn run_one<S: TaskStore>(
     store: S,
     floor: bool,
     secs: Duration,
-    url: Option<&str>,
+    db: Option<Db<'_>>,
 ) -> Fallible<String> {
+    let url = db.as_ref().map(|d| d.url);
+    let postmaster = db.as_ref().and_then(|d| d.postmaster);
     let store = Arc::new(store);
     if !refs.is_empty() {
         fill(&store, refs, refs.len()).await?;
@@ -358,6 +374,8 @@ async fn run_one<S: TaskStore>(
     };
     let (probe, calls) = probe(store, None);
     let before = reads(demo)?;
+    let own_before = stat(std::process::id())?.own();
+    let db_before = postmaster.map(cluster_cpu).transpose()?;
     let start = Instant::now();
     if floor {
         let _ = tokio::time::timeout(secs, bare_loop(probe, client.clone())).await;
@@ -371,16 +389,23 @@ async fn run_one<S: TaskStore>(
         let _ = tokio::time::timeout(secs, tracker.run(|_| async { true })).await;
     }
     let elapsed = start.elapsed().as_secs_f64();
+    let own = stat(std::process::id())?.own() - own_before;
+    let db = match (postmaster, db_before) {
+        (Some(pm), Some(before)) => Some(cluster_cpu(pm)?.saturating_sub(before)),
+        _ => None,
+    };
     let n = reads(demo)? - before;
     let per = |c: u64| c as f64 / n.max(1) as f64;
+    let micros = 1e6 / clock_tick()? as f64;
     let [claim, save, next_due, other] = calls.read();
     let mut line = format!(
-        "{:>8.0}  {:>10.4} {:>9.4} {:>13.4} {:>5}",
+        "{:>8.0}  {:>10.4} {:>9.4} {:>13.4} {:>5} {:>11.1}",
         n as f64 / elapsed,
         per(claim),
         per(save),
         per(next_due),
-        other
+        other,
+        per(own) * micros
     );
     if let (Some(u), Some((c0, t0))) = (url, before_db) {
         // The store's connection is closed (the tracker was dropped): its
@@ -389,9 +414,10 @@ async fn run_one<S: TaskStore>(
         let (c1, t1) = commits(u).await;
         // One commit is the query that read `before`.
         line += &format!(
-            "  {:.4} {:.4}",
+            "  {:.4} {:.4} {:.1}",
             per((c1 - c0 - 1).max(0) as u64),
-            per((t1 - t0).max(0) as u64)
+            per((t1 - t0).max(0) as u64),
+            per(db.unwrap_or(0)) * micros
         );
     }
     Ok(line)
