@@ -208,6 +208,7 @@ impl TaskStore for MemoryStore {
             records.nudged.remove(&id);
             let r = records.by_id.get_mut(&id).expect("a listed record");
             // A lease that ran out rather than being given back.
+            let mut added = History::default();
             if let Some(old) = r
                 .lease
                 .as_ref()
@@ -217,6 +218,7 @@ impl TaskStore for MemoryStore {
                     from: old.owner.clone(),
                     to: claim.worker.to_owned(),
                 };
+                added.push(claim.now, event.clone());
                 r.history.push(claim.now, event);
             }
             r.lease = Some(Lease {
@@ -224,7 +226,10 @@ impl TaskStore for MemoryStore {
                 until,
                 fence,
             });
+            // The history stays behind: the claim brings what it added.
+            let history = std::mem::replace(&mut r.history, added);
             out.push(Ok(r.clone()));
+            r.history = history;
         }
         Ok(out)
     }

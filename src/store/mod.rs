@@ -342,7 +342,8 @@ pub struct TaskRecord {
     /// Whether the application acknowledged the ending.
     pub delivered: bool,
     /// What happened to the task, newest last: at most [`MAX_HISTORY`]
-    /// entries (see [`History`]).
+    /// entries (see [`History`]). In a record a claim returns, only what
+    /// that claim added (see [`TaskStore::claim`]).
     pub history: History,
 }
 
@@ -675,11 +676,20 @@ pub trait TaskStore: Send + Sync + 'static {
     /// With `claim.record`, only that record, due or not, when it has no
     /// live lease and is open or undelivered.
     ///
+    /// A claimed record comes without its history, which a worker does
+    /// not need: its [`history`](TaskRecord::history) holds only what the
+    /// claim added (a [`TakenOver`](Event::TakenOver) entry when the
+    /// record's last lease ran out rather than being given back), so that
+    /// a claim does not carry every record's history. [`get`](TaskStore::get)
+    /// reads the whole.
+    ///
     /// A record that cannot be read (a corrupt row) comes back as an
     /// error in its place, still leased, so that it is not claimed again
     /// before its lease runs out; a row so damaged that its due time or
     /// lease cannot be compared is reported too (first in the batch),
-    /// never passed over in silence.
+    /// never passed over in silence. A history that cannot be read does
+    /// not keep a record from being claimed and tracked; `get` and `list`
+    /// report it.
     fn claim(
         &self,
         claim: Claim<'_>,

@@ -186,3 +186,32 @@ pub(super) async fn the_history_keeps_the_newest_and_counts_the_dropped<S: TaskS
     assert_eq!(store.get(id).await.unwrap().unwrap().history, *h);
     store.forget(id, t(2_000)).await.unwrap();
 }
+
+/// A claimed record brings only the history its claim added (a takeover,
+/// or nothing), whichever way it was claimed; `get` reads the whole.
+pub(super) async fn a_claim_brings_only_the_history_it_added<S: TaskStore>(store: &S) {
+    let id = store.insert(new_task(91, t(0))).await.unwrap();
+    let fence = held(store, "w1", id, t(0)).await;
+    store.save(id, fence, progress(t(0))).await.unwrap();
+    assert_eq!(history_of(store, id).await.len(), 2, "created, a status");
+
+    // Given back by its save: no takeover, and no history.
+    let r = claim_record(store, "w2", id, t(1)).await.remove(0);
+    assert_eq!(r.history, History::default());
+    // Its lease runs out, and a claim of due records takes it over.
+    let mut due = claimed(store, claim("w3", 1_000, t(1) + Duration::from_secs(60))).await;
+    due.retain(|r| r.id == id);
+    let [r] = due.as_slice() else {
+        panic!("the record, claimed: {due:?}");
+    };
+    let took = Event::TakenOver {
+        from: "w2".into(),
+        to: "w3".into(),
+    };
+    assert_eq!(events(r), std::slice::from_ref(&took));
+    assert_eq!(r.history.dropped, 0);
+    assert_eq!(r.history.entries[0].at, t(1) + Duration::from_secs(60));
+    assert_eq!(history_of(store, id).await.len(), 3);
+    assert_eq!(history_of(store, id).await.last(), Some(&took));
+    store.forget(id, t(200)).await.unwrap();
+}

@@ -140,6 +140,7 @@ pub async fn contract<S: TaskStore>(store: &S) {
     listings_filter_by_status(store).await;
     each_change_adds_one_history_entry(store).await;
     the_history_keeps_the_newest_and_counts_the_dropped(store).await;
+    a_claim_brings_only_the_history_it_added(store).await;
 }
 
 #[tokio::test]

@@ -30,14 +30,23 @@ use super::{
 use crate::protocol::{InputRequests, InputResponse};
 use crate::task::TaskRef;
 
-/// A record's columns, in the order [`decode`] reads them by name.
-macro_rules! columns {
+/// A record's columns but its history, which [`decode`] reads by name.
+macro_rules! record_columns {
     () => {
         "t.id, t.task_id, t.server, t.protocol_version, t.tool, t.key, t.scope, \
          t.created, t.updated, t.status, t.status_message, t.poll_interval_ms, t.due, \
          t.failed_reads, t.lease_owner, t.lease_until, t.fence, t.answers, \
-         t.cancel_requested, t.ending, t.delivered, t.questions, t.schedule, t.unique_key, \
-         t.history::text AS history, t.history_dropped"
+         t.cancel_requested, t.ending, t.delivered, t.questions, t.schedule, t.unique_key"
+    };
+}
+
+/// A record's columns, which [`decode`] reads by name.
+macro_rules! columns {
+    () => {
+        concat!(
+            record_columns!(),
+            ", t.history::text AS history, t.history_dropped"
+        )
     };
 }
 

@@ -107,17 +107,20 @@ impl Statements {
                         "WITH clock AS MATERIALIZED (SELECT COALESCE($1::int8, ",
                         db_now!(),
                         ") AS now), \
-                         picked AS MATERIALIZED (SELECT id FROM mcp_tasks_tasks \
+                         picked AS MATERIALIZED (SELECT id, lease_owner, lease_until \
+                         FROM mcp_tasks_tasks \
                          WHERE id = $4 AND (lease_until IS NULL OR lease_until <= (SELECT now FROM clock)) \
                          AND (ending IS NULL OR NOT delivered) FOR UPDATE SKIP LOCKED), \
                          claimed AS (UPDATE mcp_tasks_tasks AS t SET lease_owner = $2, \
                          lease_until = (SELECT now FROM clock) + $3::int8, \
                          fence = nextval('mcp_tasks_fence'), nudged = FALSE, {takeover} \
                          FROM picked WHERE t.id = picked.id RETURNING ",
-                        columns!(),
-                        ") SELECT c.*, clock.now AS clock FROM clock LEFT JOIN claimed AS c ON TRUE"
+                        record_columns!(),
+                        ", {taken} AS history, 0::int8 AS history_dropped\
+                         ) SELECT c.*, clock.now AS clock FROM clock LEFT JOIN claimed AS c ON TRUE"
                     ),
-                    takeover = takeover()
+                    takeover = takeover(),
+                    taken = taken()
                 ))
                 .await?,
             renew: client
@@ -313,36 +316,50 @@ pub(super) fn claim_due(limit: &str) -> String {
         "WITH clock AS MATERIALIZED (SELECT COALESCE($1::int8, ",
         db_now!(),
         ") AS now), \
-         open AS MATERIALIZED (SELECT id, due FROM mcp_tasks_tasks \
+         open AS MATERIALIZED (SELECT id, due, lease_owner, lease_until FROM mcp_tasks_tasks \
          WHERE ending IS NULL AND due <= (SELECT now FROM clock) \
          AND (lease_until IS NULL OR lease_until <= (SELECT now FROM clock)) \
          ORDER BY due, id LIMIT {limit} FOR UPDATE SKIP LOCKED), \
-         ended AS MATERIALIZED (SELECT id, due FROM mcp_tasks_tasks \
+         ended AS MATERIALIZED (SELECT id, due, lease_owner, lease_until FROM mcp_tasks_tasks \
          WHERE ending IS NOT NULL AND NOT delivered \
          AND (lease_until IS NULL OR lease_until <= (SELECT now FROM clock)) \
          ORDER BY due, id LIMIT {limit} FOR UPDATE SKIP LOCKED), \
-         picked AS (SELECT id FROM (SELECT id, due FROM open UNION ALL \
-         SELECT id, due FROM ended) AS due_now ORDER BY due, id LIMIT {limit}), \
+         picked AS (SELECT * FROM (SELECT * FROM open UNION ALL \
+         SELECT * FROM ended) AS due_now ORDER BY due, id LIMIT {limit}), \
          claimed AS (UPDATE mcp_tasks_tasks AS t SET lease_owner = $2, \
          lease_until = (SELECT now FROM clock) + $3::int8, \
          fence = nextval('mcp_tasks_fence'), nudged = FALSE, {takeover} \
          FROM picked WHERE t.id = picked.id RETURNING ",
-        columns!(),
+        record_columns!(),
+        ", {taken} AS history, 0::int8 AS history_dropped",
         // One row at least, for the clock: no record, no id.
         ") SELECT c.*, clock.now AS clock FROM clock LEFT JOIN claimed AS c ON TRUE \
          ORDER BY c.due, c.id"
     )
     .replace("{limit}", limit)
     .replace("{takeover}", &takeover())
+    .replace("{taken}", &taken())
 }
 
-/// The `SET` clauses of a claim that note a takeover in the history: the
-/// record's last lease ran out rather than being given back (a lease's
-/// end of 0), so its history says from whom ($2: the claiming worker).
+/// A claimed record whose last lease ran out rather than being given
+/// back (a lease's end of 0): read from `picked`, the row as it was
+/// before the claim.
+const TAKEN_OVER: &str = "picked.lease_owner IS NOT NULL AND picked.lease_until > 0";
+
+/// The history entry of a takeover, as a one-entry JSON array: from the
+/// worker whose lease ran out, to the claiming one ($2).
+const TAKEOVER_ENTRY: &str = "jsonb_build_array(jsonb_build_object('at', (SELECT now FROM clock), \
+     'event', 'taken_over', 'from', picked.lease_owner, 'to', $2::text))";
+
+/// The `SET` clauses of a claim that note a takeover in the history.
 fn takeover() -> String {
-    append_history(
-        "lease_owner IS NOT NULL AND lease_until > 0",
-        "jsonb_build_array(jsonb_build_object('at', (SELECT now FROM clock), \
-         'event', 'taken_over', 'from', lease_owner, 'to', $2::text))",
-    )
+    append_history(TAKEN_OVER, TAKEOVER_ENTRY)
+}
+
+/// What a claim returns of a record's history: only the takeover it
+/// added, if any. The rest stays in the database; a worker needs none of
+/// it, and each record's history would be sent and decoded on every
+/// claim.
+fn taken() -> String {
+    format!("(CASE WHEN {TAKEN_OVER} THEN {TAKEOVER_ENTRY} ELSE '[]'::jsonb END)::text")
 }

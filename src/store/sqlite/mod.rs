@@ -57,7 +57,7 @@ mod sql;
 use schema::{create_private, prepare};
 use sql::{
     CLAIMABLE, CLAIMABLE_ONE, COLUMNS, HELD, append_history, cut_text, decode, immediate,
-    lease_misfiled, lease_sql, pool_stopped, read_book, sql, write_book, write_held,
+    lease_misfiled, lease_picked, pick_sql, pool_stopped, read_book, sql, write_book, write_held,
 };
 
 /// A task store in one SQLite file: the embedded default.
@@ -322,11 +322,11 @@ impl TaskStore for SqliteStore {
             .checked_add(claim.lease)
             .map_or(i64::MAX, row::millis);
         let limit = i64::try_from(claim.limit).unwrap_or(i64::MAX);
-        static LEASE_DUE: LazyLock<String> = LazyLock::new(|| lease_sql(CLAIMABLE));
-        static LEASE_ONE: LazyLock<String> = LazyLock::new(|| lease_sql(CLAIMABLE_ONE));
-        let (statement, selector): (&'static str, _) = match claim.record {
-            Some(id) => (&LEASE_ONE, id.0),
-            None => (&LEASE_DUE, limit),
+        static PICK_DUE: LazyLock<String> = LazyLock::new(|| pick_sql(CLAIMABLE));
+        static PICK_ONE: LazyLock<String> = LazyLock::new(|| pick_sql(CLAIMABLE_ONE));
+        let (pick, selector): (&'static str, _) = match claim.record {
+            Some(id) => (&PICK_ONE, id.0),
+            None => (&PICK_DUE, limit),
         };
         let record = claim.record;
         self.run(move |conn| {
@@ -337,17 +337,7 @@ impl TaskStore for SqliteStore {
                 let mut out = Vec::new();
                 if left > 0 && (record.is_none() || damaged.is_empty()) {
                     let selector = if record.is_some() { selector } else { left };
-                    let mut s = tx.prepare_cached(statement).map_err(sql)?;
-                    let mut rows = s
-                        .query(params![now, selector, worker, until])
-                        .map_err(sql)?;
-                    while let Some(r) = rows.next().map_err(sql)? {
-                        let order = (
-                            r.get::<_, i64>("due_ms").unwrap_or(i64::MAX),
-                            r.get::<_, i64>("id").unwrap_or(i64::MAX),
-                        );
-                        out.push((order, decode(r)));
-                    }
+                    out = lease_picked(tx, pick, now, selector, &worker, until)?;
                 }
                 if !out.is_empty() || !damaged.is_empty() {
                     tx.prepare_cached("UPDATE fences SET last = last + 1")

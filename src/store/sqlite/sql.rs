@@ -2,6 +2,8 @@
 //! row is read back (strictly), how errors map to [`StoreError`], and the
 //! fenced writes every held record goes through.
 
+use std::collections::HashMap;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use rusqlite::types::FromSql;
@@ -10,19 +12,31 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, TransactionBehavio
 use super::super::history::{MAX_HISTORY, MAX_HISTORY_TEXT};
 use super::super::row;
 use super::super::{
-    Answers, Fence, History, HistoryEntry, Lease, Questions, RecordId, StoreError, StoreResult,
-    TaskRecord,
+    Answers, Event, Fence, History, HistoryEntry, Lease, Questions, RecordId, StoreError,
+    StoreResult, TaskRecord,
 };
 
 /// How long a statement waits for another connection's write transaction
 /// (`SqliteStore::BUSY_TIMEOUT`).
 pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The columns of a record but its history, in the order [`decode`]
+/// reads them.
+macro_rules! record_columns {
+    () => {
+        "id, task_id, server, protocol_version, tool, key, scope, \
+         created_ms, updated_ms, status, status_message, poll_interval_ms, due_ms, failed_reads, \
+         lease_owner, lease_until_ms, fence, answers, cancel_requested, ending, delivered, \
+         questions, schedule, unique_key"
+    };
+}
+
 /// The columns of a record, in the order [`decode`] reads them.
-pub(super) const COLUMNS: &str = "id, task_id, server, protocol_version, tool, key, scope, \
-    created_ms, updated_ms, status, status_message, poll_interval_ms, due_ms, failed_reads, \
-    lease_owner, lease_until_ms, fence, answers, cancel_requested, ending, delivered, \
-    questions, schedule, unique_key, history, history_dropped";
+pub(super) const COLUMNS: &str = concat!(record_columns!(), ", history, history_dropped");
+
+/// The columns of a claimed record: an empty history in place of its own,
+/// which a claim does not bring (see [`LEASE`]).
+const CLAIMED_COLUMNS: &str = concat!(record_columns!(), ", '[]', 0");
 
 /// The error of a failed statement.
 pub(super) fn sql(e: rusqlite::Error) -> StoreError {
@@ -292,22 +306,83 @@ pub(super) const CLAIMABLE: &str = "SELECT id FROM (
             ORDER BY due_ms, id LIMIT ?2)
     ) ORDER BY due_ms, id LIMIT ?2";
 
-/// Leases the records selected by `which` (parameters `?1`: now, `?2`:
-/// limit or record) to `?3` until `?4`, under the next fence.
-///
-/// A record whose last lease ran out rather than being given back (a
-/// lease's end of 0) was taken over: its history says from whom.
-pub(super) fn lease_sql(which: &str) -> String {
+/// The records `which` selects (parameters `?1`: now, `?2`: limit or
+/// record), each with the worker whose lease ran out on it, when it did
+/// rather than being given back (a lease's end of 0): [`LEASE`] takes
+/// those over. Read first, in the same transaction, since `RETURNING`
+/// sees only the new row.
+pub(super) fn pick_sql(which: &str) -> String {
+    format!(
+        "SELECT id, CASE WHEN {TAKEN_OVER} THEN lease_owner END FROM tasks WHERE id IN ({which})"
+    )
+}
+
+/// Leases the records picked (`?2`: their ids, a JSON array) to `?3`
+/// until `?4`, under the next fence. A record taken over (`?1`: now) gets
+/// an entry in its history saying from whom. The records come back
+/// without their histories: a claim brings only what it added.
+pub(super) static LEASE: LazyLock<String> = LazyLock::new(|| {
     let takeover = append_history(
-        "lease_owner IS NOT NULL AND lease_until_ms > 0",
+        TAKEN_OVER,
         "json_object('at', ?1, 'event', 'taken_over', 'from', lease_owner, 'to', ?3)",
     );
     format!(
         "UPDATE tasks SET lease_owner = ?3, lease_until_ms = ?4, nudged = 0, \
          fence = (SELECT last + 1 FROM fences), {takeover} \
-         WHERE id IN ({which}) RETURNING {COLUMNS}"
+         WHERE id IN (SELECT value FROM json_each(?2)) RETURNING {CLAIMED_COLUMNS}"
     )
+});
+
+/// A leased record as it reads, with its order (due time, id).
+pub(super) type Leased = ((i64, i64), StoreResult<TaskRecord>);
+
+/// Picks the records `pick` selects (see [`pick_sql`]) and leases them
+/// to `worker` until `until` (see [`LEASE`]).
+pub(super) fn lease_picked(
+    tx: &Connection,
+    pick: &str,
+    now: i64,
+    selector: i64,
+    worker: &str,
+    until: i64,
+) -> StoreResult<Vec<Leased>> {
+    // Whom each picked record is taken from, if anyone.
+    let mut from: HashMap<i64, Option<String>> = tx
+        .prepare_cached(pick)
+        .and_then(|mut s| {
+            s.query_map(params![now, selector], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect()
+        })
+        .map_err(sql)?;
+    let mut out = Vec::with_capacity(from.len());
+    if from.is_empty() {
+        return Ok(out);
+    }
+    let ids: Vec<String> = from.keys().map(i64::to_string).collect();
+    let ids = format!("[{}]", ids.join(","));
+    let mut s = tx.prepare_cached(&LEASE).map_err(sql)?;
+    let mut rows = s.query(params![now, ids, worker, until]).map_err(sql)?;
+    while let Some(r) = rows.next().map_err(sql)? {
+        let order = (
+            r.get::<_, i64>("due_ms").unwrap_or(i64::MAX),
+            r.get::<_, i64>("id").unwrap_or(i64::MAX),
+        );
+        let mut record = decode(r);
+        if let Ok(claimed) = &mut record
+            && let Some(Some(from)) = from.remove(&claimed.id.0)
+        {
+            let to = worker.to_owned();
+            claimed
+                .history
+                .push(row::time(now), Event::TakenOver { from, to });
+        }
+        out.push((order, record));
+    }
+    Ok(out)
 }
+
+/// A record whose last lease ran out rather than being given back.
+const TAKEN_OVER: &str = "lease_owner IS NOT NULL AND lease_until_ms > 0";
 
 /// Finds the damaged rows a claim at `now` may take ([`misfiled!`]: free
 /// or of unknown lease, not delivered), at most `limit` (or `record`

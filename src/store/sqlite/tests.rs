@@ -230,7 +230,8 @@ async fn corrupt_rows_are_errors_in_their_place() {
 /// bug) might with raw SQL: every such row is reported, by listings and
 /// by claims alike (an error naming the record, in place of it), none is
 /// silently passed over for good, and none keeps the other rows from
-/// being claimed.
+/// being claimed. A claim does not read the history, so a record whose
+/// history alone is bad is claimed and tracked, and reported by reads.
 #[tokio::test]
 async fn a_bad_value_in_any_column_is_reported_and_starves_nothing() {
     let dir = Scratch::new("every-column");
@@ -324,10 +325,17 @@ async fn a_bad_value_in_any_column_is_reported_and_starves_nothing() {
             }
         }
     }
-    assert_eq!(claimed, good, "every readable row is claimed");
+    let history_only = |what: &str| what.starts_with("history");
+    let tracked: BTreeSet<RecordId> = bad
+        .iter()
+        .filter(|(_, what)| history_only(what))
+        .map(|(id, _)| *id)
+        .chain(good.iter().copied())
+        .collect();
+    assert_eq!(claimed, tracked, "every row a claim can read is claimed");
     let missing: Vec<&str> = bad
         .iter()
-        .filter(|(id, _)| !reported.contains(id))
+        .filter(|(id, what)| !history_only(what) && !reported.contains(id))
         .map(|(_, what)| *what)
         .collect();
     assert!(missing.is_empty(), "never reported: {missing:?}");

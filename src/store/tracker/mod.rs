@@ -869,18 +869,11 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     }
 }
 
-/// The worker `record` was just taken over from, by `worker`'s claim: its
-/// history's last entry is that takeover, newer than the record's last
-/// write (a later claim of the same record, after a write that added no
-/// entry, is no takeover).
+/// The worker `record` was just taken over from, by `worker`'s claim: a
+/// claimed record's history holds only what its claim added.
 fn taken_over<'r>(record: &'r TaskRecord, worker: &str) -> Option<&'r str> {
-    let last = record.history.entries.last()?;
-    match &last.event {
-        super::Event::TakenOver { from, to }
-            if to == worker && from != worker && last.at >= record.updated =>
-        {
-            Some(from)
-        }
+    record.history.entries.iter().find_map(|e| match &e.event {
+        super::Event::TakenOver { from, to } if to == worker && from != worker => Some(&**from),
         _ => None,
-    }
+    })
 }
