@@ -24,11 +24,12 @@ use records::*;
 use retention::*;
 
 /// A moment well clear of the real clock, so that the checks set time.
-fn t(secs: u64) -> SystemTime {
+pub(super) fn t(secs: u64) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_secs(1_900_000_000 + secs)
 }
 
-fn new_task(n: u32, due: SystemTime) -> NewTask {
+/// A task's record to insert: `n` names it (its id, key and scope).
+pub(super) fn new_task(n: u32, due: SystemTime) -> NewTask {
     NewTask {
         unique_key: false,
         reference: TaskRef::new(TaskId::new(format!("task-{n}-secret")), Some("srv".into()))
@@ -45,7 +46,8 @@ fn new_task(n: u32, due: SystemTime) -> NewTask {
     }
 }
 
-fn claim(worker: &str, limit: usize, now: SystemTime) -> Claim<'_> {
+/// A claim of up to `limit` due records by `worker` at `now`.
+pub(super) fn claim(worker: &str, limit: usize, now: SystemTime) -> Claim<'_> {
     Claim {
         worker,
         limit,

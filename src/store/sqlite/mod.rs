@@ -499,21 +499,19 @@ impl TaskStore for SqliteStore {
             let interval = row::interval_column(progress.poll_interval_ms);
             let failed = i64::from(progress.failed_reads);
             let due = row::millis(progress.due);
+            let save = |conn: &Connection| {
+                let rest: [&dyn rusqlite::ToSql; 6] = [
+                    &status,
+                    &progress.status_message,
+                    &interval,
+                    &failed,
+                    &due,
+                    &now,
+                ];
+                write_held(conn, &SAVE, id, fence, &rest)
+            };
             if progress.taken.is_empty() && progress.offered.is_empty() {
-                return write_held(
-                    conn,
-                    &SAVE,
-                    id,
-                    fence,
-                    &[
-                        &status,
-                        &progress.status_message,
-                        &interval,
-                        &failed,
-                        &due,
-                        &now,
-                    ],
-                );
+                return save(conn);
             }
             immediate(conn, |tx| {
                 let mut book = read_book(tx, id, Some(fence))?;
@@ -530,20 +528,7 @@ impl TaskStore for SqliteStore {
                 if taken || offered {
                     write_book(tx, id, &book, now, false)?;
                 }
-                write_held(
-                    tx,
-                    &SAVE,
-                    id,
-                    fence,
-                    &[
-                        &status,
-                        &progress.status_message,
-                        &interval,
-                        &failed,
-                        &due,
-                        &now,
-                    ],
-                )
+                save(tx)
             })
         })
         .await

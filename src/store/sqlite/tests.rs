@@ -4,8 +4,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime};
 
 use super::*;
-use crate::protocol::{ElicitResult, TaskId, TaskStatus};
-use crate::task::TaskRef;
+use crate::protocol::{ElicitResult, TaskStatus};
+use crate::store::contract::{claim, new_task, t};
 
 /// A directory of the test's own under the system's temp dir, removed
 /// when dropped.
@@ -35,34 +35,15 @@ impl Drop for Scratch {
     }
 }
 
-fn t(secs: u64) -> SystemTime {
-    SystemTime::UNIX_EPOCH + Duration::from_secs(1_900_000_000 + secs)
-}
-
+/// A task's record: the contract's, with a key, scope, message and
+/// interval of these tests'.
 fn task(n: u64, due: SystemTime) -> NewTask {
     NewTask {
-        unique_key: false,
-        reference: TaskRef::new(TaskId::new(format!("task-{n}-secret")), Some("srv".into()))
-            .with_protocol_version("2026-07-28"),
-        tool: "export".into(),
         key: Some(format!("key-{n}")),
         scope: "tenant".into(),
-        status: TaskStatus::Working,
         status_message: None,
         poll_interval_ms: Some(1_000),
-        due,
-        ending: None,
-        schedule: crate::store::Schedule::default(),
-    }
-}
-
-fn claim(worker: &str, limit: usize, now: SystemTime) -> Claim<'_> {
-    Claim {
-        worker,
-        limit,
-        now,
-        lease: Duration::from_secs(30),
-        record: None,
+        ..new_task(u32::try_from(n).expect("a small n"), due)
     }
 }
 

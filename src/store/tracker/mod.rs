@@ -698,17 +698,10 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         F: FnOnce(Delivery) -> Fut,
         Fut: Future<Output = bool>,
     {
-        let id = record.id;
         // A worker slowed past its lease (a pause, a loaded machine) may
         // find its records taken by others: it delivers none of them.
-        let Some(mut record) = self.hold(record).await? else {
-            return Err(StoreError::stale(id));
-        };
-        let fence = record.fence().expect("a claimed record has a lease");
-        let until = record
-            .lease
-            .as_ref()
-            .map_or(SystemTime::UNIX_EPOCH, |l| l.until);
+        let (mut record, fence, until) = self.hold(record).await?;
+        let id = record.id;
         let Some(ending) = record.ending.take() else {
             return Ok(Worked::Stepped);
         };
@@ -802,29 +795,26 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
 
     /// Makes sure this worker still holds `record` for a while: with less
     /// than half its lease left, the lease is renewed (one statement).
-    /// `None` when the lease ran out, or the renewal was refused because
-    /// another worker claimed the record since.
-    async fn hold(&self, mut record: TaskRecord) -> StoreResult<Option<TaskRecord>> {
-        let Some(lease) = record.lease.as_mut() else {
-            return Ok(None);
-        };
+    /// The record, its fence and the lease's end; stale when the lease ran
+    /// out, or the renewal was refused because another worker claimed the
+    /// record since.
+    async fn hold(&self, mut record: TaskRecord) -> StoreResult<(TaskRecord, Fence, SystemTime)> {
+        let id = record.id;
         let now = SystemTime::now();
-        if lease.until <= now {
-            return Ok(None);
-        }
+        let Some(lease) = record.lease.as_mut().filter(|l| l.until > now) else {
+            return Err(StoreError::stale(id));
+        };
         let left = lease.until.duration_since(now).unwrap_or_default();
-        if left >= self.inner.lease / 2 {
-            return Ok(Some(record));
-        }
-        let until = now + self.inner.lease;
-        match self.inner.store.renew(record.id, lease.fence, until).await {
-            Ok(()) => {
-                lease.until = until;
-                Ok(Some(record))
+        if left < self.inner.lease / 2 {
+            let until = now + self.inner.lease;
+            match self.inner.store.renew(id, lease.fence, until).await {
+                Ok(()) => lease.until = until,
+                Err(e) if e.is_stale() || e.is_not_found() => return Err(StoreError::stale(id)),
+                Err(e) => return Err(e),
             }
-            Err(e) if e.is_stale() || e.is_not_found() => Ok(None),
-            Err(e) => Err(e),
         }
+        let (fence, until) = (lease.fence, lease.until);
+        Ok((record, fence, until))
     }
 
     async fn claim(&self, limit: usize) -> StoreResult<Vec<StoreResult<TaskRecord>>> {

@@ -6,7 +6,7 @@
 use std::time::{Duration, SystemTime};
 
 use super::super::{
-    Answers, Ending, Fence, Questions, StepReport, StoreError, StoreResult, TaskRecord, TaskStore,
+    Answers, Ending, Fence, Questions, StepReport, StoreResult, TaskRecord, TaskStore,
 };
 use super::{Asking, Connector, Tracker};
 use crate::protocol::{InputRequests, InputResponses, TaskStatus};
@@ -38,15 +38,8 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     pub(super) async fn step(&self, record: TaskRecord) -> StoreResult<Option<TaskRecord>> {
         // Steps wait their turn for a slot: a lease may have run low since
         // the claim. Never read a task another worker may hold.
+        let (record, fence, until) = self.hold(record).await?;
         let id = record.id;
-        let Some(record) = self.hold(record).await? else {
-            return Err(StoreError::stale(id));
-        };
-        let fence = record.fence().expect("a claimed record has a lease");
-        let until = record
-            .lease
-            .as_ref()
-            .map_or(SystemTime::UNIX_EPOCH, |l| l.until);
         self.keeping(id, fence, until, self.step_held(record, fence))
             .await?
     }
