@@ -56,12 +56,7 @@ pub async fn optional_tool(peer: &Peer) {
         .call_tool("summarize", json!({ "rows": 7 }))
         .await
         .expect("tools/call");
-    assert!(state.id().is_some(), "a task: {state:?}");
-    let finished = state.await.expect("finish");
-    assert_eq!(
-        finished.outcome().result().unwrap().joined_text(),
-        "summary of 7 rows"
-    );
+    assert_eq!(task_text(state).await, "summary of 7 rows");
     let raw = client
         .request(
             "tools/call",
@@ -104,13 +99,7 @@ pub async fn forbidden_tool(peer: &Peer) {
 /// the task's error (`is_rpc()`, `rpc_error()`).
 pub async fn tool_error(peer: &Peer) {
     let client = peer.client().await;
-    let finished = client
-        .task()
-        .call_tool("tool_error", json!({}))
-        .await
-        .unwrap()
-        .await
-        .expect("finish");
+    let finished = finish(&client, "tool_error", json!({})).await;
     assert_eq!(finished.snapshot().status, TaskStatus::Failed);
     let Outcome::Failed(error) = finished.outcome() else {
         panic!("a failed task ended {:?}", finished.outcome());
@@ -159,21 +148,10 @@ pub async fn unknown_task(peer: &Peer) {
 /// `tasks/list` names every task the server keeps, with its status.
 pub async fn list_tasks(peer: &Peer) {
     let client = peer.client().await;
-    let done = client
-        .task()
-        .call_tool("progress", json!({ "steps": 1, "step_ms": 50 }))
-        .await
-        .unwrap();
-    let done_id = done.id().cloned().expect("a task");
-    let finished = done.await.expect("finish");
+    let finished = finish(&client, "progress", json!({ "steps": 1, "step_ms": 50 })).await;
+    let done_id = finished.id().cloned().expect("a task");
     assert!(finished.outcome().is_completed());
-    let running = client
-        .task()
-        .call_tool("forever", json!({}))
-        .await
-        .unwrap()
-        .try_into_pending()
-        .expect("a running task");
+    let running = start(&client, "forever", json!({})).await;
     let page = client.list_tasks(None).await.expect("tasks/list");
     assert_eq!(page.next_cursor, None);
     let status_of = |id: &TaskId| {
@@ -199,24 +177,8 @@ pub async fn list_tasks(peer: &Peer) {
 pub async fn concurrent_input(peer: &Peer) {
     let log = Arc::new(Mutex::new(Vec::new()));
     let client = peer.client_with(answering(log.clone())).await;
-    let mut joins = Vec::new();
-    for rounds in [1, 2, 2] {
-        let client = client.clone();
-        joins.push(tokio::spawn(async move {
-            let finished = client
-                .task()
-                .call_tool("confirm", json!({ "rounds": rounds }))
-                .await
-                .unwrap()
-                .await
-                .unwrap();
-            finished.outcome().result().unwrap().joined_text()
-        }));
-    }
-    let mut texts = Vec::new();
-    for join in joins {
-        texts.push(join.await.unwrap());
-    }
+    let arguments = [1, 2, 2].map(|rounds| json!({ "rounds": rounds }));
+    let texts = finish_concurrently(&client, "confirm", arguments).await;
     assert_eq!(
         texts,
         [
@@ -271,12 +233,9 @@ pub async fn ttl_expiry(peer: &Peer) {
 /// reads it.
 pub async fn resume_from_another_session(peer: &Peer) {
     let first = peer.client().await;
-    let state = first
-        .task()
-        .call_tool("progress", json!({ "steps": 2, "step_ms": 150 }))
+    let reference = start(&first, "progress", json!({ "steps": 2, "step_ms": 150 }))
         .await
-        .unwrap();
-    let reference = state.try_into_pending().unwrap().reference();
+        .reference();
     let second = peer.client().await;
     let err = second.task().resume(&reference).await.unwrap_err();
     assert!(err.is_task_not_found(), "{err}");
@@ -288,10 +247,7 @@ pub async fn resume_from_another_session(peer: &Peer) {
         .expect("its own session reads it")
         .await
         .expect("finish");
-    assert_eq!(
-        finished.outcome().result().unwrap().joined_text(),
-        "done after 2 steps"
-    );
+    assert_eq!(text(&finished), "done after 2 steps");
 }
 
 /// Every scenario that applies to the legacy peer, over one transport.

@@ -40,8 +40,7 @@ pub async fn progress(peer: &Peer) {
     let steps = messages.iter().filter(|m| m.starts_with("step ")).count();
     assert!(steps >= 2, "saw too few steps: {messages:?}");
     assert_eq!(finished.snapshot().status, TaskStatus::Completed);
-    let result = finished.outcome().result().expect("completed");
-    assert_eq!(result.joined_text(), "done after 4 steps");
+    assert_eq!(text(&finished), "done after 4 steps");
     assert_eq!(
         finished.structured::<serde_json::Value>().unwrap(),
         json!({ "steps": 4 })
@@ -52,12 +51,7 @@ pub async fn progress(peer: &Peer) {
 pub async fn progress_updates(peer: &Peer) {
     use futures_core::Stream;
     let client = peer.client().await;
-    let state = client
-        .task()
-        .call_tool("progress", json!({ "steps": 3, "step_ms": 150 }))
-        .await
-        .expect("tools/call");
-    let task = state.try_into_pending().expect("a task");
+    let task = start(&client, "progress", json!({ "steps": 3, "step_ms": 150 })).await;
     let mut updates = task.updates();
     let mut seen = Vec::new();
     while let Some(snapshot) =
@@ -73,13 +67,7 @@ pub async fn progress_updates(peer: &Peer) {
 
 pub async fn task_failed(peer: &Peer) {
     let client = peer.client().await;
-    let finished = client
-        .task()
-        .call_tool("fail", json!({}))
-        .await
-        .unwrap()
-        .await
-        .expect("finish");
+    let finished = finish(&client, "fail", json!({})).await;
     let Outcome::Failed(error) = finished.outcome() else {
         panic!("expected a failure, got {:?}", finished.outcome());
     };
@@ -94,13 +82,7 @@ pub async fn task_failed(peer: &Peer) {
 
 pub async fn tool_error(peer: &Peer) {
     let client = peer.client().await;
-    let finished = client
-        .task()
-        .call_tool("tool_error", json!({}))
-        .await
-        .unwrap()
-        .await
-        .expect("finish");
+    let finished = finish(&client, "tool_error", json!({})).await;
     assert_eq!(finished.snapshot().status, TaskStatus::Completed);
     let result = finished.outcome().result().expect("completed");
     assert!(result.is_error);
@@ -112,15 +94,9 @@ pub async fn tool_error(peer: &Peer) {
 pub async fn input_by_handler(peer: &Peer) {
     let log = Arc::new(Mutex::new(Vec::new()));
     let client = peer.client_with(answering(log.clone())).await;
-    let finished = client
-        .task()
-        .call_tool("confirm", json!({ "rounds": 2 }))
-        .await
-        .unwrap()
-        .await
-        .expect("finish");
+    let finished = finish(&client, "confirm", json!({ "rounds": 2 })).await;
     assert_eq!(
-        finished.outcome().result().unwrap().joined_text(),
+        text(&finished),
         "exported 42 rows (note: checked by interop)"
     );
     assert_eq!(
@@ -198,16 +174,12 @@ pub async fn answer_by_hand(
         log.lock().unwrap().is_empty(),
         "manual mode calls no handler"
     );
-    assert_eq!(
-        finished.outcome().result().unwrap().joined_text(),
-        "exported 42 rows (note: by hand)"
-    );
+    assert_eq!(text(&finished), "exported 42 rows (note: by hand)");
 }
 
 pub async fn cancel(peer: &Peer) {
     let client = peer.client().await;
-    let state = client.task().call_tool("forever", json!({})).await.unwrap();
-    let task = state.try_into_pending().expect("a running task");
+    let task = start(&client, "forever", json!({})).await;
     let finished = task.cancel_and_wait().await.expect("cancel and wait");
     assert_eq!(*finished.outcome(), Outcome::Cancelled);
     assert_eq!(finished.snapshot().status, TaskStatus::Cancelled);
@@ -215,24 +187,10 @@ pub async fn cancel(peer: &Peer) {
 
 pub async fn cancel_then_read(peer: &Peer) {
     let client = peer.client().await;
-    let task = client
-        .task()
-        .call_tool("forever", json!({}))
-        .await
-        .unwrap()
-        .try_into_pending()
-        .expect("a running task");
+    let task = start(&client, "forever", json!({})).await;
     let id = task.id().clone();
     task.cancel().await.expect("tasks/cancel");
-    let mut status = TaskStatus::Working;
-    for _ in 0..50 {
-        status = client.get_task(&id).await.expect("tasks/get").status();
-        if status.is_terminal() {
-            break;
-        }
-        tokio::time::sleep(ms(50)).await;
-    }
-    assert_eq!(status, TaskStatus::Cancelled);
+    assert_eq!(settled_status(&client, &id).await, TaskStatus::Cancelled);
     // Cancelling again is harmless.
     client.cancel_task(&id).await.expect("second cancel");
 }
@@ -252,15 +210,11 @@ pub async fn client_ttl(peer: &Peer) {
     assert!(started.elapsed() >= ms(400));
     let e = finished.into_result().unwrap_err();
     assert!(e.to_string().contains("outlived its time to live"), "{e}");
-    let mut status = TaskStatus::Working;
-    for _ in 0..50 {
-        status = client.get_task(&id).await.expect("tasks/get").status();
-        if status.is_terminal() {
-            break;
-        }
-        tokio::time::sleep(ms(50)).await;
-    }
-    assert_eq!(status, TaskStatus::Cancelled, "the server got the cancel");
+    assert_eq!(
+        settled_status(&client, &id).await,
+        TaskStatus::Cancelled,
+        "the server got the cancel"
+    );
 }
 
 pub async fn unknown_id(peer: &Peer) {
@@ -289,10 +243,7 @@ pub async fn listen_falls_back(peer: &Peer) {
         .await
         .unwrap();
     let finished = state.await.expect("finish by polling");
-    assert_eq!(
-        finished.outcome().result().unwrap().joined_text(),
-        "done after 3 steps"
-    );
+    assert_eq!(text(&finished), "done after 3 steps");
     // Nothing left to watch: the listen stream is closed, no request left over.
     for _ in 0..40 {
         if client.stats().pending_requests == 0 {
@@ -305,12 +256,10 @@ pub async fn listen_falls_back(peer: &Peer) {
 
 pub async fn resume(peer: &Peer) {
     let client = peer.client().await;
-    let state = client
-        .task()
-        .call_tool("progress", json!({ "steps": 2, "step_ms": 150 }))
+    let reference = start(&client, "progress", json!({ "steps": 2, "step_ms": 150 }))
         .await
-        .unwrap();
-    let saved = serde_json::to_string(&state.try_into_pending().unwrap().reference()).unwrap();
+        .reference();
+    let saved = serde_json::to_string(&reference).unwrap();
     // A new client when the server outlives clients (HTTP); else the same one.
     let client = if peer.shared() {
         peer.client().await
@@ -325,29 +274,17 @@ pub async fn resume(peer: &Peer) {
         .expect("tasks/get")
         .await
         .expect("finish");
-    assert_eq!(
-        finished.outcome().result().unwrap().joined_text(),
-        "done after 2 steps"
-    );
+    assert_eq!(text(&finished), "done after 2 steps");
 }
 
 pub async fn concurrent(peer: &Peer) {
     let client = peer.client().await;
-    let mut joins = Vec::new();
-    for steps in 1..=4u64 {
-        let client = client.clone();
-        joins.push(tokio::spawn(async move {
-            let finished = client
-                .task()
-                .call_tool("progress", json!({ "steps": steps, "step_ms": 100 }))
-                .await
-                .unwrap()
-                .await
-                .unwrap();
-            finished.outcome().result().unwrap().joined_text()
-        }));
-    }
-    for (i, join) in joins.into_iter().enumerate() {
-        assert_eq!(join.await.unwrap(), format!("done after {} steps", i + 1));
-    }
+    let arguments = (1..=4).map(|steps| json!({ "steps": steps, "step_ms": 100 }));
+    let texts = finish_concurrently(&client, "progress", arguments).await;
+    assert_eq!(
+        texts,
+        (1..=4)
+            .map(|steps| format!("done after {steps} steps"))
+            .collect::<Vec<_>>()
+    );
 }

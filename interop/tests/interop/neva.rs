@@ -82,12 +82,7 @@ pub async fn listed_required_tool_becomes_a_task(peer: &Peer) {
         .call_tool("export", json!({}))
         .await
         .expect("a task");
-    assert!(state.id().is_some(), "{state:?}");
-    let finished = state.await.expect("finish");
-    assert_eq!(
-        finished.outcome().result().unwrap().joined_text(),
-        "exported 42 rows"
-    );
+    assert_eq!(task_text(state).await, "exported 42 rows");
     let state = client
         .task()
         .with_ttl(Duration::from_secs(30))
@@ -95,20 +90,11 @@ pub async fn listed_required_tool_becomes_a_task(peer: &Peer) {
         .call_tool("summary", json!({}))
         .await
         .expect("a task");
-    assert!(state.id().is_some(), "{state:?}");
-    let finished = state.await.expect("finish");
-    assert_eq!(
-        finished.outcome().result().unwrap().joined_text(),
-        "3 tables, 42 rows"
-    );
+    assert_eq!(task_text(state).await, "3 tables, 42 rows");
     let plain = client.call_tool("export", json!({})).await.expect("plain");
     assert_eq!(plain.joined_text(), "exported 42 rows");
     // A tool without task support is called as before.
-    let echo = client
-        .call_tool("echo", json!({ "arg0": "hi" }))
-        .await
-        .unwrap();
-    assert_eq!(echo.joined_text(), "hi");
+    echoes(&client, "hi").await;
 }
 
 /// A tool whose task support is `optional`, called before `list_tools()`
@@ -123,11 +109,7 @@ pub async fn optional_tool_answers_at_once(peer: &Peer) {
         .expect("an immediate result");
     assert_eq!(state.id(), None);
     assert_eq!(finished_text(state), "3 tables, 42 rows");
-    let plain = client
-        .call_tool("echo", json!({ "arg0": "hello" }))
-        .await
-        .unwrap();
-    assert_eq!(plain.joined_text(), "hello");
+    echoes(&client, "hello").await;
 }
 
 /// Unknown ids are `-32602`, reported as not found.
@@ -169,10 +151,16 @@ pub async fn legacy_task_resumed(peer: &Peer) {
         TaskState::Finished(t) => t,
         other => other.await.expect("finish"),
     };
-    assert_eq!(
-        finished.outcome().result().unwrap().joined_text(),
-        "exported 42 rows"
-    );
+    assert_eq!(text(&finished), "exported 42 rows");
+}
+
+/// `echo`, a tool without task support, answers at once with its text.
+async fn echoes(client: &mcp_tasks::Client, text: &str) {
+    let echo = client
+        .call_tool("echo", json!({ "arg0": text }))
+        .await
+        .expect("echo");
+    assert_eq!(echo.joined_text(), text);
 }
 
 /// `listen()` on a call that never becomes a task: nothing to watch, no

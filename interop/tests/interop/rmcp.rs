@@ -14,16 +14,8 @@ pub async fn discover(peer: &Peer) {
     let found = client.discover().await.expect("server/discover");
     assert!(found.capabilities.supports_tasks(), "{found:?}");
     assert_eq!(client.server_id(), Some("rmcp-peer"));
-    let mut names: Vec<_> = client
-        .list_tools()
-        .await
-        .expect("tools/list")
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
-    names.sort();
     assert_eq!(
-        names,
+        tool_names(&client).await,
         [
             "confirm",
             "fail",
@@ -47,10 +39,7 @@ pub async fn task_required(peer: &Peer) {
         .unwrap();
     assert!(matches!(state, TaskState::Pending(_)), "{state:?}");
     let finished = state.await.expect("finish");
-    assert_eq!(
-        finished.outcome().result().unwrap().joined_text(),
-        "required task done"
-    );
+    assert_eq!(text(&finished), "required task done");
     // The plain call drives the task too.
     let result = client
         .call_tool("task_required", json!({}))
@@ -77,12 +66,7 @@ pub async fn task_optional_task(peer: &Peer) {
         .call_tool("task_optional", json!({ "work_ms": 300 }))
         .await
         .unwrap();
-    assert!(state.id().is_some(), "{state:?}");
-    let finished = state.await.expect("finish");
-    assert_eq!(
-        finished.outcome().result().unwrap().joined_text(),
-        "worked 300 ms in a task"
-    );
+    assert_eq!(task_text(state).await, "worked 300 ms in a task");
 }
 
 pub async fn rpc_error_at_once(peer: &Peer) {
@@ -159,15 +143,7 @@ pub async fn server_ttl(peer: &Peer) {
 
 pub async fn extension_not_declared(peer: &Peer) {
     let client = peer.client().await;
-    let no_caps = json!({ "io.modelcontextprotocol/clientCapabilities": {} });
-    let err = client
-        .request(
-            "tools/call",
-            json!({ "name": "task_required", "arguments": {}, "_meta": no_caps }),
-        )
-        .await
-        .unwrap_err();
-    assert!(err.is_missing_capability(), "{err}");
+    let err = refused_without_extension(&client, "task_required").await;
     let data = err.rpc_error().unwrap().data.clone().unwrap();
     assert!(
         data["requiredCapabilities"]["extensions"]
@@ -175,16 +151,11 @@ pub async fn extension_not_declared(peer: &Peer) {
             .is_some(),
         "{data}"
     );
-    let err = client
-        .request("tasks/get", json!({ "taskId": "x", "_meta": no_caps }))
-        .await
-        .unwrap_err();
-    assert!(err.is_missing_capability(), "{err}");
     // The task-optional tool just answers a non-declaring client.
     let ok = client
         .request(
             "tools/call",
-            json!({ "name": "task_optional", "arguments": { "work_ms": 300 }, "_meta": no_caps }),
+            json!({ "name": "task_optional", "arguments": { "work_ms": 300 }, "_meta": no_capabilities() }),
         )
         .await
         .expect("an immediate result");
@@ -268,14 +239,7 @@ pub async fn pushes_save_reads(peer: &Peer) {
                 builder.call_tool("progress", args).await
             };
             let finished = state.expect("tools/call").await.expect("finish");
-            assert_eq!(
-                finished
-                    .outcome()
-                    .result()
-                    .expect("completed")
-                    .joined_text(),
-                "done after 4 steps"
-            );
+            assert_eq!(text(&finished), "done after 4 steps");
             let (after, _) = stats(&client).await;
             after - before
         }

@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_tasks::input::InputHandlers;
-use mcp_tasks::protocol::ElicitResult;
+use mcp_tasks::protocol::{ElicitResult, TaskId, TaskStatus};
 use mcp_tasks::transport::{Stderr, Stdio};
-use mcp_tasks::{Client, TaskState};
-use serde_json::json;
+use mcp_tasks::{Client, Error, Finished, Pending, Task, TaskState};
+use serde_json::{Value, json};
 
 /// The bound on one scenario: none may hang the suite.
 pub const SCENARIO_LIMIT: Duration = Duration::from_secs(30);
@@ -267,12 +267,119 @@ pub fn declining() -> InputHandlers {
 
 /// The text of a finished state's completed result.
 pub fn finished_text(state: TaskState) -> String {
-    let finished = state.try_into_finished().expect("finished");
+    text(&state.try_into_finished().expect("finished"))
+}
+
+/// The text of a finished task's completed result.
+pub fn text(finished: &Task<Finished>) -> String {
     finished
         .outcome()
         .result()
         .expect("completed")
         .joined_text()
+}
+
+/// The text of a call that became a task, once the task has finished.
+pub async fn task_text(state: TaskState) -> String {
+    assert!(state.id().is_some(), "a task: {state:?}");
+    text(&state.await.expect("finish"))
+}
+
+/// Calls `tool` as a task and waits for its end.
+pub async fn finish(client: &Client, tool: &str, arguments: Value) -> Task<Finished> {
+    client
+        .task()
+        .call_tool(tool, arguments)
+        .await
+        .expect("tools/call")
+        .await
+        .expect("finish")
+}
+
+/// Calls `tool` as a task that is still running when the call returns.
+pub async fn start(client: &Client, tool: &str, arguments: Value) -> Task<Pending> {
+    client
+        .task()
+        .call_tool(tool, arguments)
+        .await
+        .expect("tools/call")
+        .try_into_pending()
+        .expect("a running task")
+}
+
+/// Runs `tool` once per set of arguments, all at once on clones of
+/// `client`; the texts of the results, in the order of `arguments`.
+pub async fn finish_concurrently(
+    client: &Client,
+    tool: &'static str,
+    arguments: impl IntoIterator<Item = Value>,
+) -> Vec<String> {
+    let joins: Vec<_> = arguments
+        .into_iter()
+        .map(|arguments| {
+            let client = client.clone();
+            tokio::spawn(async move { text(&finish(&client, tool, arguments).await) })
+        })
+        .collect();
+    let mut texts = Vec::new();
+    for join in joins {
+        texts.push(join.await.expect("the task's caller"));
+    }
+    texts
+}
+
+/// The status `tasks/get` reads once it is terminal (at most 50 reads,
+/// 50 ms apart; the last status read if it never is).
+pub async fn settled_status(client: &Client, id: &TaskId) -> TaskStatus {
+    let mut status = TaskStatus::Working;
+    for _ in 0..50 {
+        status = client.get_task(id).await.expect("tasks/get").status();
+        if status.is_terminal() {
+            break;
+        }
+        tokio::time::sleep(ms(50)).await;
+    }
+    status
+}
+
+/// The names of the peer's tools, sorted.
+pub async fn tool_names(client: &Client) -> Vec<String> {
+    let mut names: Vec<_> = client
+        .list_tools()
+        .await
+        .expect("tools/list")
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    names.sort();
+    names
+}
+
+/// `_meta` that declares no client capability, the Tasks extension
+/// included.
+pub fn no_capabilities() -> Value {
+    json!({ "io.modelcontextprotocol/clientCapabilities": {} })
+}
+
+/// Calls `tool` and reads a task, both without declaring the Tasks
+/// extension: each must be refused as a missing capability (`-32021`).
+/// The error of the call.
+pub async fn refused_without_extension(client: &Client, tool: &str) -> Error {
+    let no_caps = no_capabilities();
+    let err = client
+        .request(
+            "tools/call",
+            json!({ "name": tool, "arguments": {}, "_meta": no_caps }),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_missing_capability(), "{err}");
+    let read = client
+        .request("tasks/get", json!({ "taskId": "x", "_meta": no_caps }))
+        .await
+        .unwrap_err();
+    assert!(read.is_missing_capability(), "{read}");
+    err
 }
 
 /// Milliseconds.

@@ -3,24 +3,14 @@
 //! result carries an extra `content: []`, a stored result carries its own
 //! `resultType`, and `_meta.serverInfo` rides on every result.
 
-use serde_json::json;
-
 use crate::support::*;
 
 pub async fn discover(peer: &Peer) {
     let client = peer.client().await;
     assert!(client.supports_tasks().await.expect("server/discover"));
     assert_eq!(client.server_id(), Some("ts-peer"));
-    let mut names: Vec<_> = client
-        .list_tools()
-        .await
-        .expect("tools/list")
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
-    names.sort();
     assert_eq!(
-        names,
+        tool_names(&client).await,
         ["confirm", "fail", "forever", "progress", "tool_error"]
     );
 }
@@ -28,20 +18,7 @@ pub async fn discover(peer: &Peer) {
 /// `-32021` without the extension, on `tools/call` and `tasks/get`.
 pub async fn extension_not_declared(peer: &Peer) {
     let client = peer.client().await;
-    let no_caps = json!({ "io.modelcontextprotocol/clientCapabilities": {} });
-    let err = client
-        .request(
-            "tools/call",
-            json!({ "name": "progress", "arguments": {}, "_meta": no_caps }),
-        )
-        .await
-        .unwrap_err();
-    assert!(err.is_missing_capability(), "{err}");
-    let err = client
-        .request("tasks/get", json!({ "taskId": "x", "_meta": no_caps }))
-        .await
-        .unwrap_err();
-    assert!(err.is_missing_capability(), "{err}");
+    refused_without_extension(&client, "progress").await;
 }
 
 /// Every scenario that applies to the TypeScript peer, over one transport.
