@@ -81,15 +81,7 @@ async fn answers_decoded_from_json_and_one_key_answers() {
                 .complete_with_inputs(ms(10)),
         );
         let client = client(&server).await;
-        let state = client
-            .task()
-            .input(InputMode::Manual)
-            .call_tool("export", json!({}))
-            .await
-            .unwrap();
-        let TaskState::Pending(task) = state else {
-            panic!("expected a pending task")
-        };
+        let task = start_pending(client.task().input(InputMode::Manual), "export").await;
         let TaskState::InputRequired(task) = task.finish().await.unwrap_err().into_task() else {
             panic!("expected input_required")
         };

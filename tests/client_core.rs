@@ -354,14 +354,7 @@ async fn a_lost_reply_fails_one_request_and_the_connection_lives_on() {
     let e = client.call_tool("ping", json!({})).await.unwrap_err();
     assert!(e.is_outcome_unknown(), "{e}");
     assert!(client.closed_reason().is_none());
-    assert_eq!(
-        client
-            .call_tool("ping", json!({}))
-            .await
-            .unwrap()
-            .joined_text(),
-        "pong"
-    );
+    assert_eq!(call_text(&client, "ping").await, "pong");
 }
 
 #[tokio::test(start_paused = true)]

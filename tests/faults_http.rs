@@ -103,12 +103,7 @@ async fn a_tasks_get_that_always_fails_ends_at_the_deadline_with_the_handle() {
         })
         .await;
         let client = connect(&front).await;
-        let err = client
-            .task()
-            .timeout(Duration::from_secs(1))
-            .call_tool("export", json!({}))
-            .await
-            .unwrap()
+        let err = run_task(client.task().timeout(Duration::from_secs(1)), "export")
             .await
             .unwrap_err();
         assert!(err.error().is_deadline(), "{}", err.error());

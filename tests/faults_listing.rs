@@ -148,13 +148,7 @@ async fn the_listing_bounds_are_set_on_the_builder() {
         .connect(server.connect())
         .await
         .unwrap();
-    let names: Vec<String> = client
-        .list_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
+    let names = tool_names(&client).await;
     assert_eq!(names, ["a", "b", "c"]);
 }
 

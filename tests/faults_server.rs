@@ -13,7 +13,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures_core::Stream;
-use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, TaskStatus};
 use mcp_tasks::testing::{Faults, ScriptedTool, TaskScript, TestServer};
 use mcp_tasks::{Client, Pending, Task, TaskState, Updates};
@@ -54,12 +53,7 @@ async fn a_tasks_get_that_is_never_answered_is_retried_until_the_deadline() {
     );
     let client = client_timing_out_after(&server, ms(1000)).await;
     let started = Instant::now();
-    let err = client
-        .task()
-        .timeout(ms(5000))
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
+    let err = run_task(client.task().timeout(ms(5000)), "export")
         .await
         .unwrap_err();
     assert!(err.error().is_deadline(), "{}", err.error());
@@ -204,16 +198,6 @@ async fn listening_export(client: &Client, timeout: Option<Duration>) -> Task<Pe
     task
 }
 
-fn counting_handlers(calls: Arc<AtomicUsize>) -> InputHandlers {
-    InputHandlers::new().elicitation_form(move |_| {
-        let calls = calls.clone();
-        async move {
-            calls.fetch_add(1, Ordering::SeqCst);
-            Ok(ElicitResult::accept(json!({"ok": true})))
-        }
-    })
-}
-
 #[tokio::test(start_paused = true)]
 async fn duplicate_stale_and_stray_pushes_answer_each_key_once_and_lie_to_no_one() {
     let server = faulty(
@@ -231,7 +215,7 @@ async fn duplicate_stale_and_stray_pushes_answer_each_key_once_and_lie_to_no_one
             .stray_pushes(),
     );
     let calls = Arc::new(AtomicUsize::new(0));
-    let client = client_with(&server, counting_handlers(calls.clone())).await;
+    let client = client_with(&server, counting_forms(calls.clone())).await;
     let done = client
         .task()
         .listen()
@@ -333,14 +317,7 @@ async fn a_listen_that_is_never_acknowledged_falls_back_to_polling() {
         Faults::new().never_answer("subscriptions/listen"),
     );
     let client = client_timing_out_after(&server, ms(1000)).await;
-    let done = client
-        .task()
-        .listen()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    let done = run_task(client.task().listen(), "export").await.unwrap();
     assert!(done.outcome().is_completed());
     assert_eq!(server.count("subscriptions/listen"), 1);
     assert_eq!(server.faults_fired(), 1);

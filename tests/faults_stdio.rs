@@ -8,6 +8,8 @@
 //! process can die while the tasks it served live on, as with a server
 //! that keeps its tasks in a database.
 
+#[path = "support/calls.rs"]
+mod calls;
 #[path = "support/runner.rs"]
 mod runner;
 #[path = "support/time.rs"]
@@ -18,6 +20,7 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use calls::start_pending;
 use mcp_tasks::protocol::CallToolResult;
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
 use mcp_tasks::transport::{
@@ -148,15 +151,7 @@ async fn a_child_that_exits_between_reads_fails_the_wait_at_once() {
         .args(["--serve", "relay", &port.to_string(), "0", "1500"])
         .stderr(Stderr::Null);
     let client = Client::connect(child).await.unwrap();
-    let state = client
-        .task()
-        .timeout(Duration::from_secs(10))
-        .call_tool("export", json!({}))
-        .await
-        .unwrap();
-    let TaskState::Pending(task) = state else {
-        panic!("expected a pending task")
-    };
+    let task = start_pending(client.task().timeout(Duration::from_secs(10)), "export").await;
     // The next read would come at 20 s, after the 10 s bound: a wait that
     // only learns of the exit by reading would end `is_deadline`.
     let err = task.finish().await.unwrap_err();
@@ -560,67 +555,20 @@ fn main() {
         }
         return;
     }
-    let cases: [(&str, runner::Case); 13] = [
-        (
-            "a_server_that_closes_its_stdout_is_reported_at_once",
-            || Box::pin(a_server_that_closes_its_stdout_is_reported_at_once()),
-        ),
-        ("close_ends_the_processes_a_server_leaves_behind", || {
-            Box::pin(close_ends_the_processes_a_server_leaves_behind())
-        }),
-        ("close_kills_a_server_group_that_ignores_sigterm", || {
-            Box::pin(close_kills_a_server_group_that_ignores_sigterm())
-        }),
-        (
-            "dropping_the_client_ends_the_server_s_process_group",
-            || Box::pin(dropping_the_client_ends_the_server_s_process_group()),
-        ),
-        (
-            "a_flood_of_requests_before_the_server_reads_does_not_deadlock_the_call",
-            || Box::pin(a_flood_of_requests_before_the_server_reads_does_not_deadlock_the_call()),
-        ),
-        (
-            "close_kills_a_child_that_ignores_its_stdin_closing_and_counts_it",
-            || Box::pin(close_kills_a_child_that_ignores_its_stdin_closing_and_counts_it()),
-        ),
-        (
-            "a_program_that_prints_only_lines_that_are_not_json_rpc_fails_quoting_them",
-            || {
-                Box::pin(
-                    a_program_that_prints_only_lines_that_are_not_json_rpc_fails_quoting_them(),
-                )
-            },
-        ),
-        (
-            "a_program_that_exits_during_the_handshake_fails_at_once_with_its_status_and_stderr",
-            || {
-                Box::pin(
-                    a_program_that_exits_during_the_handshake_fails_at_once_with_its_status_and_stderr(),
-                )
-            },
-        ),
-        ("a_banner_before_json_rpc_is_tolerated", || {
-            Box::pin(a_banner_before_json_rpc_is_tolerated())
-        }),
-        (
-            "a_child_that_exits_between_reads_fails_the_wait_at_once",
-            || Box::pin(a_child_that_exits_between_reads_fails_the_wait_at_once()),
-        ),
-        (
-            "server_exit_mid_task_fails_the_wait_and_the_task_resumes_on_a_fresh_server",
-            || {
-                Box::pin(
-                    server_exit_mid_task_fails_the_wait_and_the_task_resumes_on_a_fresh_server(),
-                )
-            },
-        ),
-        ("a_child_that_ignores_its_stdin_closing_is_killed", || {
-            Box::pin(a_child_that_ignores_its_stdin_closing_is_killed())
-        }),
-        (
-            "a_child_dies_with_the_runtime_even_if_the_client_is_never_dropped",
-            || Box::pin(a_child_dies_with_the_runtime_even_if_the_client_is_never_dropped()),
-        ),
+    let cases = runner::cases![
+        a_server_that_closes_its_stdout_is_reported_at_once,
+        close_ends_the_processes_a_server_leaves_behind,
+        close_kills_a_server_group_that_ignores_sigterm,
+        dropping_the_client_ends_the_server_s_process_group,
+        a_flood_of_requests_before_the_server_reads_does_not_deadlock_the_call,
+        close_kills_a_child_that_ignores_its_stdin_closing_and_counts_it,
+        a_program_that_prints_only_lines_that_are_not_json_rpc_fails_quoting_them,
+        a_program_that_exits_during_the_handshake_fails_at_once_with_its_status_and_stderr,
+        a_banner_before_json_rpc_is_tolerated,
+        a_child_that_exits_between_reads_fails_the_wait_at_once,
+        server_exit_mid_task_fails_the_wait_and_the_task_resumes_on_a_fresh_server,
+        a_child_that_ignores_its_stdin_closing_is_killed,
+        a_child_dies_with_the_runtime_even_if_the_client_is_never_dropped,
     ];
     runner::run(&args, &cases);
 }

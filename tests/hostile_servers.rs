@@ -86,13 +86,6 @@ async fn start_task(
     (task, created_at)
 }
 
-async fn pending(client: &Client) -> mcp_tasks::Task<mcp_tasks::Pending> {
-    match client.task().call_tool("export", json!({})).await.unwrap() {
-        TaskState::Pending(task) => task,
-        other => panic!("expected a pending task, got {other:?}"),
-    }
-}
-
 async fn statuses(mut updates: Updates) -> Vec<TaskStatus> {
     let mut out = Vec::new();
     while let Some(s) = poll_fn(|cx| Pin::new(&mut updates).poll_next(cx)).await {
@@ -108,7 +101,7 @@ async fn a_huge_poll_interval_is_capped_so_the_end_is_seen() {
     // 10^12 ms is 31 years: without a ceiling no read would ever come.
     let server = polled_export(Duration::from_millis(1_000_000_000_000), ms(45_000), "done");
     let client = client(&server).await;
-    let task = pending(&client).await;
+    let task = start_pending(client.task(), "export").await;
     let done = client_wait(task, ms(120_000)).await.unwrap();
     assert!(done.outcome().is_completed());
     // Read at the default ceiling (30 s): at 30 s (working), at 60 s (done).
@@ -166,12 +159,7 @@ async fn a_wait_resumed_after_its_deadline_reads_at_once_when_the_last_read_is_s
 async fn the_ceiling_is_a_builder_setting() {
     let server = polled_export(ms(600_000), ms(12_000), "done");
     let client = client(&server).await;
-    let done = client
-        .task()
-        .max_poll_interval(ms(5_000))
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
+    let done = run_task(client.task().max_poll_interval(ms(5_000)), "export")
         .await
         .unwrap();
     assert!(done.outcome().is_completed());
@@ -491,7 +479,7 @@ async fn updates_yield_the_input_required_snapshot_and_the_working_after_it() {
             .complete_with_inputs(ms(300)),
     );
     let client = client_with(&server, accept_forms()).await;
-    let task = pending(&client).await;
+    let task = start_pending(client.task(), "export").await;
     let seen = statuses(task.updates()).await;
     use TaskStatus::*;
     let mut dedup = seen.clone();
@@ -510,7 +498,7 @@ async fn updates_yield_the_input_required_snapshot_and_the_working_after_it() {
 async fn cancel_and_wait_against_a_slow_interval_ends_soon_after_the_ack() {
     let server = polled_export(ms(5_000), ms(600_000), "never");
     let client = client(&server).await;
-    let task = pending(&client).await;
+    let task = start_pending(client.task(), "export").await;
     let started = Instant::now();
     let done = task.cancel_and_wait().await.unwrap();
     assert!(matches!(done.outcome(), mcp_tasks::Outcome::Cancelled));
@@ -529,7 +517,7 @@ async fn an_answer_is_followed_by_one_read_soon_then_the_interval() {
             .complete_with_inputs(ms(12_000)),
     );
     let client = client_with(&server, accept_forms()).await;
-    let task = pending(&client).await;
+    let task = start_pending(client.task(), "export").await;
     let done = task.finish().await.unwrap();
     assert!(done.outcome().is_completed());
     let update_at = of(&server, "tasks/update")[0].at;
@@ -553,15 +541,7 @@ async fn respond_by_hand_is_followed_by_a_read_soon() {
             .complete_with_inputs(ms(100)),
     );
     let client = client(&server).await;
-    let state = client
-        .task()
-        .input(mcp_tasks::InputMode::Manual)
-        .call_tool("export", json!({}))
-        .await
-        .unwrap();
-    let TaskState::Pending(task) = state else {
-        panic!("expected a pending task")
-    };
+    let task = start_pending(client.task().input(mcp_tasks::InputMode::Manual), "export").await;
     let err = task.finish().await.unwrap_err();
     let TaskState::InputRequired(task) = err.into_task() else {
         panic!("expected input_required")

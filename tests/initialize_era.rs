@@ -149,7 +149,6 @@ async fn a_server_that_answers_neither_fails_connect_within_its_bounds() {
 
 #[tokio::test(start_paused = true)]
 async fn the_servers_requests_are_answered_by_the_input_handlers_or_refused() {
-    let (transport, mut server) = peer();
     let handlers = InputHandlers::new()
         .elicitation_form(|req| async move {
             assert_eq!(req.message, "Your name?");
@@ -163,12 +162,7 @@ async fn the_servers_requests_are_answered_by_the_input_handlers_or_refused() {
                 }],
             })
         });
-    let connecting = tokio::spawn(
-        Client::builder()
-            .input_handlers(handlers)
-            .connect(transport),
-    );
-    let init = server.handshake("2025-11-25").await;
+    let (_client, mut server, init) = handshaken(handlers).await;
     // The declared capabilities follow the installed handlers.
     let caps = &init["params"]["capabilities"];
     assert!(
@@ -176,7 +170,6 @@ async fn the_servers_requests_are_answered_by_the_input_handlers_or_refused() {
         "{caps}"
     );
     assert!(caps.get("sampling").is_none(), "{caps}");
-    let _client = connecting.await.unwrap().unwrap();
 
     server
         .send(json!({"jsonrpc": "2.0", "id": "p1", "method": "ping"}))
@@ -283,7 +276,6 @@ async fn a_modern_error_to_the_probe_means_a_modern_server() {
 async fn a_flood_of_server_requests_is_answered_or_refused_never_queued_without_bound() {
     use std::sync::Arc;
     use tokio::sync::Notify;
-    let (transport, mut server) = peer();
     let gate = Arc::new(Notify::new());
     let handlers = InputHandlers::new().elicitation_form({
         let gate = gate.clone();
@@ -295,13 +287,7 @@ async fn a_flood_of_server_requests_is_answered_or_refused_never_queued_without_
             }
         }
     });
-    let connecting = tokio::spawn(
-        Client::builder()
-            .input_handlers(handlers)
-            .connect(transport),
-    );
-    server.handshake("2025-11-25").await;
-    let _client = connecting.await.unwrap().unwrap();
+    let (_client, mut server, _) = handshaken(handlers).await;
     const FLOOD: u64 = 300;
     for id in 0..FLOOD {
         server

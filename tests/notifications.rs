@@ -267,7 +267,6 @@ async fn a_server_cancellation_ends_the_pending_request_at_once() {
 
 #[tokio::test(start_paused = true)]
 async fn a_server_cancelling_its_own_request_stops_the_handler_answering_it() {
-    let (transport, mut server) = peer();
     let stopped = Arc::new(AtomicBool::new(false));
     /// Flags when the handler's future is dropped.
     struct OnDrop(Arc<AtomicBool>);
@@ -290,13 +289,7 @@ async fn a_server_cancelling_its_own_request_stops_the_handler_answering_it() {
             }
         }
     });
-    let connecting = tokio::spawn(
-        Client::builder()
-            .input_handlers(handlers)
-            .connect(transport),
-    );
-    server.handshake("2025-11-25").await;
-    let _client = connecting.await.unwrap().unwrap();
+    let (_client, mut server, _) = handshaken(handlers).await;
     let ask = |id: u64, message: &str| {
         json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create",
             "params": {"message": message, "requestedSchema": {"type": "object"}}})
@@ -320,7 +313,6 @@ async fn a_server_cancelling_its_own_request_stops_the_handler_answering_it() {
 
 #[tokio::test(start_paused = true)]
 async fn a_url_elicitation_id_reaches_the_handler_and_its_completion_the_user() {
-    let (transport, mut server) = peer();
     let (seen_tx, mut seen) = mpsc::unbounded_channel::<UrlRequest>();
     let (done_tx, mut done) = mpsc::unbounded_channel::<String>();
     let handlers = InputHandlers::new()
@@ -332,18 +324,12 @@ async fn a_url_elicitation_id_reaches_the_handler_and_its_completion_the_user() 
             let _ = done_tx.send(id);
             std::future::ready(())
         });
-    let connecting = tokio::spawn(
-        Client::builder()
-            .input_handlers(handlers)
-            .connect(transport),
-    );
-    let init = server.handshake("2025-11-25").await;
+    let (_client, mut server, init) = handshaken(handlers).await;
     assert_eq!(
         init["params"]["capabilities"]["elicitation"],
         json!({"url": {}}),
         "URL mode is declared with its handler"
     );
-    let _client = connecting.await.unwrap().unwrap();
     server
         .send(
             json!({"jsonrpc": "2.0", "id": 3, "method": "elicitation/create", "params": {
@@ -370,19 +356,12 @@ async fn a_url_elicitation_id_reaches_the_handler_and_its_completion_the_user() 
 
 #[tokio::test(start_paused = true)]
 async fn url_mode_is_not_declared_without_a_url_handler() {
-    let (transport, mut server) = peer();
     let handlers = InputHandlers::new()
         .elicitation_form(|_| async { Ok(ElicitResult::decline()) })
         .on_elicitation_complete(|_| std::future::ready(()));
-    let connecting = tokio::spawn(
-        Client::builder()
-            .input_handlers(handlers)
-            .connect(transport),
-    );
-    let init = server.handshake("2025-11-25").await;
+    let (_client, _server, init) = handshaken(handlers).await;
     assert_eq!(
         init["params"]["capabilities"]["elicitation"],
         json!({"form": {}})
     );
-    connecting.await.unwrap().unwrap();
 }

@@ -28,13 +28,7 @@ fn secret(id: &TaskId) -> &str {
 
 /// Calls `export` and checks the wait stops at `input_required`; the handle.
 async fn export_stops_at_input(client: &Client) -> Task<InputRequired> {
-    let err = client
-        .task()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap_err();
+    let err = call_and_wait(client, "export").await.unwrap_err();
     assert!(err.error().is_input_required(), "{}", err.error());
     let TaskState::InputRequired(task) = err.into_task() else {
         panic!("expected input_required")
@@ -215,12 +209,5 @@ async fn sampling_and_roots_are_never_answered_without_a_handler() {
         inputs["inputResponses"]["where"]["roots"][0]["uri"],
         "file:///work"
     );
-    assert_eq!(
-        client
-            .call_tool("deploy", json!({}))
-            .await
-            .unwrap()
-            .joined_text(),
-        "deployed"
-    );
+    assert_eq!(call_text(&client, "deploy").await, "deployed");
 }

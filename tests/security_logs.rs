@@ -79,14 +79,7 @@ async fn logs_at_every_level_never_carry_a_task_id() {
     let client = Client::connect(Lossy(server.connect(), "tasks/get"))
         .await
         .unwrap();
-    let done = client
-        .task()
-        .listen()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    let done = run_task(client.task().listen(), "export").await.unwrap();
     let id = done.id().unwrap().clone();
     let mut ids = vec![id.clone()];
     // A second task: the stream ends under it, its wait falls back to

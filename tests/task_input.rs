@@ -8,20 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, InputResponses, TaskStatus};
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
-use mcp_tasks::{Client, InputMode, TaskError, TaskState};
+use mcp_tasks::{InputMode, TaskState};
 use serde_json::json;
 use support::*;
-
-/// Calls `tool` (no arguments) as a task; the error its wait ends with.
-async fn wait_error(client: &Client, tool: &str) -> TaskError<TaskState> {
-    client
-        .task()
-        .call_tool(tool, json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap_err()
-}
 
 fn approval() -> TestServer {
     TestServer::new().tool(ScriptedTool::task(
@@ -33,29 +22,13 @@ fn approval() -> TestServer {
     ))
 }
 
-fn counting_form(calls: Arc<AtomicUsize>) -> InputHandlers {
-    InputHandlers::new().elicitation_form(move |_| {
-        let calls = calls.clone();
-        async move {
-            calls.fetch_add(1, Ordering::SeqCst);
-            Ok(ElicitResult::accept(json!({"ok": true})))
-        }
-    })
-}
-
 #[tokio::test(start_paused = true)]
 async fn handlers_answer_each_key_once_across_repeated_snapshots() {
     let server = approval();
     let calls = Arc::new(AtomicUsize::new(0));
-    let client = client_with(&server, counting_form(calls.clone())).await;
+    let client = client_with(&server, counting_forms(calls.clone())).await;
     let done = finish_call(&client, "approve").await;
-    let structured = done
-        .outcome()
-        .result()
-        .unwrap()
-        .structured_content
-        .clone()
-        .unwrap();
+    let structured = structured(&done);
     assert_eq!(structured["inputResponses"]["first"]["action"], "accept");
     assert_eq!(
         structured["inputResponses"]["second"]["content"]["ok"],
@@ -78,7 +51,7 @@ async fn each_round_of_input_sends_only_its_new_keys() {
             .complete_with_inputs(ms(50)),
     ));
     let calls = Arc::new(AtomicUsize::new(0));
-    let client = client_with(&server, counting_form(calls.clone())).await;
+    let client = client_with(&server, counting_forms(calls.clone())).await;
     let _done = finish_call(&client, "approve").await;
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     let answered: Vec<Vec<String>> = of(&server, "tasks/update")
@@ -102,7 +75,7 @@ async fn each_round_of_input_sends_only_its_new_keys() {
 async fn without_a_handler_the_wait_stops_at_input_required() {
     let server = approval();
     let client = client(&server).await;
-    let err = wait_error(&client, "approve").await;
+    let err = call_and_wait(&client, "approve").await.unwrap_err();
     assert!(err.error().is_input_required(), "{}", err.error());
     let TaskState::InputRequired(task) = err.into_task() else {
         panic!("expected input_required")
@@ -116,7 +89,7 @@ async fn without_a_handler_the_wait_stops_at_input_required() {
 async fn manual_mode_stops_even_with_handlers_and_respond_accepts_partial_answers() {
     let server = approval();
     let calls = Arc::new(AtomicUsize::new(0));
-    let client = client_with(&server, counting_form(calls.clone())).await;
+    let client = client_with(&server, counting_forms(calls.clone())).await;
     let state = client
         .task()
         .input(InputMode::Manual)
@@ -148,13 +121,7 @@ async fn manual_mode_stops_even_with_handlers_and_respond_accepts_partial_answer
     let state = task.respond(second).await.unwrap();
     assert!(matches!(state, TaskState::Pending(_)));
     let done = state.await.unwrap();
-    let s = done
-        .outcome()
-        .result()
-        .unwrap()
-        .structured_content
-        .clone()
-        .unwrap();
+    let s = structured(&done);
     assert_eq!(s["inputResponses"]["second"]["action"], "decline");
     assert_eq!(server.count("tasks/update"), 2);
 }
@@ -163,7 +130,7 @@ async fn manual_mode_stops_even_with_handlers_and_respond_accepts_partial_answer
 async fn invalid_manual_answers_are_not_sent() {
     let server = approval();
     let client = client(&server).await;
-    let err = wait_error(&client, "approve").await;
+    let err = call_and_wait(&client, "approve").await.unwrap_err();
     let TaskState::InputRequired(task) = err.into_task() else {
         panic!()
     };
@@ -188,7 +155,7 @@ async fn a_failing_handler_returns_a_clear_error_with_the_handle() {
     let handlers = InputHandlers::new()
         .elicitation_form(|_| async { Err("the user closed the dialog".into()) });
     let client = client_with(&server, handlers).await;
-    let err = wait_error(&client, "approve").await;
+    let err = call_and_wait(&client, "approve").await.unwrap_err();
     assert!(err.error().is_input(), "{}", err.error());
     assert!(err.to_string().contains("closed the dialog"));
     assert!(err.error().task_id().is_some());
@@ -202,7 +169,7 @@ async fn an_invalid_handler_answer_is_an_error_not_a_send() {
     let handlers = InputHandlers::new()
         .elicitation_form(|_| async { Ok(ElicitResult::accept(json!({"ok": {"nested": 1}}))) });
     let client = client_with(&server, handlers).await;
-    let err = wait_error(&client, "approve").await;
+    let err = call_and_wait(&client, "approve").await.unwrap_err();
     assert!(
         err.error().is_input() && err.to_string().contains("invalid"),
         "{}",
@@ -258,7 +225,7 @@ async fn a_stale_snapshot_after_the_update_is_not_answered_again() {
     ]);
     let calls = Arc::new(AtomicUsize::new(0));
     let client = mcp_tasks::Client::builder()
-        .input_handlers(counting_form(calls.clone()))
+        .input_handlers(counting_forms(calls.clone()))
         .connect(transport)
         .await
         .unwrap();

@@ -210,13 +210,7 @@ async fn server_ttl_expiry_is_task_not_found() {
             .working(ms(10), "slow"),
     );
     let client = client(&server).await;
-    let err = client
-        .task()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap_err();
+    let err = call_and_wait(&client, "export").await.unwrap_err();
     assert!(err.error().is_task_not_found(), "{}", err.error());
     assert!(matches!(err.into_task(), TaskState::Pending(_)));
 }

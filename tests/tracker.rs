@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{ElicitResult, InputResponse, TaskId, TaskStatus};
 use mcp_tasks::store::backend::{Claim, Fence, NewTask, Reservation};
 use mcp_tasks::store::{
@@ -157,21 +156,11 @@ async fn an_unacknowledged_outcome_is_delivered_again() {
     assert_eq!(delivered.len(), 1);
 }
 
-fn counting(calls: Arc<AtomicUsize>) -> InputHandlers {
-    InputHandlers::new().elicitation_form(move |_| {
-        let calls = calls.clone();
-        async move {
-            calls.fetch_add(1, Ordering::SeqCst);
-            Ok(ElicitResult::accept(json!({"ok": true})))
-        }
-    })
-}
-
 #[tokio::test]
 async fn a_question_is_answered_once_by_the_handler_and_recorded() {
     let server = server();
     let calls = Arc::new(AtomicUsize::new(0));
-    let client = client_with(&server, counting(calls.clone())).await;
+    let client = client_with(&server, counting_forms(calls.clone())).await;
     let tracker = tracker(MemoryStore::new(), &client);
     let id = track(&tracker, &client, "approve").await;
     let got = endings(&tracker, 1).await;
@@ -226,7 +215,7 @@ async fn a_recorded_answer_is_sent_again_without_asking_the_handler() {
 
     // A worker that could ask a person does not: it sends what was recorded.
     let calls = Arc::new(AtomicUsize::new(0));
-    let client = client_with(&server, counting(calls.clone())).await;
+    let client = client_with(&server, counting_forms(calls.clone())).await;
     tokio::time::sleep(ms(5)).await;
     let got = endings(&tracker(store.clone(), &client), 1).await;
     let Ending::Completed { result } = &got[0].1 else {

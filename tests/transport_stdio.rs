@@ -6,6 +6,8 @@
 //! `main` because libtest would write to stdout, which belongs to the
 //! protocol in server mode.
 
+#[path = "support/calls.rs"]
+mod calls;
 #[path = "support/runner.rs"]
 mod runner;
 #[path = "support/time.rs"]
@@ -14,6 +16,7 @@ mod time;
 use std::io::{BufRead, Write};
 use std::time::Duration;
 
+use calls::{call_text, structured};
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{CallToolResult, ElicitResult, InputRequest};
 use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
@@ -154,22 +157,8 @@ async fn discover_list_and_plain_calls() {
     assert!(client.supports_tasks().await.unwrap());
     let tools = client.list_tools().await.unwrap();
     assert_eq!(tools.len(), 6, "three pages of two");
-    assert_eq!(
-        client
-            .call_tool("ping", json!({}))
-            .await
-            .unwrap()
-            .joined_text(),
-        "pong"
-    );
-    assert_eq!(
-        client
-            .call_tool("deploy", json!({}))
-            .await
-            .unwrap()
-            .joined_text(),
-        "deployed"
-    );
+    assert_eq!(call_text(&client, "ping").await, "pong");
+    assert_eq!(call_text(&client, "deploy").await, "deployed");
 }
 
 async fn a_task_with_input_runs_to_the_end() {
@@ -177,13 +166,7 @@ async fn a_task_with_input_runs_to_the_end() {
     let state = client.task().call_tool("export", json!({})).await.unwrap();
     assert!(matches!(state, TaskState::Pending(_)));
     let done = state.await.unwrap();
-    let s = done
-        .outcome()
-        .result()
-        .unwrap()
-        .structured_content
-        .clone()
-        .unwrap();
+    let s = structured(&done);
     assert_eq!(s["inputResponses"]["approve"]["content"]["go"], true);
 }
 
@@ -308,34 +291,16 @@ fn main() {
         }
         return;
     }
-    let cases: [(&str, runner::Case); 9] = [
-        ("batched_replies_are_read_one_message_at_a_time", || {
-            Box::pin(batched_replies_are_read_one_message_at_a_time())
-        }),
-        ("close_waits_for_the_child_to_exit", || {
-            Box::pin(close_waits_for_the_child_to_exit())
-        }),
-        ("discover_list_and_plain_calls", || {
-            Box::pin(discover_list_and_plain_calls())
-        }),
-        ("a_task_with_input_runs_to_the_end", || {
-            Box::pin(a_task_with_input_runs_to_the_end())
-        }),
-        ("unknown_task_is_not_found", || {
-            Box::pin(unknown_task_is_not_found())
-        }),
-        ("server_exit_fails_pending_requests", || {
-            Box::pin(server_exit_fails_pending_requests())
-        }),
-        ("malformed_lines_are_skipped", || {
-            Box::pin(malformed_lines_are_skipped())
-        }),
-        ("an_oversized_message_fails_cleanly", || {
-            Box::pin(an_oversized_message_fails_cleanly())
-        }),
-        ("dropping_the_client_ends_the_child", || {
-            Box::pin(dropping_the_client_ends_the_child())
-        }),
+    let cases = runner::cases![
+        batched_replies_are_read_one_message_at_a_time,
+        close_waits_for_the_child_to_exit,
+        discover_list_and_plain_calls,
+        a_task_with_input_runs_to_the_end,
+        unknown_task_is_not_found,
+        server_exit_fails_pending_requests,
+        malformed_lines_are_skipped,
+        an_oversized_message_fails_cleanly,
+        dropping_the_client_ends_the_child,
     ];
     runner::run(&args, &cases);
 }

@@ -6,10 +6,26 @@
 use std::time::Duration;
 
 use mcp_tasks::Client;
+use mcp_tasks::input::InputHandlers;
 use mcp_tasks::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport, memory};
 use serde_json::{Value, json};
 
 use super::ms;
+
+/// A client with `handlers`, connected over a fresh peer that answers
+/// the handshake as a 2025-11-25 server: the client, the peer and the
+/// `initialize` request the client sent.
+pub async fn handshaken(handlers: InputHandlers) -> (Client, Peer, Value) {
+    let (transport, mut server) = peer();
+    let connecting = tokio::spawn(
+        Client::builder()
+            .input_handlers(handlers)
+            .connect(transport),
+    );
+    let init = server.handshake("2025-11-25").await;
+    let client = connecting.await.unwrap().expect("connect");
+    (client, server, init)
+}
 
 /// The server's end of a connection.
 pub struct Peer {

@@ -34,6 +34,20 @@ pub fn accept_forms() -> InputHandlers {
     })
 }
 
+/// Handlers that accept every form with `{"ok": true}` and count their
+/// calls in `calls`.
+pub fn counting_forms(calls: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> InputHandlers {
+    InputHandlers::new().elicitation_form(move |_| {
+        let calls = calls.clone();
+        async move {
+            calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(mcp_tasks::protocol::ElicitResult::accept(
+                json!({"ok": true}),
+            ))
+        }
+    })
+}
+
 /// A server with one tool, `export`, that runs `script` as a task.
 pub fn export(script: TaskScript) -> TestServer {
     TestServer::new().tool(ScriptedTool::task("export", script))
@@ -49,15 +63,27 @@ pub fn polled_export(poll: Duration, after: Duration, result: &str) -> TestServe
     )
 }
 
+/// What waiting for a task to finish gives.
+pub type Waited =
+    Result<mcp_tasks::Task<mcp_tasks::Finished>, mcp_tasks::TaskError<mcp_tasks::TaskState>>;
+
+/// Calls `tool` (no arguments) as a task started by `task` and waits for
+/// its end: the finished task, or the error the wait ended with.
+pub async fn run_task<S: mcp_tasks::task_builder::IsComplete>(
+    task: mcp_tasks::TaskBuilder<S>,
+    tool: &str,
+) -> Waited {
+    task.call_tool(tool, json!({})).await.unwrap().await
+}
+
+/// [`run_task`] with the client's default task settings.
+pub async fn call_and_wait(client: &Client, tool: &str) -> Waited {
+    run_task(client.task(), tool).await
+}
+
 /// Calls `tool` (no arguments) as a task and waits for its end.
 pub async fn finish_call(client: &Client, tool: &str) -> mcp_tasks::Task<mcp_tasks::Finished> {
-    client
-        .task()
-        .call_tool(tool, json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap()
+    call_and_wait(client, tool).await.unwrap()
 }
 
 /// Starts `export` (no arguments) with a wait deadline of `timeout`.
@@ -161,13 +187,15 @@ impl CannedPeer {
     }
 }
 
+mod calls;
 mod chaos;
 pub mod hand_peer;
 mod legacy_server;
 mod time;
 
+pub use calls::{call_text, start_pending, structured, tool_names};
 pub use chaos::{Chaos, Fate, Lossy, Rng};
-pub use hand_peer::{next_json, pinned_peer, raw_peer, reply};
+pub use hand_peer::{handshaken, next_json, pinned_peer, raw_peer, reply};
 pub use legacy_server::{End, Knobs, LegacyServer, LegacyTool, Step};
 pub use time::{bounded, ms};
 

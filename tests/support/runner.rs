@@ -41,3 +41,12 @@ pub fn run(args: &[String], cases: &[(&str, Case)]) {
         std::process::exit(1);
     }
 }
+
+/// The cases of a list of test functions (each an `async fn()`), named
+/// after them, as [`run`] takes them.
+macro_rules! cases {
+    ($($test:ident),* $(,)?) => {
+        [$((stringify!($test), (|| Box::pin($test())) as $crate::runner::Case)),*]
+    };
+}
+pub(crate) use cases;

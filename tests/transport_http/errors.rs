@@ -21,14 +21,7 @@ fn unused_port() -> u16 {
 
 /// Asserts that a `ping` call answers "pong": the connection still works.
 async fn assert_pongs(client: &Client) {
-    assert_eq!(
-        client
-            .call_tool("ping", json!({}))
-            .await
-            .unwrap()
-            .joined_text(),
-        "pong"
-    );
+    assert_eq!(call_text(client, "ping").await, "pong");
 }
 
 /// Scripts `front` to hold the first `tools/list` without an answer.

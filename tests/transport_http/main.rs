@@ -3,6 +3,8 @@
 
 #[path = "../support/asking_server.rs"]
 mod asking_server;
+#[path = "../support/calls.rs"]
+mod calls;
 #[path = "../support/http_server.rs"]
 mod http_server;
 #[path = "../support/loopback.rs"]
@@ -16,6 +18,7 @@ mod time;
 
 use std::time::Duration;
 
+use calls::{call_text, tool_names};
 use http_server::{Front, Mode, Scripted, Seen, decode};
 use mcp_tasks::input::InputHandlers;
 use mcp_tasks::protocol::{

@@ -56,13 +56,7 @@ async fn plain_calls(mode: Mode) {
     let front = Front::start(&server, mode).await;
     let client = connect(&front).await;
     assert!(client.supports_tasks().await.unwrap());
-    let names: Vec<_> = client
-        .list_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
+    let names = tool_names(&client).await;
     assert_eq!(
         names,
         ["ping", "deploy", "résumé"],
@@ -194,14 +188,7 @@ async fn oversized_replies_fail_their_request_only() {
             let e = client.call_tool("big", json!({})).await.unwrap_err();
             assert!(e.is_outcome_unknown(), "{e}");
             assert!(e.to_string().contains("1 KiB"), "{e}");
-            assert_eq!(
-                client
-                    .call_tool("ping", json!({}))
-                    .await
-                    .unwrap()
-                    .joined_text(),
-                "pong"
-            );
+            assert_eq!(call_text(&client, "ping").await, "pong");
         }
     })
     .await;
