@@ -77,15 +77,18 @@ fn ids(records: &[StoreResult<TaskRecord>]) -> Vec<RecordId> {
 async fn store(pg: &Pg) -> (PostgresStore, String) {
     let url = pg.database().await;
     PostgresStore::migrate(&url).await.expect("migrate");
-    let store = PostgresStore::builder(&url)
+    (on_worker_clock(&url).await, url)
+}
+
+/// A store on the database at `url`, on the tests' clock: another worker.
+async fn on_worker_clock(url: &str) -> PostgresStore {
+    PostgresStore::builder(url)
         .worker_clock()
         .connect()
         .await
-        .expect("connect");
-    (store, url)
+        .expect("connect")
 }
 
-/// The database `url` names: its last `dbname=`, or a URL's path.
 /// The schema versions recorded in the database, oldest first.
 async fn schema_versions(raw: &tokio_postgres::Client) -> Vec<i64> {
     raw.query("SELECT version FROM mcp_tasks_schema ORDER BY version", &[])
@@ -96,6 +99,7 @@ async fn schema_versions(raw: &tokio_postgres::Client) -> Vec<i64> {
         .collect()
 }
 
+/// The database `url` names: its last `dbname=`, or a URL's path.
 fn dbname(url: &str) -> String {
     let name = match url.split_once("://") {
         Some((_, rest)) => rest.rsplit('/').next().unwrap_or_default(),
@@ -115,11 +119,7 @@ async fn the_contract_holds(pg: Pg) {
 
 async fn concurrent_claims_never_share_a_record(pg: Pg) {
     let (a, url) = store(&pg).await;
-    let b = PostgresStore::builder(&url)
-        .worker_clock()
-        .connect()
-        .await
-        .expect("a second store");
+    let b = on_worker_clock(&url).await;
     let mut inserted = BTreeSet::new();
     for n in 0..300 {
         inserted.insert(a.insert(task(n, t(u64::from(n % 17)))).await.unwrap());
@@ -233,11 +233,7 @@ async fn asking(store: &PostgresStore, n: u32, keys: &[&str]) -> (RecordId, Fenc
 /// on two: exactly one is stored, the other refused as answered.
 async fn concurrent_answers_store_exactly_one(pg: Pg) {
     let (a, url) = store(&pg).await;
-    let b = PostgresStore::builder(&url)
-        .worker_clock()
-        .connect()
-        .await
-        .expect("a second store");
+    let b = on_worker_clock(&url).await;
     for round in 0..20u32 {
         let (id, fence) = asking(&a, round, &["q"]).await;
         // Given up until later, as a worker's step does.
@@ -279,11 +275,7 @@ async fn concurrent_answers_store_exactly_one(pg: Pg) {
 /// stand, and the record is due at once.
 async fn an_answer_racing_a_save_is_never_lost(pg: Pg) {
     let (worker, url) = store(&pg).await;
-    let elsewhere = PostgresStore::builder(&url)
-        .worker_clock()
-        .connect()
-        .await
-        .expect("a second store");
+    let elsewhere = on_worker_clock(&url).await;
     for round in 0..20u32 {
         let (id, fence) = asking(&worker, 100 + round, &["a", "b"]).await;
         let standing = worker.record_answer(id, fence, "a", &yes()).await.unwrap();
@@ -615,55 +607,17 @@ async fn an_unreachable_server_is_unavailable(_: Pg) {
     assert!(!e.is_unavailable(), "{e}");
 }
 
-/// Prints the time a claim of 64 records and a save take (not a test:
-/// figures for a person to read).
 /// The database refuses every connection for a while in the middle of a
 /// run: the tracker pauses (its `run` goes on, warning), then resumes, and
 /// every task still ends and is delivered once.
 async fn a_tracker_pauses_while_the_database_is_away(pg: Pg) {
-    use mcp_tasks::Client;
-    use mcp_tasks::protocol::CallToolResult;
-    use mcp_tasks::store::{Label, Tracker};
-    use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
-
     const N: usize = 20;
     let url = pg.database().await;
     PostgresStore::migrate(&url).await.expect("migrate");
     let store = PostgresStore::connect(&url).await.expect("connect");
     let name = dbname(&url);
     let ms = Duration::from_millis;
-    let server = TestServer::new().tool(ScriptedTool::task(
-        "export",
-        TaskScript::new()
-            .poll_interval(ms(20))
-            .working(ms(300), "writing")
-            .complete(ms(300), CallToolResult::text("done")),
-    ));
-    let client = Client::connect(server.connect()).await.unwrap();
-    let tracker = Tracker::builder(store, client.clone())
-        .lease(ms(500))
-        .min_poll_interval(ms(10))
-        .idle(ms(20))
-        .build();
-    for i in 0..N {
-        tracker
-            .call_tool(client.task(), Label::tool("export").key(i.to_string()), ())
-            .await
-            .unwrap();
-    }
-    let delivered = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = delivered.clone();
-    let run = tokio::spawn({
-        let tracker = tracker.clone();
-        async move {
-            tracker
-                .run(move |d| {
-                    seen.lock().unwrap().push(d.key().unwrap().to_owned());
-                    async { true }
-                })
-                .await
-        }
-    });
+    let tracked = Tracked::start(store, N, ms(300), Some(ms(500))).await;
 
     // The database goes away: no new connection, the store's own cut.
     let admin = pg.admin().await;
@@ -676,26 +630,19 @@ async fn a_tracker_pauses_while_the_database_is_away(pg: Pg) {
         .await
         .unwrap();
     tokio::time::sleep(ms(1_000)).await;
-    if run.is_finished() {
+    if tracked.run.is_finished() {
         panic!(
             "the worker stopped while the database was away: {:?}",
-            run.await
+            tracked.run.await
         );
     }
-    let during = delivered.lock().unwrap().len();
+    let during = tracked.delivered.lock().unwrap().len();
     admin
         .batch_execute(&format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true"))
         .await
         .unwrap();
 
-    while delivered.lock().unwrap().len() < N {
-        assert!(!run.is_finished(), "the worker ended: {:?}", run);
-        tokio::time::sleep(ms(50)).await;
-    }
-    run.abort();
-    let mut keys = delivered.lock().unwrap().clone();
-    keys.sort();
-    keys.dedup();
+    let keys = tracked.until_delivered(N).await;
     assert_eq!(keys.len(), N, "every task delivered, none lost");
     assert!(
         during < N,
@@ -703,6 +650,82 @@ async fn a_tracker_pauses_while_the_database_is_away(pg: Pg) {
     );
 }
 
+/// A worker tracking tasks on a scripted server, and what it delivered.
+struct Tracked {
+    run: tokio::task::JoinHandle<mcp_tasks::store::StoreResult<()>>,
+    /// Each delivery: the task's key, and whether it completed.
+    delivered: std::sync::Arc<std::sync::Mutex<Vec<(String, bool)>>>,
+}
+
+impl Tracked {
+    /// Starts `n` tasks (keys 0 to n − 1) whose work takes `work` in two
+    /// steps, tracked on `store` (with `lease`, else the default) by a
+    /// worker that runs until dropped and acknowledges every ending.
+    async fn start(
+        store: PostgresStore,
+        n: usize,
+        work: Duration,
+        lease: Option<Duration>,
+    ) -> Self {
+        use mcp_tasks::Client;
+        use mcp_tasks::protocol::CallToolResult;
+        use mcp_tasks::store::{Label, Tracker};
+        use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
+
+        let ms = Duration::from_millis;
+        let server = TestServer::new().tool(ScriptedTool::task(
+            "export",
+            TaskScript::new()
+                .poll_interval(ms(20))
+                .working(work / 2, "writing")
+                .complete(work / 2, CallToolResult::text("done")),
+        ));
+        let client = Client::connect(server.connect()).await.unwrap();
+        let builder = Tracker::builder(store, client.clone())
+            .min_poll_interval(ms(10))
+            .idle(ms(20));
+        let tracker = match lease {
+            Some(lease) => builder.lease(lease).build(),
+            None => builder.build(),
+        };
+        for i in 0..n {
+            tracker
+                .call_tool(client.task(), Label::tool("export").key(i.to_string()), ())
+                .await
+                .unwrap();
+        }
+        let delivered = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = delivered.clone();
+        let run = tokio::spawn(async move {
+            tracker
+                .run(move |d| {
+                    let completed = d.ending().is_completed();
+                    let key = d.key().unwrap().to_owned();
+                    seen.lock().unwrap().push((key, completed));
+                    async { true }
+                })
+                .await
+        });
+        Tracked { run, delivered }
+    }
+
+    /// Waits until `n` deliveries came (the worker must go on meanwhile),
+    /// stops the worker, and returns the keys delivered, each once.
+    async fn until_delivered(self, n: usize) -> Vec<(String, bool)> {
+        while self.delivered.lock().unwrap().len() < n {
+            assert!(!self.run.is_finished(), "the worker ended: {:?}", self.run);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.run.abort();
+        let mut got = self.delivered.lock().unwrap().clone();
+        got.sort();
+        got.dedup();
+        got
+    }
+}
+
+/// Prints the time a claim of 64 records and a save take (not a test:
+/// figures for a person to read).
 async fn measure(pg: Pg) {
     let (store, _) = store(&pg).await;
     let rounds = 40;

@@ -154,54 +154,10 @@ pub(super) async fn the_tables_live_in_the_schema_named(pg: Pg) {
 /// `n` tasks on a scripted server, tracked by one worker on `store` until
 /// each is delivered once.
 async fn tracks_to_the_end(store: PostgresStore, n: usize) {
-    use mcp_tasks::Client;
-    use mcp_tasks::protocol::CallToolResult;
-    use mcp_tasks::store::{Label, Tracker};
-    use mcp_tasks::testing::{ScriptedTool, TaskScript, TestServer};
-
-    let ms = Duration::from_millis;
-    let server = TestServer::new().tool(ScriptedTool::task(
-        "export",
-        TaskScript::new()
-            .poll_interval(ms(20))
-            .working(ms(50), "writing")
-            .complete(ms(50), CallToolResult::text("done")),
-    ));
-    let client = Client::connect(server.connect()).await.unwrap();
-    let tracker = Tracker::builder(store, client.clone())
-        .min_poll_interval(ms(10))
-        .idle(ms(20))
-        .build();
-    for i in 0..n {
-        tracker
-            .call_tool(client.task(), Label::tool("export").key(i.to_string()), ())
-            .await
-            .unwrap();
-    }
-    let delivered = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = delivered.clone();
-    let run = tokio::spawn({
-        let tracker = tracker.clone();
-        async move {
-            tracker
-                .run(move |d| {
-                    let completed = d.ending().is_completed();
-                    seen.lock()
-                        .unwrap()
-                        .push((d.key().unwrap().to_owned(), completed));
-                    async { true }
-                })
-                .await
-        }
-    });
-    while delivered.lock().unwrap().len() < n {
-        assert!(!run.is_finished(), "the worker ended: {run:?}");
-        tokio::time::sleep(ms(20)).await;
-    }
-    run.abort();
-    let mut got = delivered.lock().unwrap().clone();
-    got.sort();
-    got.dedup();
+    let got = Tracked::start(store, n, Duration::from_millis(100), None)
+        .await
+        .until_delivered(n)
+        .await;
     assert_eq!(got.len(), n, "each task delivered once: {got:?}");
     assert!(got.iter().all(|(_, completed)| *completed), "{got:?}");
 }
