@@ -53,18 +53,21 @@ fn completed(id: &str) -> Value {
            "result": {"content": [{"type": "text", "text": "done"}]}})
 }
 
-/// Starts a task on a hand-driven server: the client calls `export`
-/// (listening when `listen`, with a 100 s bound), the server answers with
-/// a `working` creation result for `id` suggesting `interval`. Returns the
-/// pending handle and when the creation result was sent.
-async fn start_task(
-    client: &Client,
-    sink: &mut memory::MemorySink,
-    stream: &mut memory::MemoryStream,
-    id: &str,
-    interval: Value,
+/// A client on a hand-driven server, and the server's two ends.
+struct Raw {
+    client: Client,
+    sink: memory::MemorySink,
+    stream: memory::MemoryStream,
+}
+
+/// A call to `export` on a hand-driven server (listening when `listen`,
+/// with a 100 s bound), its `tools/call` answered with `creation`: the
+/// connection, and the call going on.
+async fn call_answered(
+    creation: Value,
     listen: bool,
-) -> (mcp_tasks::Task<mcp_tasks::Pending>, Instant) {
+) -> (Raw, tokio::task::JoinHandle<mcp_tasks::Result<TaskState>>) {
+    let (client, mut sink, mut stream) = raw_peer().await;
     let call = tokio::spawn({
         let client = client.clone();
         async move {
@@ -74,16 +77,32 @@ async fn start_task(
                 .timeout(ms(100_000))
                 .call_tool("export", json!({}))
                 .await
-                .unwrap()
         }
     });
-    let request = next_request(stream).await;
+    let request = next_request(&mut stream).await;
+    reply(&mut sink, result(&request, creation)).await;
+    let raw = Raw {
+        client,
+        sink,
+        stream,
+    };
+    (raw, call)
+}
+
+/// Starts a task on a hand-driven server: [`call_answered`] with a
+/// `working` creation result for `id` suggesting `interval`. Returns the
+/// connection, the pending handle and when the creation result was sent.
+async fn start_task(
+    id: &str,
+    interval: Value,
+    listen: bool,
+) -> (Raw, mcp_tasks::Task<mcp_tasks::Pending>, Instant) {
+    let (raw, call) = call_answered(created(id, "working", interval), listen).await;
     let created_at = Instant::now();
-    reply(sink, result(&request, created(id, "working", interval))).await;
-    let TaskState::Pending(task) = call.await.unwrap() else {
+    let TaskState::Pending(task) = call.await.unwrap().unwrap() else {
         panic!("expected a pending task")
     };
-    (task, created_at)
+    (raw, task, created_at)
 }
 
 async fn statuses(mut updates: Updates) -> Vec<TaskStatus> {
@@ -173,18 +192,16 @@ async fn fractional_and_float_intervals_round_up_to_whole_milliseconds() {
         (json!(1.5e3), ms(1_500)),
         (json!(1e12), ms(30_000)),
     ] {
-        let (client, mut sink, mut stream) = raw_peer().await;
-        let (task, created_at) =
-            start_task(&client, &mut sink, &mut stream, "t-1", sent.clone(), false).await;
+        let (mut raw, task, created_at) = start_task("t-1", sent.clone(), false).await;
         let wait = tokio::spawn(task.finish());
-        let read = next_request(&mut stream).await;
+        let read = next_request(&mut raw.stream).await;
         assert_eq!(read["method"], "tasks/get");
         assert_eq!(
             Instant::now() - created_at,
             expected,
             "pollIntervalMs {sent}"
         );
-        reply(&mut sink, result(&read, completed("t-1"))).await;
+        reply(&mut raw.sink, result(&read, completed("t-1"))).await;
         assert!(wait.await.unwrap().unwrap().outcome().is_completed());
     }
 }
@@ -193,21 +210,12 @@ async fn fractional_and_float_intervals_round_up_to_whole_milliseconds() {
 
 #[tokio::test(start_paused = true)]
 async fn a_closed_connection_wakes_a_waiting_task_at_once() {
-    let (client, mut sink, mut stream) = raw_peer().await;
-    let (task, _) = start_task(
-        &client,
-        &mut sink,
-        &mut stream,
-        "t-dead",
-        json!(20_000),
-        false,
-    )
-    .await;
+    let (raw, task, _) = start_task("t-dead", json!(20_000), false).await;
     let started = Instant::now();
     let wait = tokio::spawn(task.finish());
     tokio::time::sleep(ms(1_000)).await;
     // The server goes away: its ends of the connection are dropped.
-    drop((sink, stream));
+    drop((raw.sink, raw.stream));
     let err = wait.await.unwrap().unwrap_err();
     assert_eq!(
         Instant::now() - started,
@@ -216,7 +224,7 @@ async fn a_closed_connection_wakes_a_waiting_task_at_once() {
     );
     assert!(err.error().is_transport(), "{err}");
     assert!(!err.error().is_deadline());
-    assert!(client.closed_reason().is_some());
+    assert!(raw.client.closed_reason().is_some());
     // The handle comes back, with its id.
     let task = err.into_task();
     assert_eq!(task.id().unwrap().expose(), "t-dead");
@@ -226,17 +234,14 @@ async fn a_closed_connection_wakes_a_waiting_task_at_once() {
 
 #[tokio::test(start_paused = true)]
 async fn an_unknown_status_in_a_creation_result_keeps_the_task() {
-    let (client, mut sink, mut stream) = raw_peer().await;
-    let call = tokio::spawn({
-        let client = client.clone();
-        async move { client.task().call_tool("export", json!({})).await }
-    });
-    let request = next_request(&mut stream).await;
-    reply(
-        &mut sink,
-        result(&request, created("t-new", "paused", json!(100))),
-    )
-    .await;
+    let (
+        Raw {
+            client: _client,
+            mut sink,
+            mut stream,
+        },
+        call,
+    ) = call_answered(created("t-new", "paused", json!(100)), false).await;
     // Not `working`: read at once. Still paused.
     let read = next_request(&mut stream).await;
     assert_eq!(read["method"], "tasks/get");
@@ -272,20 +277,8 @@ async fn an_unknown_status_in_a_creation_result_keeps_the_task() {
 /// cancelled rather than left running unknown.
 #[tokio::test(start_paused = true)]
 async fn a_malformed_creation_result_keeps_the_task_id_in_its_error() {
-    let (client, mut sink, mut stream) = raw_peer().await;
-    let call = tokio::spawn({
-        let client = client.clone();
-        async move { client.task().call_tool("export", json!({})).await }
-    });
-    let request = next_request(&mut stream).await;
-    reply(
-        &mut sink,
-        result(
-            &request,
-            json!({"resultType": "task", "taskId": "t-bad", "status": 7}),
-        ),
-    )
-    .await;
+    let creation = json!({"resultType": "task", "taskId": "t-bad", "status": 7});
+    let (_raw, call) = call_answered(creation, false).await;
     let e = call.await.unwrap().unwrap_err();
     assert!(e.is_protocol(), "{e}");
     assert_eq!(e.task_id().map(|id| id.expose()), Some("t-bad"), "{e}");
@@ -321,9 +314,6 @@ async fn decode_errors_say_what_was_wrong_not_invalid_json() {
 // ---- 4. Pushes are correlated by task id, whatever the stream ----------
 
 /// Drives a listening task against a hand-driven server that acknowledges
-/// `subscriptions/listen` without echoing the task ids and pushes
-/// snapshots without a subscription id, as rmcp does. Returns the number
-/// of `tasks/get` the client sent.
 /// A listening client's side channel, served: `subscriptions/listen` is
 /// acknowledged, `tasks/get` answered with `now`. `true` for a `tasks/get`.
 async fn serve_listen_or_get(
@@ -350,51 +340,60 @@ async fn serve_listen_or_get(
     }
 }
 
-async fn untagged_pushes_run(listen: bool) -> usize {
-    let (client, mut sink, mut stream) = raw_peer().await;
-    let (task, _) = start_task(
-        &client,
-        &mut sink,
-        &mut stream,
-        "t-push",
-        json!(300),
-        listen,
-    )
-    .await;
+/// Waits for the task `id` started on `raw` while serving it: sends each
+/// of `pushes` at its time from now, and answers the side channel
+/// ([`serve_listen_or_get`]) with the task as it stands: `working` at
+/// `interval` until the last push is out, `completed` after. Returns the
+/// finished task and the number of `tasks/get` the client sent.
+async fn wait_serving(
+    mut raw: Raw,
+    task: mcp_tasks::Task<mcp_tasks::Pending>,
+    id: &str,
+    interval: Value,
+    pushes: Vec<(Duration, String)>,
+) -> (mcp_tasks::Task<mcp_tasks::Finished>, usize) {
     let mut wait = tokio::spawn(task.finish());
-    let mut gets = 0;
-    let push = |status: &str, message: &str| {
-        let mut body = snapshot("t-push", status, json!(300));
-        body["statusMessage"] = json!(message);
-        if status == "completed" {
-            body = completed("t-push");
-        }
-        json!({"jsonrpc": "2.0", "method": "notifications/tasks", "params": body}).to_string()
-    };
-    // The server's side: a push every 200 ms, the end (pushed) at 1 s;
-    // reads are answered with the task as it stands.
     let started = Instant::now();
-    let mut step = 1;
-    let done = loop {
-        let due = started + ms(200 * step);
+    let mut pushes = pushes.into_iter().peekable();
+    let mut gets = 0;
+    loop {
+        let due = pushes.peek().map(|(at, _)| started + *at);
         tokio::select! {
-            done = &mut wait => break done.unwrap().unwrap(),
-            message = stream.recv() => {
-                let now = if step > 5 { completed("t-push") } else { snapshot("t-push", "working", json!(300)) };
-                if serve_listen_or_get(&mut sink, message, now).await {
+            done = &mut wait => return (done.unwrap().unwrap(), gets),
+            message = raw.stream.recv() => {
+                let now = match due {
+                    None => completed(id),
+                    Some(_) => snapshot(id, "working", interval.clone()),
+                };
+                if serve_listen_or_get(&mut raw.sink, message, now).await {
                     gets += 1;
                 }
             }
-            () = tokio::time::sleep_until(due), if step <= 5 => {
-                if step == 5 {
-                    reply(&mut sink, push("completed", "")).await;
-                } else {
-                    reply(&mut sink, push("working", &format!("step {step}"))).await;
-                }
-                step += 1;
+            () = tokio::time::sleep_until(due.unwrap_or(started)), if due.is_some() => {
+                let (_, push) = pushes.next().unwrap();
+                reply(&mut raw.sink, push).await;
             }
         }
+    }
+}
+
+/// A server that acknowledges `subscriptions/listen` without echoing the
+/// task ids and pushes snapshots without a subscription id, as rmcp does.
+/// Returns the number of `tasks/get` the client sent.
+async fn untagged_pushes_run(listen: bool) -> usize {
+    let (raw, task, _) = start_task("t-push", json!(300), listen).await;
+    let push = |body: Value| {
+        json!({"jsonrpc": "2.0", "method": "notifications/tasks", "params": body}).to_string()
     };
+    // A push every 200 ms, the end (pushed) at 1 s.
+    let mut pushes = Vec::new();
+    for step in 1..5 {
+        let mut body = snapshot("t-push", "working", json!(300));
+        body["statusMessage"] = json!(format!("step {step}"));
+        pushes.push((ms(200 * step), push(body)));
+    }
+    pushes.push((ms(1_000), push(completed("t-push"))));
+    let (done, gets) = wait_serving(raw, task, "t-push", json!(300), pushes).await;
     assert!(done.outcome().is_completed());
     gets
 }
@@ -570,34 +569,12 @@ async fn respond_by_hand_is_followed_by_a_read_soon() {
 /// handle reads the task at once instead of at its 10 s interval.
 #[tokio::test(start_paused = true)]
 async fn a_2025_status_notification_makes_a_listening_task_read_at_once() {
-    let (client, mut sink, mut stream) = raw_peer().await;
-    let (task, _) = start_task(
-        &client,
-        &mut sink,
-        &mut stream,
-        "t-status",
-        json!(10_000),
-        true,
-    )
-    .await;
+    let (raw, task, _) = start_task("t-status", json!(10_000), true).await;
     let started = Instant::now();
-    let mut wait = tokio::spawn(task.finish());
-    let mut done_at_server = false;
-    let finished = loop {
-        tokio::select! {
-            done = &mut wait => break done.unwrap().unwrap(),
-            message = stream.recv() => {
-                let now = if done_at_server { completed("t-status") } else { snapshot("t-status", "working", json!(10_000)) };
-                serve_listen_or_get(&mut sink, message, now).await;
-            }
-            () = tokio::time::sleep_until(started + ms(1_000)), if !done_at_server => {
-                done_at_server = true;
-                let status = json!({"jsonrpc": "2.0", "method": "notifications/tasks/status",
-                    "params": {"taskId": "t-status", "status": "completed"}});
-                reply(&mut sink, status.to_string()).await;
-            }
-        }
-    };
+    let status = json!({"jsonrpc": "2.0", "method": "notifications/tasks/status",
+        "params": {"taskId": "t-status", "status": "completed"}});
+    let pushes = vec![(ms(1_000), status.to_string())];
+    let (finished, _) = wait_serving(raw, task, "t-status", json!(10_000), pushes).await;
     assert!(finished.outcome().is_completed());
     assert!(started.elapsed() < ms(2_000), "{:?}", started.elapsed());
 }
