@@ -227,6 +227,21 @@ fn stubborn_child(pidfile: &Path) -> Stdio {
         .stderr(Stderr::Null)
 }
 
+/// A client of a child that ignores its stdin closing (its pid file named
+/// after `case`), given 200 ms to exit after it; the client and the
+/// child's pid, checked running.
+async fn stubborn_client(case: &str) -> (Client, u32) {
+    let file = pidfile(case);
+    let client = Client::builder()
+        .protocol_version("2026-07-28")
+        .connect(stubborn_child(&file).shutdown_timeout(ms(200)))
+        .await
+        .unwrap();
+    let pid = child_pid(&file).await;
+    assert!(running(pid));
+    (client, pid)
+}
+
 /// The pid the child wrote, waiting for it to appear.
 async fn child_pid(pidfile: &Path) -> u32 {
     for _ in 0..200 {
@@ -268,14 +283,7 @@ async fn ends_within(pid: u32, limit: Duration) {
 }
 
 async fn a_child_that_ignores_its_stdin_closing_is_killed() {
-    let file = pidfile("stubborn");
-    let client = Client::builder()
-        .protocol_version("2026-07-28")
-        .connect(stubborn_child(&file).shutdown_timeout(ms(200)))
-        .await
-        .unwrap();
-    let pid = child_pid(&file).await;
-    assert!(running(pid));
+    let (client, pid) = stubborn_client("stubborn").await;
     drop(client);
     ends_within(pid, Duration::from_secs(5)).await;
 }
@@ -310,14 +318,7 @@ async fn a_child_dies_with_the_runtime_even_if_the_client_is_never_dropped() {
 /// The connection was closed, so `close` says `Ok` (a `?` on it must not
 /// fail a program that did its work); the kill is counted.
 async fn close_kills_a_child_that_ignores_its_stdin_closing_and_counts_it() {
-    let file = pidfile("close-stubborn");
-    let client = Client::builder()
-        .protocol_version("2026-07-28")
-        .connect(stubborn_child(&file).shutdown_timeout(ms(200)))
-        .await
-        .unwrap();
-    let pid = child_pid(&file).await;
-    assert!(running(pid));
+    let (client, pid) = stubborn_client("close-stubborn").await;
     let other = client.clone();
     assert_eq!(other.stats().servers_killed, 0);
     client.close().await.expect("closed, if not gracefully");

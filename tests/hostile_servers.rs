@@ -53,6 +53,18 @@ fn completed(id: &str) -> Value {
            "result": {"content": [{"type": "text", "text": "done"}]}})
 }
 
+/// Reads the task `t-1` (`tasks/get`) in the background.
+fn read_t1(
+    client: &Client,
+) -> tokio::task::JoinHandle<mcp_tasks::Result<mcp_tasks::protocol::DetailedTask>> {
+    let client = client.clone();
+    tokio::spawn(async move {
+        client
+            .get_task(&mcp_tasks::protocol::TaskId::new("t-1"))
+            .await
+    })
+}
+
 /// A client on a hand-driven server, and the server's two ends.
 struct Raw {
     client: Client,
@@ -287,11 +299,7 @@ async fn a_malformed_creation_result_keeps_the_task_id_in_its_error() {
 #[tokio::test(start_paused = true)]
 async fn decode_errors_say_what_was_wrong_not_invalid_json() {
     let (client, mut sink, mut stream) = raw_peer().await;
-    let id = mcp_tasks::protocol::TaskId::new("t-1");
-    let read = tokio::spawn({
-        let (c, id) = (client.clone(), id.clone());
-        async move { c.get_task(&id).await }
-    });
+    let read = read_t1(&client);
     let request = next_request(&mut stream).await;
     reply(
         &mut sink,
@@ -313,7 +321,6 @@ async fn decode_errors_say_what_was_wrong_not_invalid_json() {
 
 // ---- 4. Pushes are correlated by task id, whatever the stream ----------
 
-/// Drives a listening task against a hand-driven server that acknowledges
 /// A listening client's side channel, served: `subscriptions/listen` is
 /// acknowledged, `tasks/get` answered with `now`. `true` for a `tasks/get`.
 async fn serve_listen_or_get(
@@ -377,9 +384,10 @@ async fn wait_serving(
     }
 }
 
-/// A server that acknowledges `subscriptions/listen` without echoing the
-/// task ids and pushes snapshots without a subscription id, as rmcp does.
-/// Returns the number of `tasks/get` the client sent.
+/// Drives a task (listening when `listen`) against a hand-driven server
+/// that acknowledges `subscriptions/listen` without echoing the task ids
+/// and pushes snapshots without a subscription id, as rmcp does. Returns
+/// the number of `tasks/get` the client sent.
 async fn untagged_pushes_run(listen: bool) -> usize {
     let (raw, task, _) = start_task("t-push", json!(300), listen).await;
     let push = |body: Value| {
@@ -414,11 +422,7 @@ async fn pushes_without_a_subscription_id_save_reads() {
 #[tokio::test(start_paused = true)]
 async fn garbage_where_a_reply_should_be_is_counted_and_named_in_the_timeout() {
     let (client, mut sink, mut stream) = raw_peer().await;
-    let id = mcp_tasks::protocol::TaskId::new("t-1");
-    let read = tokio::spawn({
-        let (c, id) = (client.clone(), id.clone());
-        async move { c.get_task(&id).await }
-    });
+    let read = read_t1(&client);
     let request = next_request(&mut stream).await;
     // A reply under an id never sent, and a line that is not JSON-RPC.
     reply(&mut sink, result(&json!({"id": 9999}), completed("t-1"))).await;
@@ -434,10 +438,7 @@ async fn garbage_where_a_reply_should_be_is_counted_and_named_in_the_timeout() {
     assert_eq!(client.stats().pending_requests, 0);
     drop(request);
     // A clean timeout says nothing of the kind.
-    let read = tokio::spawn({
-        let (c, id) = (client.clone(), id.clone());
-        async move { c.get_task(&id).await }
-    });
+    let read = read_t1(&client);
     let _ = next_request(&mut stream).await;
     let e = read.await.unwrap().unwrap_err();
     assert!(e.is_timeout() && !e.to_string().contains("skipped"), "{e}");
