@@ -5,7 +5,8 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::TestServer;
-use crate::protocol::{CompletionRef, InputRequests, InputResponse, RpcError, error_codes};
+use super::wire::{input_required, input_responses, invalid, sort_answers};
+use crate::protocol::{CompletionRef, RpcError};
 
 pub(super) const RESOURCES_LIST: &str = "resources/list";
 pub(super) const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
@@ -13,10 +14,6 @@ pub(super) const RESOURCES_READ: &str = "resources/read";
 pub(super) const PROMPTS_LIST: &str = "prompts/list";
 pub(super) const PROMPTS_GET: &str = "prompts/get";
 pub(super) const COMPLETE: &str = "completion/complete";
-
-fn invalid(message: impl Into<String>) -> RpcError {
-    RpcError::new(error_codes::INVALID_PARAMS, message)
-}
 
 /// One page of `items` under `key`, from `params.cursor` (the index of the
 /// first item, as a string).
@@ -144,38 +141,17 @@ impl TestServer {
             return Ok(Asked::Answered(None));
         };
         let state = format!("{method} {name}");
-        let responses = match params.get("inputResponses") {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(map)) => Some(map),
-            Some(_) => return Err(invalid("inputResponses must be an object")),
-        };
+        let responses = input_responses(params)?;
         if let Some(sent) = params.get("requestState")
             && sent.as_str() != Some(state.as_str())
         {
             return Err(invalid("requestState was altered"));
         }
-        let mut answers = Map::new();
-        let mut missing = InputRequests::new();
-        for (key, request) in requests {
-            match responses.and_then(|r| r.get(key)) {
-                Some(answer) => {
-                    serde_json::from_value::<InputResponse>(answer.clone()).map_err(|e| {
-                        invalid(format!("inputResponses[{key:?}] is malformed: {e}"))
-                    })?;
-                    answers.insert(key.clone(), answer.clone());
-                }
-                None => {
-                    missing.insert(key.clone(), request.clone());
-                }
-            }
-        }
+        let (answers, missing) = sort_answers(requests, responses)?;
         if missing.is_empty() {
             return Ok(Asked::Answered(Some(answers)));
         }
-        Ok(Asked::Round(super::wire::input_required(
-            &missing,
-            Some(&state),
-        )))
+        Ok(Asked::Round(input_required(&missing, Some(&state))))
     }
 
     fn get_prompt(&self, params: &Value) -> Result<Value, RpcError> {

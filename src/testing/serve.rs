@@ -15,10 +15,12 @@ use super::record::{RecordedRequest, declares_tasks};
 use super::resources::{Asked, page_of};
 use super::script::Behavior;
 use super::tasks::{self, Reading, TaskError};
-use super::wire::{error_response, finish, input_required, response};
+use super::wire::{
+    error_response, finish, input_required, input_responses, invalid, response, sort_answers,
+};
 use crate::protocol::{
-    CallToolResult, InputRequests, InputResponse, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION,
-    Message, RequestId, RpcError, TASKS_EXTENSION, Tool, error_codes,
+    CallToolResult, InputRequests, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, Message,
+    RequestId, RpcError, TASKS_EXTENSION, Tool, error_codes,
 };
 use crate::transport::{Inbound, MessageSink, MessageStream, Outbound, Transport};
 
@@ -33,10 +35,6 @@ const TASKS_UPDATE: &str = "tasks/update";
 const TASKS_CANCEL: &str = "tasks/cancel";
 const LISTEN: &str = "subscriptions/listen";
 const CANCELLED: &str = "notifications/cancelled";
-
-fn invalid(message: impl Into<String>) -> RpcError {
-    RpcError::new(error_codes::INVALID_PARAMS, message)
-}
 
 fn task_not_found() -> RpcError {
     invalid("task not found")
@@ -535,11 +533,7 @@ fn mrtr(
     state: Option<&str>,
     result: &CallToolResult,
 ) -> Result<Value, RpcError> {
-    let responses = match params.get("inputResponses") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(map)) => Some(map),
-        Some(_) => return Err(invalid("inputResponses must be an object")),
-    };
+    let responses = input_responses(params)?;
     let sent_state = match params.get("requestState") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.as_str()),
@@ -551,20 +545,7 @@ fn mrtr(
     if sent_state != state {
         return Err(invalid("requestState was altered"));
     }
-    let mut answers = Map::new();
-    let mut missing = InputRequests::new();
-    for (key, request) in requests {
-        match responses.and_then(|r| r.get(key)) {
-            Some(answer) => {
-                serde_json::from_value::<InputResponse>(answer.clone())
-                    .map_err(|e| invalid(format!("inputResponses[{key:?}] is malformed: {e}")))?;
-                answers.insert(key.clone(), answer.clone());
-            }
-            None => {
-                missing.insert(key.clone(), request.clone());
-            }
-        }
-    }
+    let (answers, missing) = sort_answers(requests, responses)?;
     if !missing.is_empty() {
         return Ok(input_required(&missing, state));
     }

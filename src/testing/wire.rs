@@ -1,13 +1,16 @@
 //! What the test server writes: the JSON-RPC envelopes (responses, error
 //! responses and notifications, ready for the connection's writer) and
-//! the marks every result carries (`resultType`, `_meta.serverInfo`).
+//! the marks every result carries (`resultType`, `_meta.serverInfo`); and
+//! how it reads the input responses a retry brings.
 //!
 //! The crate's protocol module decodes what a server sends; it has no
 //! writer for the server's side, so the envelopes are built here.
 
 use serde_json::{Map, Value, json};
 
-use crate::protocol::{InputRequests, META_SERVER_INFO, RequestId, RpcError};
+use crate::protocol::{
+    InputRequests, InputResponse, META_SERVER_INFO, RequestId, RpcError, error_codes,
+};
 use crate::transport::Outbound;
 
 /// The name in the server's `serverInfo`.
@@ -61,4 +64,43 @@ pub(super) fn input_required(requests: &InputRequests, state: Option<&str>) -> V
         body["requestState"] = json!(state);
     }
     finish(body, "input_required", false)
+}
+
+/// An invalid-params error saying `message`.
+pub(super) fn invalid(message: impl Into<String>) -> RpcError {
+    RpcError::new(error_codes::INVALID_PARAMS, message)
+}
+
+/// A retry's `inputResponses`: `None` when absent or null; an error when
+/// not an object.
+pub(super) fn input_responses(params: &Value) -> Result<Option<&Map<String, Value>>, RpcError> {
+    match params.get("inputResponses") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(map)) => Ok(Some(map)),
+        Some(_) => Err(invalid("inputResponses must be an object")),
+    }
+}
+
+/// `responses` sorted against `requests`: the answers given, by key, and
+/// the requests still unanswered. An answer that is no input response is
+/// an error naming its key.
+pub(super) fn sort_answers(
+    requests: &InputRequests,
+    responses: Option<&Map<String, Value>>,
+) -> Result<(Map<String, Value>, InputRequests), RpcError> {
+    let mut answers = Map::new();
+    let mut missing = InputRequests::new();
+    for (key, request) in requests {
+        match responses.and_then(|r| r.get(key)) {
+            Some(answer) => {
+                serde_json::from_value::<InputResponse>(answer.clone())
+                    .map_err(|e| invalid(format!("inputResponses[{key:?}] is malformed: {e}")))?;
+                answers.insert(key.clone(), answer.clone());
+            }
+            None => {
+                missing.insert(key.clone(), request.clone());
+            }
+        }
+    }
+    Ok((answers, missing))
 }
