@@ -50,21 +50,22 @@
 //! clients, to trace or profile one.
 
 use std::collections::BTreeMap;
-use std::hint::black_box;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio as StdStdio};
 use std::time::{Duration, Instant};
 
 use mcp_tasks::transport::{Http, Stderr, Stdio};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    GetTaskParams, Implementation, JsonObject, ProtocolVersion, TaskPayload,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
 };
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{Value, json};
-use support::{TICKS_PER_SECOND, children, mcp_tasks_lifecycle, median, process_ns, process_ticks};
+use support::{
+    TICKS_PER_SECOND, children, mcp_tasks_lifecycle, median, process_ns, process_ticks,
+    rmcp_lifecycle, runtime,
+};
 
 mod support;
 
@@ -275,13 +276,6 @@ struct Client {
     samples: Vec<Sample>,
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 impl Client {
     async fn start(kind: Kind, scenario: Scenario, server: Option<&HttpServer>) -> Client {
         let url = server.map(|s| s.url.as_str());
@@ -384,7 +378,7 @@ impl Client {
                 };
                 rt.block_on(async {
                     for _ in 0..n {
-                        rmcp_lifecycle(client, &arguments).await;
+                        rmcp_lifecycle(client, Some(&arguments)).await;
                     }
                 });
                 None
@@ -433,53 +427,16 @@ impl Client {
                         .structured_content
                         .expect("structured stats")
                 };
-                rmcp_lifecycle(client, &arguments).await;
+                rmcp_lifecycle(client, Some(&arguments)).await;
                 let s0 = stats().await;
-                rmcp_lifecycle(client, &arguments).await;
+                rmcp_lifecycle(client, Some(&arguments)).await;
                 let s1 = stats().await;
-                rmcp_lifecycle(client, &arguments).await;
-                rmcp_lifecycle(client, &arguments).await;
+                rmcp_lifecycle(client, Some(&arguments)).await;
+                rmcp_lifecycle(client, Some(&arguments)).await;
                 [s0, s1, stats().await]
             }),
         }
     }
-}
-
-/// rmcp's client, the way its task example drives a task: call, then read
-/// the task until its status is terminal (sleeping `pollIntervalMs` before
-/// each read when the server gives one), then parse the inlined result.
-async fn rmcp_lifecycle(client: &RunningService<RoleClient, ClientConfig>, arguments: &JsonObject) {
-    let created = match client
-        .call_tool_once(CallToolRequestParams::new("bench").with_arguments(arguments.clone()))
-        .await
-        .expect("tools/call")
-    {
-        CallToolResponse::Task(created) => created,
-        _ => panic!("the bench tool answered without a task"),
-    };
-    let task_id = created.task.task_id;
-    let mut interval = created.task.poll_interval_ms;
-    let done = loop {
-        if let Some(ms) = interval.filter(|ms| *ms > 0) {
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-        }
-        let read = client
-            .peer()
-            .get_task(GetTaskParams::new(task_id.clone()))
-            .await
-            .expect("tasks/get");
-        if read.task.status().is_terminal() {
-            break read.task;
-        }
-        interval = read.task.task.poll_interval_ms;
-    };
-    let TaskPayload::Completed { result } = done.payload else {
-        panic!("the bench task did not complete");
-    };
-    let result: CallToolResult =
-        serde_json::from_value(Value::Object(result)).expect("a tool result");
-    assert_eq!(result.structured_content, Some(json!({ "reads": 3 })));
-    black_box(result);
 }
 
 /// The numbers in a `stats` answer, nested ones as `outer.inner`.

@@ -18,6 +18,9 @@ use std::time::Duration;
 
 use mcp_tasks::Client;
 use mcp_tasks::transport::Http;
+use support::runtime;
+
+mod support;
 
 const EVERYTHING: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -65,13 +68,6 @@ fn server() -> &'static Server {
             url: format!("http://127.0.0.1:{port}/mcp"),
         }
     })
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 async fn connect_and_list(pin: Option<&str>) {

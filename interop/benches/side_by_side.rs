@@ -32,19 +32,20 @@
 //! thread's `/proc/thread-self/schedstat`, in ns) over many lifecycles, with
 //! the peer's CPU alongside.
 
-use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mcp_tasks::Client;
 use mcp_tasks::transport::{Stderr, Stdio};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    GetTaskParams, Implementation, ProtocolVersion, TaskPayload,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
 };
 use rmcp::service::RunningService;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use support::{TICKS_PER_SECOND, children, mcp_tasks_lifecycle, median, process_ticks, thread_ns};
+use support::{
+    TICKS_PER_SECOND, children, mcp_tasks_lifecycle, median, process_ticks, rmcp_lifecycle,
+    runtime, thread_ns,
+};
 
 const PEER: &str = env!("CARGO_BIN_EXE_rmcp-peer");
 
@@ -62,13 +63,6 @@ fn main() {
         return;
     }
     divan::main();
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 /// What the peer has seen: from its `stats` tool.
@@ -188,7 +182,7 @@ impl Driver {
     async fn lifecycle(&self) {
         match self {
             Driver::McpTasks(client) => mcp_tasks_lifecycle(client, &json!({})).await,
-            Driver::Rmcp { client, .. } => rmcp_lifecycle(client).await,
+            Driver::Rmcp { client, .. } => rmcp_lifecycle(client, None).await,
         }
     }
 
@@ -236,44 +230,6 @@ impl Driver {
             two.bytes_out.saturating_sub(one.bytes_out),
         )
     }
-}
-
-/// rmcp's client, the way its task example drives a task: call, then read
-/// the task until its status is terminal, then parse the inlined result.
-async fn rmcp_lifecycle(client: &RunningService<RoleClient, ClientConfig>) {
-    let created = match client
-        .call_tool_once(CallToolRequestParams::new("bench"))
-        .await
-        .expect("tools/call")
-    {
-        CallToolResponse::Task(created) => created,
-        _ => panic!("the bench tool answered without a task"),
-    };
-    let task_id = created.task.task_id;
-    // The example sleeps `pollIntervalMs` (its default when absent: 500 ms)
-    // before each read; here the interval is zero, as for mcp-tasks, and a
-    // zero sleep is skipped (tokio would round it up to a timer tick).
-    let interval = Duration::from_millis(created.task.poll_interval_ms.unwrap_or(0));
-    let done = loop {
-        if !interval.is_zero() {
-            tokio::time::sleep(interval).await;
-        }
-        let read = client
-            .peer()
-            .get_task(GetTaskParams::new(task_id.clone()))
-            .await
-            .expect("tasks/get");
-        if read.task.status().is_terminal() {
-            break read.task;
-        }
-    };
-    let TaskPayload::Completed { result } = done.payload else {
-        panic!("the bench task did not complete");
-    };
-    let result: CallToolResult =
-        serde_json::from_value(Value::Object(result)).expect("a tool result");
-    assert_eq!(result.structured_content, Some(json!({ "reads": 3 })));
-    black_box(result);
 }
 
 fn bench(bencher: divan::Bencher<'_, '_>, kind: Kind) {

@@ -1,5 +1,6 @@
-//! What the benches share: a CPU's accounting from `/proc` (Linux), and
-//! the mcp-tasks lifecycle each of them measures.
+//! What the benches share: their runtime, a CPU's accounting from `/proc`
+//! (Linux), and the task lifecycles they measure, with mcp-tasks and with
+//! rmcp's client.
 
 #![allow(dead_code, reason = "shared by every bench; each uses part of it")]
 
@@ -7,7 +8,21 @@ use std::collections::HashSet;
 use std::hint::black_box;
 use std::time::Duration;
 
+use rmcp::RoleClient;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientConfig, GetTaskParams,
+    JsonObject, TaskPayload,
+};
+use rmcp::service::RunningService;
 use serde_json::{Value, json};
+
+/// The runtime every client in the benches runs on: one thread, this one.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
 
 /// Clock ticks per second of `/proc/*/stat` (`USER_HZ`; 100 on Linux).
 pub const TICKS_PER_SECOND: f64 = 100.0;
@@ -76,6 +91,49 @@ pub async fn mcp_tasks_lifecycle(client: &mcp_tasks::Client, arguments: &Value) 
         .await
         .expect("the task's end");
     let result = done.outcome().result().expect("completed");
+    assert_eq!(result.structured_content, Some(json!({ "reads": 3 })));
+    black_box(result);
+}
+
+/// rmcp's client, the way its task example drives a task: call the `bench`
+/// tool (with `arguments`, if any), then read the task until its status is
+/// terminal, sleeping `pollIntervalMs` before each read when the server
+/// gives one, then parse the inlined result. The example's default when
+/// there is none is 500 ms; here, as for mcp-tasks, there is no sleep then,
+/// and a zero one is skipped (tokio would round it up to a timer tick).
+pub async fn rmcp_lifecycle(
+    client: &RunningService<RoleClient, ClientConfig>,
+    arguments: Option<&JsonObject>,
+) {
+    let mut params = CallToolRequestParams::new("bench");
+    if let Some(arguments) = arguments {
+        params = params.with_arguments(arguments.clone());
+    }
+    let created = match client.call_tool_once(params).await.expect("tools/call") {
+        CallToolResponse::Task(created) => created,
+        _ => panic!("the bench tool answered without a task"),
+    };
+    let task_id = created.task.task_id;
+    let mut interval = created.task.poll_interval_ms;
+    let done = loop {
+        if let Some(ms) = interval.filter(|ms| *ms > 0) {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        let read = client
+            .peer()
+            .get_task(GetTaskParams::new(task_id.clone()))
+            .await
+            .expect("tasks/get");
+        if read.task.status().is_terminal() {
+            break read.task;
+        }
+        interval = read.task.task.poll_interval_ms;
+    };
+    let TaskPayload::Completed { result } = done.payload else {
+        panic!("the bench task did not complete");
+    };
+    let result: CallToolResult =
+        serde_json::from_value(Value::Object(result)).expect("a tool result");
     assert_eq!(result.structured_content, Some(json!({ "reads": 3 })));
     black_box(result);
 }
