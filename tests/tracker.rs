@@ -11,8 +11,8 @@ use std::time::{Duration, SystemTime};
 use mcp_tasks::protocol::{ElicitResult, InputResponse, TaskId, TaskStatus};
 use mcp_tasks::store::backend::{Claim, Fence, NewTask, Reservation};
 use mcp_tasks::store::{
-    Ending, Filter, Label, MemoryStore, RecordId, RecordState, Schedule, TaskRecord, TaskStore,
-    Tracker, Tracking,
+    Ending, Filter, Label, MemoryStore, RecordId, RecordState, TaskRecord, TaskStore, Tracker,
+    Tracking,
 };
 use mcp_tasks::testing::{
     HookedStore, ScriptedTool, StoreCall, StoreReply, TaskScript, TestServer,
@@ -31,6 +31,13 @@ async fn connected() -> (TestServer, Client) {
     let server = server();
     let client = client(&server).await;
     (server, client)
+}
+
+/// [`connected`], and worker `w1`'s tracker on a fresh memory store.
+async fn tracked() -> (TestServer, Client, Tracker<MemoryStore, Client>) {
+    let (server, client) = connected().await;
+    let tracker = tracker(MemoryStore::new(), &client);
+    (server, client, tracker)
 }
 
 fn tracker<S: TaskStore>(store: S, client: &Client) -> Tracker<S, Client> {
@@ -60,20 +67,6 @@ async fn endings<S: TaskStore>(tracker: &Tracker<S, Client>, n: usize) -> Vec<(R
     panic!("only {} of {n} endings after 1,000 passes", out.len());
 }
 
-/// Starts `tool` (no arguments) as a tracked task; its record.
-async fn track<S: TaskStore>(
-    tracker: &Tracker<S, Client>,
-    client: &Client,
-    tool: &str,
-) -> RecordId {
-    tracker
-        .call_tool(client.task(), tool, ())
-        .await
-        .unwrap()
-        .record()
-        .unwrap()
-}
-
 /// Five passes claim nothing and deliver nothing.
 async fn assert_never_delivered_again<S: TaskStore>(tracker: &Tracker<S, Client>) {
     for _ in 0..5 {
@@ -91,8 +84,7 @@ async fn record<S: TaskStore>(tracker: &Tracker<S, Client>, id: RecordId) -> Tas
 
 #[tokio::test]
 async fn a_tracked_task_ends_and_its_outcome_is_delivered_once_acknowledged() {
-    let (_server, client) = connected().await;
-    let tracker = tracker(MemoryStore::new(), &client);
+    let (_server, client, tracker) = tracked().await;
     let id = tracker
         .call_tool(client.task(), "export", json!({}))
         .await
@@ -252,8 +244,7 @@ async fn a_cancel_asked_for_elsewhere_cancels_the_task_on_the_server() {
 
 #[tokio::test]
 async fn a_failed_task_is_delivered_as_failed() {
-    let (_server, client) = connected().await;
-    let tracker = tracker(MemoryStore::new(), &client);
+    let (_server, client, tracker) = tracked().await;
     tracker
         .call_tool(client.task(), "broken", ())
         .await
@@ -268,25 +259,12 @@ async fn a_failed_task_is_delivered_as_failed() {
 
 #[tokio::test]
 async fn a_task_the_server_does_not_know_ends_unreachable_once() {
-    let (server, client) = connected().await;
-    let tracker = tracker(MemoryStore::new(), &client);
+    let (server, _client, tracker) = tracked().await;
     let reference = TaskRef::new(TaskId::new("forgotten-by-a-restart"), None)
         .with_protocol_version("2026-07-28");
     let id = tracker
         .store()
-        .insert(NewTask {
-            unique_key: false,
-            reference,
-            tool: "export".into(),
-            key: None,
-            scope: "default".into(),
-            status: TaskStatus::Working,
-            status_message: None,
-            poll_interval_ms: None,
-            due: SystemTime::now(),
-            ending: None,
-            schedule: Default::default(),
-        })
+        .insert(working_task(reference, SystemTime::now(), None))
         .await
         .unwrap();
     let got = endings(&tracker, 1).await;
@@ -302,8 +280,7 @@ async fn a_task_the_server_does_not_know_ends_unreachable_once() {
 
 #[tokio::test]
 async fn a_tracked_task_can_be_taken_back_as_a_handle() {
-    let (_server, client) = connected().await;
-    let tracker = tracker(MemoryStore::new(), &client);
+    let (_server, client, tracker) = tracked().await;
     let id = track(&tracker, &client, "export").await;
     let state = tracker.take(id).await.unwrap();
     assert!(
@@ -408,8 +385,7 @@ async fn a_finished_handle_is_given_back_not_tracked() {
 
 #[tokio::test]
 async fn a_task_the_store_refused_comes_back_live() {
-    let (_server, client) = connected().await;
-    let tracker = tracker(MemoryStore::new(), &client);
+    let (_server, client, tracker) = tracked().await;
     let label = Label::tool("export").key("order-23");
     let first = client.task().call_tool("export", json!({})).await.unwrap();
     tracker.track(first, label.clone()).await.unwrap();
@@ -469,8 +445,7 @@ async fn futures_join_all<F: std::future::Future>(
 
 #[tokio::test]
 async fn a_key_starts_one_call_however_often_it_is_started() {
-    let (server, client) = connected().await;
-    let tracker = tracker(MemoryStore::new(), &client);
+    let (server, client, tracker) = tracked().await;
     let label = Label::tool("export").key("order-17");
     let first = tracker
         .call_tool(client.task(), label.clone(), json!({}))
@@ -521,8 +496,7 @@ async fn a_key_starts_one_call_however_often_it_is_started() {
 
 #[tokio::test]
 async fn a_shared_key_calls_every_time() {
-    let (server, client) = connected().await;
-    let tracker = tracker(MemoryStore::new(), &client);
+    let (server, client, tracker) = tracked().await;
     let label = Label::tool("export").key("nightly").shared_key();
     let all = start_many(&tracker, &client, label, 3).await;
     assert_eq!(server.count("tools/call"), 3);
@@ -532,8 +506,7 @@ async fn a_shared_key_calls_every_time() {
 
 #[tokio::test]
 async fn a_call_that_certainly_failed_frees_its_key() {
-    let (server, client) = connected().await;
-    let tracker = tracker(MemoryStore::new(), &client);
+    let (server, client, tracker) = tracked().await;
     let label = Label::tool("no-such-tool").key("order-19");
     for calls in 1..=2 {
         let e = tracker
@@ -589,17 +562,13 @@ async fn a_reservation_whose_caller_stopped_ends_start_unknown_without_a_call() 
     let reserved = store
         .reserve(
             NewTask {
-                reference: TaskRef::new(mcp_tasks::protocol::TaskId::new(String::new()), None),
-                tool: "export".into(),
                 key: Some("order-20".into()),
                 unique_key: true,
-                scope: "default".into(),
-                status: TaskStatus::Working,
-                status_message: None,
-                poll_interval_ms: None,
-                due: std::time::SystemTime::now(),
-                ending: None,
-                schedule: Schedule::default(),
+                ..working_task(
+                    TaskRef::new(TaskId::new(String::new()), None),
+                    SystemTime::now(),
+                    None,
+                )
             },
             "gone",
             std::time::SystemTime::now() - Duration::from_secs(1),
@@ -801,19 +770,11 @@ async fn long_tasks<S: TaskStore>(
 /// An ended task awaiting delivery.
 async fn ended(store: &MemoryStore) -> RecordId {
     store
-        .insert(NewTask {
-            unique_key: false,
-            reference: TaskRef::new(TaskId::new("ended-secret"), None),
-            tool: "export".into(),
-            key: None,
-            scope: "default".into(),
-            status: TaskStatus::Working,
-            status_message: None,
-            poll_interval_ms: None,
-            due: SystemTime::now(),
-            ending: Some(Ending::Cancelled),
-            schedule: Schedule::default(),
-        })
+        .insert(working_task(
+            TaskRef::new(TaskId::new("ended-secret"), None),
+            SystemTime::now(),
+            Some(Ending::Cancelled),
+        ))
         .await
         .unwrap()
 }
@@ -925,17 +886,13 @@ async fn a_worker_restarted_under_its_name_takes_its_records_back_at_once() {
         let reserved = store
             .reserve(
                 NewTask {
-                    reference: TaskRef::new(TaskId::new(String::new()), None),
-                    tool: "export".into(),
                     key: Some("order-21".into()),
                     unique_key: true,
-                    scope: "default".into(),
-                    status: TaskStatus::Working,
-                    status_message: None,
-                    poll_interval_ms: None,
-                    due: SystemTime::now(),
-                    ending: None,
-                    schedule: Schedule::default(),
+                    ..working_task(
+                        TaskRef::new(TaskId::new(String::new()), None),
+                        SystemTime::now(),
+                        None,
+                    )
                 },
                 "export-1",
                 SystemTime::now() + HOUR,

@@ -143,6 +143,15 @@ fn running_worker(client: &Client) -> (Tracker<MemoryStore, Client>, Seen, Abort
     (tracker, seen, run)
 }
 
+/// A client of `server`, and worker "w" running on it ([`running_worker`]).
+async fn connected_worker(
+    server: &TestServer,
+) -> (Client, Tracker<MemoryStore, Client>, Seen, AbortOnDrop) {
+    let client = client(server).await;
+    let (tracker, seen, run) = running_worker(&client);
+    (client, tracker, seen, run)
+}
+
 /// A form handler that counts its calls and takes `takes` to answer.
 fn slow_person(calls: Arc<AtomicUsize>, takes: Duration) -> InputHandlers {
     InputHandlers::new().elicitation_form(move |_| {
@@ -155,17 +164,15 @@ fn slow_person(calls: Arc<AtomicUsize>, takes: Duration) -> InputHandlers {
     })
 }
 
-async fn started<S: TaskStore>(
+/// Starts `tool` as a tracked task and waits (bounded) until it asks:
+/// its id and record.
+async fn asked<S: TaskStore>(
     tracker: &Tracker<S, Client>,
     client: &Client,
     tool: &str,
-) -> RecordId {
-    tracker
-        .call_tool(client.task(), tool, json!({}))
-        .await
-        .unwrap()
-        .record()
-        .expect("a task")
+) -> (RecordId, mcp_tasks::store::TaskRecord) {
+    let id = track(tracker, client, tool).await;
+    (id, asking(tracker.store(), id).await)
 }
 
 /// Waits (bounded) until `id` asks, as its record shows.
@@ -206,13 +213,13 @@ async fn a_person_who_has_not_answered_holds_up_no_other_task() {
             .build();
         let seen = Seen::default();
         let _run = spawn_worker(&tracker, &seen, Duration::ZERO);
-        let slow = started(&tracker, &client, "approve").await;
+        let slow = track(&tracker, &client, "approve").await;
         while asked.load(Ordering::SeqCst) == 0 {
             tokio::time::sleep(ms(5)).await;
         }
         // The person is thinking; a quick task started now ends and is
         // delivered meanwhile.
-        let quick = started(&tracker, &client, "quick").await;
+        let quick = track(&tracker, &client, "quick").await;
         assert!(seen.until(quick).await.is_completed());
         assert_eq!(seen.count(slow), 0, "the slow task still waits");
         release.notify_one();
@@ -236,7 +243,7 @@ async fn a_person_slower_than_the_lease_is_asked_once() {
         let seen = Seen::default();
         let _ra = spawn_worker(&wa, &seen, Duration::ZERO);
         let _rb = spawn_worker(&wb, &seen, Duration::ZERO);
-        let id = started(&wa, &a, "approve").await;
+        let id = track(&wa, &a, "approve").await;
         assert!(seen.until(id).await.is_completed());
         assert_eq!(calls.load(Ordering::SeqCst), 1, "the person is asked once");
         let counts = server.counters();
@@ -266,7 +273,7 @@ async fn a_read_slower_than_the_lease_is_never_made_twice_at_once() {
         let seen = Seen::default();
         let _ra = spawn_worker(&wa, &seen, Duration::ZERO);
         let _rb = spawn_worker(&wb, &seen, Duration::ZERO);
-        let id = started(&wa, &a, "export").await;
+        let id = track(&wa, &a, "export").await;
         assert!(seen.until(id).await.is_completed());
         let counts = server.counters();
         let task = counts.tasks.values().next().unwrap();
@@ -290,7 +297,7 @@ async fn a_callback_slower_than_the_lease_delivers_each_ending_once() {
         let seen = Seen::default();
         let mut ids = Vec::new();
         for _ in 0..3 {
-            ids.push(started(&wa, &a, "quick").await);
+            ids.push(track(&wa, &a, "quick").await);
         }
         let slow = Duration::from_secs(3);
         let _ra = spawn_worker(&wa, &seen, slow);
@@ -318,7 +325,7 @@ async fn endings_are_delivered_side_by_side_up_to_the_concurrency() {
             .build();
         let mut ids = Vec::new();
         for _ in 0..8 {
-            ids.push(started(&tracker, &client, "quick").await);
+            ids.push(track(&tracker, &client, "quick").await);
         }
         let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
         let done = Seen::default();
@@ -380,7 +387,7 @@ async fn a_question_answered_later_from_elsewhere_is_sent_once() {
                 trackers.push((t, client));
             }
             let (first, client) = &trackers[0];
-            let id = started(first, client, "two").await;
+            let id = track(first, client, "two").await;
 
             // Elsewhere: the inbox lists what waits, with its schema.
             let inbox = SqliteStore::open(&path).await.unwrap();
@@ -437,10 +444,8 @@ async fn a_question_answered_later_from_elsewhere_is_sent_once() {
 async fn a_refused_answer_stores_nothing_and_the_task_still_asks() {
     bounded(async {
         let server = server();
-        let client = client(&server).await;
-        let (tracker, seen, _run) = running_worker(&client);
-        let id = started(&tracker, &client, "approve").await;
-        asking(tracker.store(), id).await;
+        let (client, tracker, seen, _run) = connected_worker(&server).await;
+        let (id, _) = asked(&tracker, &client, "approve").await;
         let refusal =
             |r: mcp_tasks::store::StoreResult<()>| r.unwrap_err().refusal().cloned().unwrap();
         let missing = tracker
@@ -484,10 +489,8 @@ async fn a_cancelled_task_closes_its_questions_and_refuses_late_answers() {
                 .input(ms(10), requests(&["confirm"]))
                 .complete_with_inputs(ms(10)),
         ));
-        let client = client(&server).await;
-        let (tracker, seen, _run) = running_worker(&client);
-        let id = started(&tracker, &client, "approve").await;
-        asking(tracker.store(), id).await;
+        let (client, tracker, seen, _run) = connected_worker(&server).await;
+        let (id, _) = asked(&tracker, &client, "approve").await;
         assert!(tracker.cancel(id).await.unwrap());
         assert_eq!(seen.until(id).await, Ending::Cancelled);
         let r = tracker.store().get(id).await.unwrap().unwrap();
@@ -515,8 +518,7 @@ async fn a_handler_past_its_bound_leaves_the_question_to_someone_else() {
             .build();
         let seen = Seen::default();
         let _run = spawn_worker(&tracker, &seen, Duration::ZERO);
-        let id = started(&tracker, &client, "approve").await;
-        asking(tracker.store(), id).await;
+        let (id, _) = asked(&tracker, &client, "approve").await;
         while calls.load(Ordering::SeqCst) == 0 {
             tokio::time::sleep(ms(5)).await;
         }
@@ -556,8 +558,7 @@ async fn each_new_question_is_offered_to_the_application_until_acknowledged() {
         };
         let seen = Seen::default();
         let _run = spawn_worker(&tracker, &seen, Duration::ZERO);
-        let id = started(&tracker, &client, "approve").await;
-        let r = asking(tracker.store(), id).await;
+        let (id, r) = asked(&tracker, &client, "approve").await;
         for _ in 0..500 {
             if tracker.store().get(id).await.unwrap().unwrap().questions["confirm"].offered {
                 break;
@@ -587,8 +588,7 @@ async fn each_new_question_is_offered_to_the_application_until_acknowledged() {
 async fn a_tracked_task_with_a_ttl_is_cancelled_at_its_ttl_and_ends_expired() {
     bounded(async {
         let server = server();
-        let client = client(&server).await;
-        let (tracker, seen, _run) = running_worker(&client);
+        let (client, tracker, seen, _run) = connected_worker(&server).await;
         let id = tracker
             .call_tool(client.task().with_ttl(ms(300)), "long", ())
             .await
@@ -687,7 +687,7 @@ async fn an_answer_the_server_took_is_never_sent_again_while_it_still_lists_the_
             .await
             .unwrap();
         let (tracker, seen, _run) = running_worker(&client);
-        let id = started(&tracker, &client, "approve").await;
+        let id = track(&tracker, &client, "approve").await;
         assert!(seen.until(id).await.is_completed());
         assert_eq!(calls.load(Ordering::SeqCst), 1);
         let updates = canned.methods().iter().filter(|m| *m == "tasks/update").count();

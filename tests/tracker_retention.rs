@@ -7,26 +7,15 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use mcp_tasks::protocol::{TaskId, TaskStatus};
+use mcp_tasks::protocol::TaskId;
 use mcp_tasks::store::backend::{Claim, NewTask};
 use mcp_tasks::store::{Ending, Filter, MemoryStore, RecordId, RecordState, TaskStore, Tracker};
 use mcp_tasks::{Client, TaskRef};
 use support::*;
 
 fn new_task(n: u32, due: SystemTime, ending: Option<Ending>) -> NewTask {
-    NewTask {
-        unique_key: false,
-        reference: TaskRef::new(TaskId::new(format!("task-{n}")), None),
-        tool: "export".into(),
-        key: None,
-        scope: "default".into(),
-        status: TaskStatus::Working,
-        status_message: None,
-        poll_interval_ms: None,
-        due,
-        ending,
-        schedule: Default::default(),
-    }
+    let reference = TaskRef::new(TaskId::new(format!("task-{n}")), None);
+    working_task(reference, due, ending)
 }
 
 /// `n` records whose ending was delivered, as a worker leaves them.

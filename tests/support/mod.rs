@@ -199,6 +199,42 @@ pub use hand_peer::{handshaken, next_json, pinned_peer, raw_peer, reply};
 pub use legacy_server::{End, Knobs, LegacyServer, LegacyTool, Step};
 pub use time::{bounded, ms};
 
+/// Starts `tool` (no arguments) as a task tracked by `tracker`; its record.
+pub async fn track<S: mcp_tasks::store::TaskStore>(
+    tracker: &mcp_tasks::store::Tracker<S, Client>,
+    client: &Client,
+    tool: &str,
+) -> mcp_tasks::store::RecordId {
+    tracker
+        .call_tool(client.task(), tool, ())
+        .await
+        .unwrap()
+        .record()
+        .expect("a task")
+}
+
+/// A record of a `working` task as a tracker inserts it: `export`, in
+/// the default scope, without key, first due at `due`.
+pub fn working_task(
+    reference: mcp_tasks::TaskRef,
+    due: std::time::SystemTime,
+    ending: Option<mcp_tasks::store::Ending>,
+) -> mcp_tasks::store::backend::NewTask {
+    mcp_tasks::store::backend::NewTask {
+        unique_key: false,
+        reference,
+        tool: "export".into(),
+        key: None,
+        scope: "default".into(),
+        status: mcp_tasks::protocol::TaskStatus::Working,
+        status_message: None,
+        poll_interval_ms: None,
+        due,
+        ending,
+        schedule: Default::default(),
+    }
+}
+
 /// The tools the tracker's tests drive: `export` (works, then completes),
 /// `approve` (asks `confirm`), `long` (an hour) and `broken` (fails).
 pub fn tracker_server() -> TestServer {
