@@ -407,6 +407,26 @@ async fn list_all(client: &Client, method: &str, paged: bool) -> Result<usize, m
     }
 }
 
+/// [`list_all`] of `method` (page by page when `paged`) against a peer
+/// serving `(per_page, pages)` of `item` ([`serve_items`]): the error the
+/// listing ended with (a panic if it ended well), the pages served and
+/// their bytes.
+async fn refused_listing(
+    method: &'static str,
+    member: &str,
+    item: &str,
+    (per_page, pages): (usize, usize),
+    paged: bool,
+) -> (mcp_tasks::Error, usize, usize) {
+    let (client, mut sink, mut stream) = pinned_peer(None).await;
+    let listing = tokio::spawn(async move { list_all(&client, method, paged).await });
+    let (served, bytes) = serve_items(&mut sink, &mut stream, member, item, per_page, pages).await;
+    match listing.await.unwrap() {
+        Ok(n) => panic!("{method}: {n} items kept past the memory bound"),
+        Err(e) => (e, served, bytes),
+    }
+}
+
 /// 30 pages of 20,000 of the smallest items each (3.7–20 MB of memory a
 /// page, 600,000 items) are within the byte bound (16 MiB of JSON) but
 /// not within the memory bound (64 MiB): each listing stops at the
@@ -414,13 +434,7 @@ async fn list_all(client: &Client, method: &str, paged: bool) -> Result<usize, m
 #[tokio::test(start_paused = true)]
 async fn every_listing_stops_at_the_memory_bound_within_the_byte_bound() {
     for (method, member, item) in KINDS {
-        let (client, mut sink, mut stream) = pinned_peer(None).await;
-        let listing = tokio::spawn(async move { list_all(&client, method, false).await });
-        let (served, bytes) = serve_items(&mut sink, &mut stream, member, item, 20_000, 30).await;
-        let e = match listing.await.unwrap() {
-            Ok(n) => panic!("{method}: {n} items kept past the memory bound"),
-            Err(e) => e,
-        };
+        let (e, served, bytes) = refused_listing(method, member, item, (20_000, 30), false).await;
         assert!(e.is_over_limit(), "{method}: {e}");
         assert_eq!(e.method(), Some(method));
         let text = e.to_string();
@@ -439,13 +453,7 @@ async fn every_listing_stops_at_the_memory_bound_within_the_byte_bound() {
 #[tokio::test(start_paused = true)]
 async fn a_page_past_the_memory_bound_fails_the_page_reader() {
     for (method, member, item) in KINDS {
-        let (client, mut sink, mut stream) = pinned_peer(None).await;
-        let listing = tokio::spawn(async move { list_all(&client, method, true).await });
-        let (served, _) = serve_items(&mut sink, &mut stream, member, item, 400_000, 2).await;
-        let e = match listing.await.unwrap() {
-            Ok(n) => panic!("{method}: {n} items read past the memory bound"),
-            Err(e) => e,
-        };
+        let (e, served, _) = refused_listing(method, member, item, (400_000, 2), true).await;
         assert!(e.is_over_limit(), "{method}: {e}");
         assert!(
             e.to_string().contains("page 1") && e.to_string().contains("max_listed_memory"),
@@ -463,10 +471,7 @@ async fn one_item_past_the_memory_bound_is_never_decoded() {
     let objects = vec![r#"{"a":0}"#; 150_000].join(",");
     let tool = format!(r#"{{"name":"t","inputSchema":{{"type":"object","x":[{objects}]}}}}"#);
     for paged in [false, true] {
-        let (client, mut sink, mut stream) = pinned_peer(None).await;
-        let listing = tokio::spawn(async move { list_all(&client, "tools/list", paged).await });
-        serve_items(&mut sink, &mut stream, "tools", &tool, 1, 1).await;
-        let e = listing.await.unwrap().unwrap_err();
+        let (e, _, _) = refused_listing("tools/list", "tools", &tool, (1, 1), paged).await;
         assert!(e.is_over_limit(), "{e}");
         assert!(e.to_string().contains("max_listed_memory"), "{e}");
     }
