@@ -19,14 +19,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use http_body_util::BodyExt as _;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
-use tokio::task::JoinHandle;
 
-use crate::loopback::{Body, listen};
+use crate::loopback::{Accepting, Body, Received, listen};
 
 /// The version the server speaks.
 pub const VERSION: &str = "2025-11-25";
@@ -69,13 +67,7 @@ struct State {
 pub struct AskingServer {
     pub url: String,
     state: Arc<State>,
-    accept: JoinHandle<()>,
-}
-
-impl Drop for AskingServer {
-    fn drop(&mut self) {
-        self.accept.abort();
-    }
+    _accept: Accepting,
 }
 
 impl AskingServer {
@@ -93,8 +85,12 @@ impl AskingServer {
             posts: Mutex::new(HashMap::new()),
         });
         let st = state.clone();
-        let (url, accept) = listen(move |req| handle(st.clone(), req)).await;
-        AskingServer { url, state, accept }
+        let (url, _accept) = listen(move |req| handle(st.clone(), req)).await;
+        AskingServer {
+            url,
+            state,
+            _accept,
+        }
     }
 
     /// The `tasks/result` streams open now.
@@ -134,19 +130,12 @@ fn json_reply(status: u16, session: Option<&str>, text: String) -> Response<Body
 }
 
 async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
-    let verb = req.method().as_str().to_owned();
-    let bytes = req
-        .into_body()
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
+    let Received { verb, body, .. } = Received::read(req).await;
     match verb.as_str() {
         "GET" => return Ok(json_reply(405, None, String::new())),
         "DELETE" => return Ok(json_reply(200, None, String::new())),
         _ => {}
     }
-    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
     let method = body["method"].as_str().unwrap_or_default().to_owned();
     *st.posts.lock().unwrap().entry(method.clone()).or_default() += 1;
     if body.get("id").is_none() || method.is_empty() {

@@ -34,7 +34,7 @@ use tokio::net::TcpStream;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
-use crate::loopback::{self, Body};
+use crate::loopback::{self, Body, Received, find_header};
 
 /// How replies are framed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,10 +92,7 @@ pub struct Seen {
 
 impl Seen {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        find_header(&self.headers, name)
     }
 }
 
@@ -437,35 +434,20 @@ async fn relay(st: &State, body: Value) -> Option<String> {
     None
 }
 
-/// A request's headers as (name, value) pairs, values read lossily.
-pub fn header_pairs(headers: &hyper::HeaderMap) -> Vec<(String, String)> {
-    headers
-        .iter()
-        .map(|(n, v)| {
-            (
-                n.as_str().to_owned(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
-        })
-        .collect()
-}
-
 async fn handle(
     st: Arc<State>,
     req: Request<Incoming>,
     reset: Arc<Notify>,
 ) -> Result<Response<Body>, Infallible> {
-    use http_body_util::BodyExt as _;
-    let headers = header_pairs(req.headers());
-    if req.method() != hyper::Method::POST {
+    let Received {
+        verb,
+        headers,
+        bytes,
+        ..
+    } = Received::read(req).await;
+    if verb != "POST" {
         return Ok(reply(405, "text/plain", "POST only".into()));
     }
-    let bytes = req
-        .into_body()
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
     let Ok(body) = serde_json::from_slice::<Value>(&bytes) else {
         return Ok(reply(
             400,

@@ -36,10 +36,20 @@ where
     (addr, accept)
 }
 
+/// A server's accepting task, stopped when this is dropped (with the
+/// server that holds it).
+pub struct Accepting(JoinHandle<()>);
+
+impl Drop for Accepting {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// Listens on a free port of 127.0.0.1 and serves each connection (HTTP/1,
 /// keep-alive) with `handler`. Returns the MCP endpoint's URL and the
-/// accepting task, to abort when the server goes.
-pub async fn listen<H, F, B>(handler: H) -> (String, JoinHandle<()>)
+/// accepting task, which stops when dropped.
+pub async fn listen<H, F, B>(handler: H) -> (String, Accepting)
 where
     H: Fn(Request<Incoming>) -> F + Clone + Send + Sync + 'static,
     F: Future<Output = Result<Response<B>, Infallible>> + Send + 'static,
@@ -55,7 +65,59 @@ where
         }
     })
     .await;
-    (format!("http://{addr}/mcp"), accept)
+    (format!("http://{addr}/mcp"), Accepting(accept))
+}
+
+/// What a server reads of a request: its verb, its headers and its whole
+/// body (empty if reading it failed), as bytes and as JSON (null where it
+/// is not JSON).
+pub struct Received {
+    pub verb: String,
+    pub headers: Vec<(String, String)>,
+    pub bytes: Bytes,
+    pub body: serde_json::Value,
+}
+
+impl Received {
+    pub async fn read(req: Request<Incoming>) -> Received {
+        use http_body_util::BodyExt as _;
+        let verb = req.method().as_str().to_owned();
+        let headers = header_pairs(req.headers());
+        let bytes = req
+            .into_body()
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        let body = serde_json::from_slice(&bytes).unwrap_or_default();
+        Received {
+            verb,
+            headers,
+            bytes,
+            body,
+        }
+    }
+}
+
+/// A request's headers as (name, value) pairs, values read lossily.
+pub fn header_pairs(headers: &hyper::HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The value of the header `name` (in any case) among `headers`.
+pub fn find_header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
 }
 
 /// A response body fed by a channel; it ends when the sender goes.

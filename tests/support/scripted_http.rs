@@ -10,9 +10,8 @@ use std::sync::{Arc, Mutex};
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 use serde_json::Value;
-use tokio::task::JoinHandle;
 
-use crate::loopback::{Body, listen};
+use crate::loopback::{Accepting, Body, Received, find_header, listen};
 
 /// One scripted answer to a request.
 pub struct Answer {
@@ -69,10 +68,7 @@ impl Hit {
 
     /// A header's value, by its name in any case.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        find_header(&self.headers, name)
     }
 }
 
@@ -83,7 +79,7 @@ pub struct ScriptedHttp {
     /// The MCP endpoint's URL.
     pub url: String,
     hits: Arc<Mutex<Vec<Hit>>>,
-    accept: JoinHandle<()>,
+    _accept: Accepting,
 }
 
 impl ScriptedHttp {
@@ -91,12 +87,12 @@ impl ScriptedHttp {
     pub async fn start(script: impl Fn(&Value) -> Answer + Send + Sync + 'static) -> ScriptedHttp {
         let hits = Arc::new(Mutex::new(Vec::new()));
         let script: Arc<Script> = Arc::new(script);
-        let (url, accept) = listen({
+        let (url, _accept) = listen({
             let hits = hits.clone();
             move |req| handle(hits.clone(), script.clone(), req)
         })
         .await;
-        ScriptedHttp { url, hits, accept }
+        ScriptedHttp { url, hits, _accept }
     }
 
     /// The POSTs of one JSON-RPC method, in order.
@@ -111,36 +107,17 @@ impl ScriptedHttp {
     }
 }
 
-impl Drop for ScriptedHttp {
-    fn drop(&mut self) {
-        self.accept.abort();
-    }
-}
-
 async fn handle(
     hits: Arc<Mutex<Vec<Hit>>>,
     script: Arc<Script>,
     req: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
-    use http_body_util::BodyExt as _;
-    let verb = req.method().as_str().to_owned();
-    let headers = req
-        .headers()
-        .iter()
-        .map(|(n, v)| {
-            (
-                n.as_str().to_owned(),
-                v.to_str().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect();
-    let bytes = req
-        .into_body()
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
-    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let Received {
+        verb,
+        headers,
+        body,
+        ..
+    } = Received::read(req).await;
     hits.lock().unwrap().push(Hit {
         verb: verb.clone(),
         body: body.clone(),

@@ -14,9 +14,8 @@ use hyper::body::Incoming;
 use hyper::{Request, Response};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 
-use crate::loopback::{Body, listen};
+use crate::loopback::{Accepting, Body, Received, find_header, listen};
 use tokio::time::Instant;
 
 /// The version the server speaks.
@@ -63,10 +62,7 @@ pub struct Hit {
 
 impl Hit {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        find_header(&self.headers, name)
     }
 }
 
@@ -117,13 +113,7 @@ struct State {
 pub struct SessionServer {
     pub url: String,
     state: Arc<State>,
-    accept: JoinHandle<()>,
-}
-
-impl Drop for SessionServer {
-    fn drop(&mut self) {
-        self.accept.abort();
-    }
+    _accept: Accepting,
 }
 
 impl SessionServer {
@@ -150,8 +140,12 @@ impl SessionServer {
             oversize: Mutex::new(None),
         });
         let st = state.clone();
-        let (url, accept) = listen(move |req| handle(st.clone(), req)).await;
-        SessionServer { url, state, accept }
+        let (url, _accept) = listen(move |req| handle(st.clone(), req)).await;
+        SessionServer {
+            url,
+            state,
+            _accept,
+        }
     }
 
     /// Answers the coming `GET`s with these streams, in order (then `405`).
@@ -256,16 +250,12 @@ fn reply(status: u16, ctype: &str, session: Option<&str>, text: String) -> Respo
 }
 
 async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
-    use http_body_util::BodyExt as _;
-    let verb = req.method().as_str().to_owned();
-    let headers = super::http_server::header_pairs(req.headers());
-    let bytes = req
-        .into_body()
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
-    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let Received {
+        verb,
+        headers,
+        body,
+        ..
+    } = Received::read(req).await;
     let hit = Hit {
         verb: verb.clone(),
         method: body["method"].as_str().unwrap_or_default().to_owned(),
