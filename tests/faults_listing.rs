@@ -123,15 +123,20 @@ async fn a_slow_endless_listing_ends_at_the_listing_deadline() {
     );
 }
 
+/// A server listing three tools (`a`, `b`, `c`) two to a page.
+fn three_tools_two_a_page() -> TestServer {
+    TestServer::new()
+        .page_size(2)
+        .tool(ScriptedTool::immediate("a", text("a")))
+        .tool(ScriptedTool::immediate("b", text("b")))
+        .tool(ScriptedTool::immediate("c", text("c")))
+}
+
 /// The bound and the deadline are the client's to set; a listing within
 /// them succeeds.
 #[tokio::test(start_paused = true)]
 async fn the_listing_bounds_are_set_on_the_builder() {
-    let server = TestServer::new()
-        .page_size(2)
-        .tool(ScriptedTool::immediate("a", text("a")))
-        .tool(ScriptedTool::immediate("b", text("b")))
-        .tool(ScriptedTool::immediate("c", text("c")));
+    let server = three_tools_two_a_page();
     let client = Client::builder()
         .max_listed_bytes(64)
         .connect(server.connect())
@@ -483,11 +488,7 @@ async fn one_item_past_the_memory_bound_is_never_decoded() {
 /// fits alone, for the page reader, in 2 KiB but not in 1,000 bytes.
 #[tokio::test(start_paused = true)]
 async fn the_memory_bound_is_set_on_the_builder() {
-    let server = TestServer::new()
-        .page_size(2)
-        .tool(ScriptedTool::immediate("a", text("a")))
-        .tool(ScriptedTool::immediate("b", text("b")))
-        .tool(ScriptedTool::immediate("c", text("c")));
+    let server = three_tools_two_a_page();
     let tight = Client::builder()
         .max_listed_memory(2 << 10)
         .connect(server.connect())
