@@ -24,7 +24,7 @@ use std::time::Duration;
 use oauth_server::{AuthServer, Knobs};
 use rexpect::process::WaitStatus;
 use rexpect::session::spawn_command;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 #[path = "support/http_demo.rs"]
 mod http_demo;
@@ -61,6 +61,12 @@ impl Sandbox {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();
         path
+    }
+
+    /// Writes a config file at `path` (relative to the sandbox) that
+    /// defines one server, `name`, as `entry`, in the `mcpServers` form.
+    fn write_server(&self, path: &str, name: &str, entry: Value) -> PathBuf {
+        self.write(path, &json!({ "mcpServers": { name: entry } }).to_string())
     }
 
     fn config_home(&self) -> PathBuf {
@@ -168,13 +174,7 @@ fn a_command_server_of_the_mcp_servers_form_answers_with_its_variables_expanded(
 #[test]
 fn an_unknown_name_says_which_files_were_read_and_what_they_define() {
     let sandbox = Sandbox::new("unknown");
-    sandbox.write(
-        ".mcp.json",
-        &format!(
-            r#"{{"mcpServers": {{"demo": {{"command": {}}}}}}}"#,
-            quoted(DEMO)
-        ),
-    );
+    sandbox.write_server(".mcp.json", "demo", json!({ "command": DEMO }));
     let out = sandbox.run(&["tools", "@nope"], &[]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
@@ -229,13 +229,8 @@ fn an_http_server_of_the_vscode_form_is_found_in_the_project() {
 fn a_detached_task_of_a_configured_server_keeps_its_name_not_its_expanded_secrets() {
     let demo = HttpDemo::start();
     let sandbox = Sandbox::new("detach");
-    sandbox.write(
-        ".mcp.json",
-        &format!(
-            r#"{{"mcpServers": {{"web": {{"url": {}}}}}}}"#,
-            quoted(&format!("{}?key=${{KEY}}", demo.url()))
-        ),
-    );
+    let url = format!("{}?key=${{KEY}}", demo.url());
+    sandbox.write_server(".mcp.json", "web", json!({ "url": url }));
     let secret = "k-5ecret-in-the-url";
     let out = sandbox.run(
         &["call", "@web", "job", "n=1", "ms=300", "--detach"],
@@ -379,12 +374,10 @@ fn auth_server() -> (tokio::runtime::Runtime, AuthServer) {
 fn login_in_a_terminal_then_later_commands_reuse_the_token_until_logout() {
     let (_runtime, server) = auth_server();
     let sandbox = Sandbox::new("login");
-    let file = sandbox.write(
+    let file = sandbox.write_server(
         "servers.json",
-        &format!(
-            r#"{{"mcpServers": {{"secure": {{"url": {}}}}}}}"#,
-            quoted(&server.endpoint())
-        ),
+        "secure",
+        json!({ "url": server.endpoint() }),
     );
     let file = file.to_str().unwrap();
 
@@ -467,13 +460,7 @@ fn login_in_a_terminal_then_later_commands_reuse_the_token_until_logout() {
 #[test]
 fn detach_from_a_configured_command_server_is_refused_in_its_own_words() {
     let sandbox = Sandbox::new("detach-stdio");
-    sandbox.write(
-        ".mcp.json",
-        &format!(
-            r#"{{"mcpServers": {{"demo": {{"command": {}}}}}}}"#,
-            quoted(DEMO)
-        ),
-    );
+    sandbox.write_server(".mcp.json", "demo", json!({ "command": DEMO }));
     for args in [
         &["call", "@demo", "export", "--detach"][..],
         &["call", "export", "--server", "demo", "--detach"],

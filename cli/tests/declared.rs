@@ -8,9 +8,13 @@
 use std::io::{BufRead, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
+use wait::wait_within;
+
+#[path = "support/wait.rs"]
+mod wait;
 
 const CLI: &str = env!("CARGO_BIN_EXE_mcp-tasks");
 
@@ -76,18 +80,7 @@ fn run(extra: &[&str], name: &str) -> (i32, Vec<Value>) {
         .stderr(Stdio::null())
         .spawn()
         .expect("start mcp-tasks");
-    let start = Instant::now();
-    let code = loop {
-        if let Some(status) = child.try_wait().expect("its status") {
-            break status.code().expect("an exit code");
-        }
-        if start.elapsed() > LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            break -1;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let code = wait_within(&mut child, LIMIT).map_or(-1, |s| s.code().expect("an exit code"));
     let text = std::fs::read_to_string(&record).unwrap_or_default();
     let _ = std::fs::remove_file(&record);
     let messages = text

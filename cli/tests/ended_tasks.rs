@@ -7,11 +7,14 @@
 
 #[path = "../../tests/support/ending_server.rs"]
 mod ending_server;
+#[path = "support/wait.rs"]
+mod wait;
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ending_server::{Ending, Payload};
+use wait::wait_within;
 
 const CLI: &str = env!("CARGO_BIN_EXE_mcp-tasks");
 
@@ -53,18 +56,7 @@ fn exit_status(ending: Ending, http: bool) -> i32 {
         .stderr(Stdio::null())
         .spawn()
         .expect("start mcp-tasks");
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("its status") {
-            return status.code().expect("an exit code");
-        }
-        if start.elapsed() > LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            return -1;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_within(&mut child, LIMIT).map_or(-1, |s| s.code().expect("an exit code"))
 }
 
 fn main() {

@@ -14,62 +14,35 @@ mod ending_server;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ending_server::{Ending, Era, Payload};
 use serde_json::Value;
 
 #[path = "support/data_dir.rs"]
-#[allow(dead_code, reason = "only `run` is used here")]
+#[allow(dead_code, reason = "a task list folder's own path is enough here")]
 mod data_dir;
 #[path = "support/http_demo.rs"]
 mod http_demo;
-use data_dir::run as run_in;
+use data_dir::{CLI, LIMIT, TempDir, run as run_in, wait_within};
 use http_demo::HttpDemo;
 
-const CLI: &str = env!("CARGO_BIN_EXE_mcp-tasks");
 const DEMO: &str = env!("CARGO_BIN_EXE_mcp-tasks-demo");
 
-/// The bound on each command.
-const LIMIT: Duration = Duration::from_secs(60);
-
-/// A folder of this test's own (the task list's), removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!(
-            "mcp-tasks-cli-scripts-{name}-{}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Waits for `child`, killing it past [`LIMIT`].
-fn bounded_wait(child: &mut Child, what: &str) -> ExitStatus {
-    let deadline = Instant::now() + LIMIT;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mcp-tasks {what} did not end within {LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// Reads `child`'s stderr to its end, then waits for it, killing it past
+/// [`LIMIT`]: what it said and how it ended.
+fn stderr_and_status(child: &mut Child, what: &str) -> (String, ExitStatus) {
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = wait_within(child, LIMIT)
+        .unwrap_or_else(|| panic!("mcp-tasks {what} did not end within {LIMIT:?}"));
+    (err, status)
 }
 
 /// [`run_in`] with a task list folder that nothing writes to.
@@ -317,14 +290,7 @@ fn a_closed_pipe_ends_every_command_quietly() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let mut err = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
-        let status = bounded_wait(&mut child, args[0]);
+        let (err, status) = stderr_and_status(&mut child, args[0]);
         assert_eq!(status.code(), Some(141), "{args:?}: {err}");
         assert!(err.is_empty(), "{args:?} is not quiet: {err}");
     }
@@ -347,14 +313,7 @@ fn call_json_read_by_a_reader_that_leaves_after_one_line_ends_quietly() {
     // The reader is gone; the task's later lines meet a closed pipe.
     let line: Value = serde_json::from_str(&first).unwrap();
     assert!(line["reference"].as_str().unwrap().starts_with("mtr_"));
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    let status = bounded_wait(&mut child, "call --json");
+    let (err, status) = stderr_and_status(&mut child, "call --json");
     assert_eq!(status.code(), Some(141), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }

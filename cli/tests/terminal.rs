@@ -8,9 +8,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use data_dir::TempDir;
 use rexpect::process::WaitStatus;
 use rexpect::session::{PtySession, spawn_command};
 use serde_json::Value;
+
+#[path = "support/data_dir.rs"]
+#[allow(dead_code, reason = "the terminal tests run the CLI their own way")]
+mod data_dir;
 
 const CLI: &str = env!("CARGO_BIN_EXE_mcp-tasks");
 const DEMO: &str = env!("CARGO_BIN_EXE_mcp-tasks-demo");
@@ -146,7 +151,7 @@ fn a_second_ctrl_c_stops_waiting_and_prints_the_reference() {
 #[test]
 fn detach_then_wait_from_a_second_process_gets_the_result() {
     let dir = TempDir::new("detach");
-    let data = dir.0.join("data");
+    let data = dir.data();
     let shared = Shared::start(&dir.0);
     let socket = shared.socket();
 
@@ -195,7 +200,7 @@ fn cancel_by_reference_from_another_process() {
     let shared = Shared::start(&dir.0);
     let socket = shared.socket();
     let detached = piped_in(
-        &dir.0.join("data"),
+        &dir.data(),
         &["call", "index", "--detach-anyway"],
         &["--shared", &socket],
     );
@@ -346,23 +351,5 @@ impl Drop for Shared {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-/// A directory of this test's own, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("mcp-tasks-cli-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }

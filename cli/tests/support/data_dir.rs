@@ -4,7 +4,11 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+#[path = "wait.rs"]
+mod wait;
+pub use wait::wait_within;
 
 /// The CLI under test.
 pub const CLI: &str = env!("CARGO_BIN_EXE_mcp-tasks");
@@ -13,7 +17,7 @@ pub const CLI: &str = env!("CARGO_BIN_EXE_mcp-tasks");
 pub const LIMIT: Duration = Duration::from_secs(60);
 
 /// A folder of this test's own, removed when dropped.
-pub struct TempDir(PathBuf);
+pub struct TempDir(pub PathBuf);
 
 impl TempDir {
     /// A fresh folder named after the test binary, `name` and the process.
@@ -65,18 +69,8 @@ pub fn run(data: &Path, args: &[&str]) -> Output {
         let _ = err.read_to_end(&mut b);
         b
     });
-    let deadline = Instant::now() + LIMIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mcp-tasks {args:?} did not end within {LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_within(&mut child, LIMIT)
+        .unwrap_or_else(|| panic!("mcp-tasks {args:?} did not end within {LIMIT:?}"));
     Output {
         status,
         stdout: stdout.join().unwrap(),
