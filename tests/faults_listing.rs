@@ -203,14 +203,10 @@ async fn pages_follow_a_listing_past_the_bound_one_page_at_a_time() {
     assert!(ended, "no page after an error");
 }
 
-/// Endless empty pages, each with a fresh cursor: the page reader stops
-/// at the whole listing's page bound (1,000) with `is_protocol()`, as
-/// `list_tools` does, instead of asking (and remembering cursors)
-/// forever; a cursor repeated long after is still caught.
-#[tokio::test(start_paused = true)]
-async fn pages_of_fresh_cursors_end_at_the_page_bound() {
-    let (client, mut sink, mut stream) = pinned_peer(None).await;
-    let reader = tokio::spawn(async move {
+/// Reads the client's tool pages in the background: how many read well,
+/// and the error that ended them, if one did.
+fn read_tool_pages(client: Client) -> tokio::task::JoinHandle<(usize, Option<mcp_tasks::Error>)> {
+    tokio::spawn(async move {
         let mut pages = client.tool_pages();
         let mut read = 0;
         while let Some(page) = pages.next().await {
@@ -220,7 +216,17 @@ async fn pages_of_fresh_cursors_end_at_the_page_bound() {
             }
         }
         (read, None)
-    });
+    })
+}
+
+/// Endless empty pages, each with a fresh cursor: the page reader stops
+/// at the whole listing's page bound (1,000) with `is_protocol()`, as
+/// `list_tools` does, instead of asking (and remembering cursors)
+/// forever; a cursor repeated long after is still caught.
+#[tokio::test(start_paused = true)]
+async fn pages_of_fresh_cursors_end_at_the_page_bound() {
+    let (client, mut sink, mut stream) = pinned_peer(None).await;
+    let reader = read_tool_pages(client);
     let mut served = 0;
     while let Some(request) = next_request(&mut stream).await {
         served += 1;
@@ -241,17 +247,7 @@ async fn pages_of_fresh_cursors_end_at_the_page_bound() {
 
     // A cursor repeated after 500 others is still caught.
     let (client, mut sink, mut stream) = pinned_peer(None).await;
-    let reader = tokio::spawn(async move {
-        let mut pages = client.tool_pages();
-        let mut read = 0;
-        while let Some(page) = pages.next().await {
-            match page {
-                Ok(_) => read += 1,
-                Err(e) => return (read, e),
-            }
-        }
-        panic!("the repeated cursor was not caught");
-    });
+    let reader = read_tool_pages(client);
     for served in 1..=502 {
         let request = next_request(&mut stream).await.unwrap();
         let cursor = if served == 502 { 1 } else { served };
@@ -262,6 +258,7 @@ async fn pages_of_fresh_cursors_end_at_the_page_bound() {
         .await;
     }
     let (read, e) = reader.await.unwrap();
+    let e = e.expect("the repeated cursor was not caught");
     assert!(e.to_string().contains("same cursor"), "{e}");
     assert_eq!(read, 501);
 }
