@@ -118,8 +118,7 @@ async fn mrtr_without_a_handler_says_which_input() {
 #[tokio::test(start_paused = true)]
 async fn mrtr_rounds_are_bounded() {
     let server = TestServer::new().tool(ScriptedTool::input_forever("loop", requests(&["k"])));
-    let handlers = InputHandlers::new()
-        .elicitation_form(|_| async { Ok(ElicitResult::accept(json!({"ok": true}))) });
+    let handlers = accept_forms();
     let client = Client::builder()
         .input_handlers(handlers)
         .max_input_rounds(3)
@@ -370,13 +369,7 @@ async fn a_lost_tasks_get_reply_is_retried_within_the_wait() {
         .await
         .unwrap();
     let started = tokio::time::Instant::now();
-    let done = client
-        .task()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    let done = finish_call(&client, "export").await;
     assert_eq!(done.into_result().unwrap().joined_text(), "done");
     // 500: lost; 600: retried (working); 1100: completed.
     assert_eq!(started.elapsed(), ms(1100));

@@ -68,12 +68,7 @@ async fn server_errors_and_resets_on_tasks_get_are_retried_within_the_deadline()
         })
         .await;
         let client = connect(&front).await;
-        let done = client
-            .task()
-            .timeout(Duration::from_secs(10))
-            .call_tool("export", json!({}))
-            .await
-            .unwrap()
+        let done = run_task(client.task().timeout(Duration::from_secs(10)), "export")
             .await
             .unwrap();
         assert_eq!(done.into_result().unwrap().joined_text(), "exported");

@@ -216,13 +216,7 @@ async fn duplicate_stale_and_stray_pushes_answer_each_key_once_and_lie_to_no_one
     );
     let calls = Arc::new(AtomicUsize::new(0));
     let client = client_with(&server, counting_forms(calls.clone())).await;
-    let done = client
-        .task()
-        .listen()
-        .timeout(ms(10_000))
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
+    let done = run_task(client.task().listen().timeout(ms(10_000)), "export")
         .await
         .unwrap();
     // Completed (stray pushes said `failed`), with both answers.

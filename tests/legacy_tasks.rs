@@ -17,11 +17,6 @@ use serde_json::json;
 use support::*;
 use tokio::time::Instant;
 
-fn accept() -> InputHandlers {
-    InputHandlers::new()
-        .elicitation_form(|_req| async { Ok(ElicitResult::accept(json!({"ok": true}))) })
-}
-
 async fn legacy_client(server: &LegacyServer, handlers: InputHandlers) -> Client {
     Client::builder()
         .input_handlers(handlers)
@@ -71,13 +66,13 @@ async fn the_same_body_runs_on_2026_07_28() {
             .working(ms(300), "writing")
             .complete(ms(10), CallToolResult::text("exported")),
     );
-    export_runs_to_its_result(client_with(&server, accept()).await).await;
+    export_runs_to_its_result(client_with(&server, accept_forms()).await).await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_same_body_runs_on_2025_11_25() {
     let server = LegacyServer::new(vec![export()], Knobs::default());
-    export_runs_to_its_result(legacy_client(&server, accept()).await).await;
+    export_runs_to_its_result(legacy_client(&server, accept_forms()).await).await;
     // The era's wire: the listing, the opt-in with the TTL, the question
     // on `tasks/result`, answered under the server's request id.
     assert_eq!(
@@ -108,7 +103,7 @@ async fn the_same_body_runs_on_2025_11_25() {
 #[tokio::test(start_paused = true)]
 async fn manual_input_is_answered_with_respond() {
     let server = LegacyServer::new(vec![export()], Knobs::default());
-    let client = legacy_client(&server, accept()).await;
+    let client = legacy_client(&server, accept_forms()).await;
     let state = start_by_hand(&client, "export").await;
     let asked = until_asked(state).await;
     let (key, request) = asked.requests().iter().next().expect("one question");
@@ -354,7 +349,7 @@ async fn a_request_for_an_unknown_task_is_answered_never_left_waiting() {
     let related = json!({"io.modelcontextprotocol/related-task": {"taskId": "not-ours"}});
     let ask = json!({"message": "ok?", "requestedSchema": {"type": "object",
         "properties": {"ok": {"type": "boolean"}}}, "_meta": related});
-    let _with = legacy_client(&server, accept()).await;
+    let _with = legacy_client(&server, accept_forms()).await;
     server
         .ask_client("q-1", "elicitation/create", ask.clone())
         .await;
@@ -457,7 +452,7 @@ async fn a_plain_call_of_a_required_tool_is_driven_to_its_result() {
         ],
         Knobs::default(),
     );
-    let client = legacy_client(&server, accept()).await;
+    let client = legacy_client(&server, accept_forms()).await;
     let result = client.call_tool("export", json!({})).await.unwrap();
     assert_eq!(result.joined_text(), "exported");
     let result = client.call_tool("maybe", json!({})).await.unwrap();
@@ -471,7 +466,7 @@ async fn a_plain_call_of_a_required_tool_is_driven_to_its_result() {
 #[tokio::test(start_paused = true)]
 async fn dropping_a_handle_refuses_the_questions_it_held() {
     let server = server_with(vec![export()], Knobs::default());
-    let client = legacy_client(&server, accept()).await;
+    let client = legacy_client(&server, accept_forms()).await;
     let state = start_by_hand(&client, "export").await;
     let asked = until_asked(state).await;
     drop(asked);
@@ -713,7 +708,7 @@ async fn random_tasks_end_right_with_every_question_answered_once() {
             vec![LegacyTool::new("job", "required", steps, end.clone())],
             knobs,
         );
-        let client = legacy_client(&server, accept()).await;
+        let client = legacy_client(&server, accept_forms()).await;
         let state = client
             .task()
             .listen_if(rng.below(2) == 0)
@@ -871,7 +866,7 @@ mod hosted {
         let both = || sampler().elicitation_form(|_| async { Ok(ElicitResult::decline()) });
         let cases: Vec<(InputHandlers, Option<Value>)> = vec![
             (
-                accept(),
+                accept_forms(),
                 Some(
                     json!({"requests": {"elicitation": {"create": {}}}, "list": {}, "cancel": {}}),
                 ),
@@ -1209,7 +1204,7 @@ mod hosted {
     #[tokio::test(start_paused = true)]
     async fn without_a_handler_a_task_request_is_method_not_found_and_plain_ones_work() {
         let server = empty_server();
-        let client = connect(&server, accept(), "2025-11-25").await;
+        let client = connect(&server, accept_forms(), "2025-11-25").await;
         let sampling = server
             .request_client("sampling/createMessage", sampling_params(Some(json!({}))))
             .await;
@@ -1239,7 +1234,7 @@ mod hosted {
 #[tokio::test(start_paused = true)]
 async fn a_bare_read_starts_no_fetch_and_reads_an_ended_task_inline() {
     let server = server_with(vec![export(), quick()], Knobs::default());
-    let client = legacy_client(&server, accept()).await;
+    let client = legacy_client(&server, accept_forms()).await;
     let task = start(&client, "export").await;
     let id = task.id().clone();
     drop(task);
@@ -1292,7 +1287,7 @@ async fn bounds_too_long_to_count_do_not_panic() {
 #[tokio::test(start_paused = true)]
 async fn a_flood_of_questions_for_one_task_is_bounded() {
     let server = server_with(vec![forever()], Knobs::default());
-    let client = legacy_client(&server, accept()).await;
+    let client = legacy_client(&server, accept_forms()).await;
     let task = start_by_hand(&client, "forever").await;
     let TaskState::Pending(task) = task else {
         panic!("a task")
@@ -1321,7 +1316,7 @@ async fn a_flood_of_questions_for_one_task_is_bounded() {
 #[tokio::test(start_paused = true)]
 async fn a_question_the_server_withdraws_is_not_answered() {
     let server = server_with(vec![export()], Knobs::default());
-    let client = legacy_client(&server, accept()).await;
+    let client = legacy_client(&server, accept_forms()).await;
     let state = start_by_hand(&client, "export").await;
     let asked = until_asked(state).await;
     let key = asked.requests().keys().next().unwrap().clone();

@@ -148,12 +148,7 @@ async fn cancel_on_drop_sends_tasks_cancel() {
     assert_eq!(server.count("tasks/cancel"), 1);
 
     // A finished handle never cancels.
-    let done = client
-        .task()
-        .cancel_on_drop()
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
+    let done = run_task(client.task().cancel_on_drop(), "export")
         .await
         .unwrap();
     drop(done);

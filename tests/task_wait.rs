@@ -53,12 +53,7 @@ async fn without_a_poll_interval_polls_are_a_second_apart() {
 async fn min_poll_interval_raises_a_shorter_server_interval() {
     let fast = polled_export(ms(1), ms(100), "done");
     let client = client(&fast).await;
-    let _done = client
-        .task()
-        .min_poll_interval(ms(40))
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
+    let _done = run_task(client.task().min_poll_interval(ms(40)), "export")
         .await
         .unwrap();
     assert_eq!(gaps(&fast, "tasks/get"), [ms(40), ms(40)]);
@@ -187,12 +182,7 @@ async fn with_ttl_cancels_and_reports_expired() {
     );
     let client = client(&server).await;
     let started = tokio::time::Instant::now();
-    let done = client
-        .task()
-        .with_ttl(ms(350))
-        .call_tool("export", json!({}))
-        .await
-        .unwrap()
+    let done = run_task(client.task().with_ttl(ms(350)), "export")
         .await
         .unwrap();
     assert_eq!(done.outcome(), &Outcome::Expired);

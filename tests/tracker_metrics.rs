@@ -7,8 +7,6 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use mcp_tasks::Client;
-use mcp_tasks::input::InputHandlers;
-use mcp_tasks::protocol::ElicitResult;
 use mcp_tasks::store::{MemoryStore, TaskStore, Tracker};
 use metrics::{
     Counter, CounterFn, Gauge, Histogram, HistogramFn, Key, KeyName, Metadata, Recorder,
@@ -193,8 +191,7 @@ async fn reads_claims_endings_and_deliveries_are_counted() {
 async fn an_input_handlers_time_is_recorded_with_its_result() {
     book();
     let server = tracker_server();
-    let handlers = InputHandlers::new()
-        .elicitation_form(|_| async { Ok(ElicitResult::accept(json!({"ok": true}))) });
+    let handlers = accept_forms();
     let client = client_with(&server, handlers).await;
     let tracker = tracker(MemoryStore::new(), &client, "asked");
     let id = tracker

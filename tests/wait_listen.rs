@@ -176,8 +176,6 @@ async fn a_stream_the_server_ends_falls_back_to_polling() {
 
 #[tokio::test(start_paused = true)]
 async fn input_pushes_are_answered_by_handlers() {
-    use mcp_tasks::input::InputHandlers;
-    use mcp_tasks::protocol::ElicitResult;
     let server = TestServer::new().tool(ScriptedTool::task(
         "approve",
         TaskScript::new()
@@ -185,8 +183,7 @@ async fn input_pushes_are_answered_by_handlers() {
             .input(ms(100), requests(&["ok"]))
             .complete_with_inputs(ms(100)),
     ));
-    let handlers = InputHandlers::new()
-        .elicitation_form(|_| async { Ok(ElicitResult::accept(json!({"ok": true}))) });
+    let handlers = accept_forms();
     let client = client_with(&server, handlers).await;
     let started = tokio::time::Instant::now();
     let done = listen_to_the_end(&client, "approve").await;
