@@ -161,7 +161,7 @@ async fn a_failing_handler_is_answered_with_an_error() {
     });
     let client = Client::builder()
         .input_handlers(handlers)
-        .connect(stdio::server())
+        .connect(stdio::command())
         .await
         .unwrap();
     let outcome = client
@@ -510,13 +510,65 @@ async fn a_tracked_clarification(client: Client, handlers: bool) {
     );
 }
 
+/// One test per scenario, in the module that invokes it: each starts that
+/// module's `server()` and gives the scenario a client connected to it
+/// (`client`) or the transport to it (`transport`), then any further
+/// arguments.
+macro_rules! scenario_tests {
+    ($($name:ident = $scenario:ident($with:ident $(, $arg:expr)*);)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            crate::support::bounded(async {
+                let server = server().await;
+                super::$scenario(server.$with().await $(, $arg)*).await;
+            })
+            .await;
+        }
+    )*};
+}
+
+/// The scenarios that run alike over stdio and over HTTP.
+macro_rules! over_either_transport {
+    () => {
+        scenario_tests! {
+            negotiates_the_initialize_era_and_lists_its_tools =
+                negotiates_the_initialize_era_and_lists_its_tools(client);
+            echo_and_get_sum = echo_and_get_sum(client);
+            a_long_operation_reports_every_step = a_long_operation_reports_every_step(client);
+            structured_content_decodes = structured_content_decodes(client);
+            a_research_task_runs_its_stages = a_research_task_runs_its_stages(client, false);
+            a_research_clarification_is_answered_by_the_handler =
+                a_research_task_runs_its_stages(client, true);
+            a_research_clarification_is_answered_by_hand =
+                a_research_clarification_is_answered_by_hand(client);
+            the_server_s_async_requests_run_as_client_hosted_tasks =
+                the_server_s_async_requests_run_as_client_hosted_tasks(client);
+            its_elicitation_sampling_and_roots_requests_are_answered_by_the_handlers =
+                its_requests_are_answered_by_the_handlers(client, true);
+            log_messages_reach_the_caller = log_messages_reach_the_caller(transport);
+            a_url_elicitation_reaches_the_url_handler =
+                a_url_elicitation_reaches_the_url_handler(transport);
+            lists_its_static_resources = lists_its_static_resources(client);
+            reads_text_and_blob = reads_text_and_blob(client);
+            lists_its_templates = lists_its_templates(client);
+            a_subscribed_resource_s_update_is_heard =
+                a_subscribed_resource_s_update_is_heard(transport);
+            lists_and_gets_prompts = lists_and_gets_prompts(client);
+            completes_arguments_and_variables = completes_arguments_and_variables(client);
+        }
+    };
+}
+
 mod stdio {
     use super::*;
     use crate::support::bounded;
 
+    over_either_transport!();
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_tracked_clarification_is_answered_by_the_workers_handler() {
-        bounded(async { super::a_tracked_clarification(client(server()).await, true).await }).await;
+        bounded(async { super::a_tracked_clarification(client(command()).await, true).await })
+            .await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -529,7 +581,7 @@ mod stdio {
             });
             let slow = Client::builder()
                 .input_handlers(never)
-                .connect(server())
+                .connect(command())
                 .await
                 .expect("connect to server-everything");
             super::a_tracked_clarification(slow, false).await
@@ -537,127 +589,67 @@ mod stdio {
         .await;
     }
 
-    pub(super) fn server() -> Stdio {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failing_handler_is_answered_with_an_error() {
+        bounded(super::a_failing_handler_is_answered_with_an_error()).await;
+    }
+
+    /// The command that serves it over stdio.
+    pub(super) fn command() -> Stdio {
         installed();
         Stdio::command("node")
             .args([EVERYTHING, "stdio"])
             .stderr(Stderr::Null)
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn negotiates_the_initialize_era_and_lists_its_tools() {
-        bounded(async {
-            super::negotiates_the_initialize_era_and_lists_its_tools(client(server()).await).await
-        })
-        .await;
+    /// The server over stdio: each transport to it starts a process of
+    /// its own.
+    struct Server;
+
+    async fn server() -> Server {
+        Server
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn echo_and_get_sum() {
-        bounded(async { super::echo_and_get_sum(client(server()).await).await }).await;
-    }
+    impl Server {
+        async fn transport(&self) -> Stdio {
+            command()
+        }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_long_operation_reports_every_step() {
-        bounded(async { super::a_long_operation_reports_every_step(client(server()).await).await })
-            .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn structured_content_decodes() {
-        bounded(async { super::structured_content_decodes(client(server()).await).await }).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_research_task_runs_its_stages() {
-        bounded(async {
-            super::a_research_task_runs_its_stages(client(server()).await, false).await
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_research_clarification_is_answered_by_the_handler() {
-        bounded(async {
-            super::a_research_task_runs_its_stages(client(server()).await, true).await
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_research_clarification_is_answered_by_hand() {
-        bounded(async {
-            super::a_research_clarification_is_answered_by_hand(client(server()).await).await
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn log_messages_reach_the_caller() {
-        bounded(super::log_messages_reach_the_caller(server())).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_server_s_async_requests_run_as_client_hosted_tasks() {
-        bounded(async {
-            super::the_server_s_async_requests_run_as_client_hosted_tasks(client(server()).await)
-                .await
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_url_elicitation_reaches_the_url_handler() {
-        bounded(super::a_url_elicitation_reaches_the_url_handler(server())).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_failing_handler_is_answered_with_an_error() {
-        bounded(super::a_failing_handler_is_answered_with_an_error()).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn its_elicitation_sampling_and_roots_requests_are_answered_by_the_handlers() {
-        bounded(async {
-            its_requests_are_answered_by_the_handlers(client(server()).await, true).await;
-        })
-        .await;
-    }
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn lists_its_static_resources() {
-        bounded(async { super::lists_its_static_resources(client(server()).await).await }).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn reads_text_and_blob() {
-        bounded(async { super::reads_text_and_blob(client(server()).await).await }).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn lists_its_templates() {
-        bounded(async { super::lists_its_templates(client(server()).await).await }).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_subscribed_resource_s_update_is_heard() {
-        bounded(super::a_subscribed_resource_s_update_is_heard(server())).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn lists_and_gets_prompts() {
-        bounded(async { super::lists_and_gets_prompts(client(server()).await).await }).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn completes_arguments_and_variables() {
-        bounded(async { super::completes_arguments_and_variables(client(server()).await).await })
-            .await;
+        async fn client(&self) -> Client {
+            client(command()).await
+        }
     }
 }
 
 mod http {
     use super::*;
     use crate::support::bounded;
+
+    over_either_transport!();
+
+    /// The TypeScript SDK scopes a 2025-11-25 task to the HTTP session
+    /// that made it: the same client resumes it, a new client (a new
+    /// session) is told the task is unknown.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_task_resumes_in_its_session_only() {
+        bounded(async {
+            let server = server().await;
+            let first = server.client().await;
+            let state = first
+                .task()
+                .call_tool("simulate-research-query", json!({"topic": "rust"}))
+                .await
+                .unwrap();
+            let reference = state.try_into_pending().expect("a task").reference();
+            let again = first.task().resume(&reference).await.unwrap();
+            let report = again.finish().await.unwrap().into_result().unwrap();
+            assert!(report.joined_text().contains("Research Report"));
+            let second = server.client().await;
+            let err = second.task().resume(&reference).await.unwrap_err();
+            assert!(err.is_task_not_found(), "{err}");
+        })
+        .await;
+    }
 
     /// The server in `streamableHttp` mode on a free loopback port; killed
     /// when dropped.
@@ -693,192 +685,13 @@ mod http {
         }
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn negotiates_the_initialize_era_and_lists_its_tools() {
-        bounded(async {
-            let server = server().await;
-            super::negotiates_the_initialize_era_and_lists_its_tools(
-                client(Http::new(&server.url)).await,
-            )
-            .await;
-        })
-        .await;
-    }
+    impl Server {
+        async fn transport(&self) -> Http {
+            Http::new(&self.url)
+        }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn echo_and_get_sum() {
-        bounded(async {
-            let server = server().await;
-            super::echo_and_get_sum(client(Http::new(&server.url)).await).await;
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_long_operation_reports_every_step() {
-        bounded(async {
-            let server = server().await;
-            super::a_long_operation_reports_every_step(client(Http::new(&server.url)).await).await;
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_research_task_runs_its_stages() {
-        bounded(async {
-            let server = server().await;
-            super::a_research_task_runs_its_stages(client(Http::new(&server.url)).await, false)
-                .await;
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_research_clarification_is_answered_by_the_handler() {
-        bounded(async {
-            let server = server().await;
-            super::a_research_task_runs_its_stages(client(Http::new(&server.url)).await, true)
-                .await;
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_research_clarification_is_answered_by_hand() {
-        bounded(async {
-            let server = server().await;
-            super::a_research_clarification_is_answered_by_hand(
-                client(Http::new(&server.url)).await,
-            )
-            .await;
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_server_s_async_requests_run_as_client_hosted_tasks() {
-        bounded(async {
-            let server = server().await;
-            super::the_server_s_async_requests_run_as_client_hosted_tasks(
-                client(Http::new(&server.url)).await,
-            )
-            .await;
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn log_messages_reach_the_caller() {
-        bounded(async {
-            let server = server().await;
-            super::log_messages_reach_the_caller(Http::new(&server.url)).await;
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_url_elicitation_reaches_the_url_handler() {
-        bounded(async {
-            let server = server().await;
-            super::a_url_elicitation_reaches_the_url_handler(Http::new(&server.url)).await;
-        })
-        .await;
-    }
-
-    /// The TypeScript SDK scopes a 2025-11-25 task to the HTTP session
-    /// that made it: the same client resumes it, a new client (a new
-    /// session) is told the task is unknown.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_task_resumes_in_its_session_only() {
-        bounded(async {
-            let server = server().await;
-            let first = client(Http::new(&server.url)).await;
-            let state = first
-                .task()
-                .call_tool("simulate-research-query", json!({"topic": "rust"}))
-                .await
-                .unwrap();
-            let reference = state.try_into_pending().expect("a task").reference();
-            let again = first.task().resume(&reference).await.unwrap();
-            let report = again.finish().await.unwrap().into_result().unwrap();
-            assert!(report.joined_text().contains("Research Report"));
-            let second = client(Http::new(&server.url)).await;
-            let err = second.task().resume(&reference).await.unwrap_err();
-            assert!(err.is_task_not_found(), "{err}");
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn structured_content_decodes() {
-        bounded(async {
-            let server = server().await;
-            super::structured_content_decodes(client(Http::new(&server.url)).await).await;
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn its_elicitation_sampling_and_roots_requests_are_answered_by_the_handlers() {
-        bounded(async {
-            let server = server().await;
-            let client = client(Http::new(&server.url)).await;
-            its_requests_are_answered_by_the_handlers(client, true).await;
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn lists_its_static_resources() {
-        bounded(async {
-            let server = server().await;
-            super::lists_its_static_resources(client(Http::new(&server.url)).await).await;
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn reads_text_and_blob() {
-        bounded(async {
-            let server = server().await;
-            super::reads_text_and_blob(client(Http::new(&server.url)).await).await;
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn lists_its_templates() {
-        bounded(async {
-            let server = server().await;
-            super::lists_its_templates(client(Http::new(&server.url)).await).await;
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_subscribed_resource_s_update_is_heard() {
-        bounded(async {
-            let server = server().await;
-            super::a_subscribed_resource_s_update_is_heard(Http::new(&server.url)).await;
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn lists_and_gets_prompts() {
-        bounded(async {
-            let server = server().await;
-            super::lists_and_gets_prompts(client(Http::new(&server.url)).await).await;
-        })
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn completes_arguments_and_variables() {
-        bounded(async {
-            let server = server().await;
-            super::completes_arguments_and_variables(client(Http::new(&server.url)).await).await;
-        })
-        .await;
+        async fn client(&self) -> Client {
+            client(self.transport().await).await
+        }
     }
 }
