@@ -211,19 +211,11 @@ fn main() {
         ending_server::serve_stdio(Ending::parse(&args[i + 1..]));
         return;
     }
-    let cases: [(&str, runner::Case); 4] = [
-        ("modern_over_stdio", || {
-            Box::pin(matrix(Era::Modern, Over::Stdio))
-        }),
-        ("modern_over_http", || {
-            Box::pin(matrix(Era::Modern, Over::Http))
-        }),
-        ("legacy_over_stdio", || {
-            Box::pin(matrix(Era::Legacy, Over::Stdio))
-        }),
-        ("legacy_over_http", || {
-            Box::pin(matrix(Era::Legacy, Over::Http))
-        }),
+    let cases = runner::cases![
+        modern_over_stdio => matrix(Era::Modern, Over::Stdio),
+        modern_over_http => matrix(Era::Modern, Over::Http),
+        legacy_over_stdio => matrix(Era::Legacy, Over::Stdio),
+        legacy_over_http => matrix(Era::Legacy, Over::Http),
     ];
     runner::run(&args, &cases);
 }

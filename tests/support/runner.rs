@@ -43,8 +43,11 @@ pub fn run(args: &[String], cases: &[(&str, Case)]) {
 }
 
 /// The cases of a list of test functions (each an `async fn()`), named
-/// after them, as [`run`] takes them.
+/// after them, as [`run`] takes them; or of `name => future` pairs.
 macro_rules! cases {
+    ($($name:ident => $run:expr),* $(,)?) => {
+        [$((stringify!($name), (|| Box::pin($run)) as $crate::runner::Case)),*]
+    };
     ($($test:ident),* $(,)?) => {
         [$((stringify!($test), (|| Box::pin($test())) as $crate::runner::Case)),*]
     };
