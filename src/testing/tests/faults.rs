@@ -30,20 +30,44 @@ async fn listen(wire: &mut Wire, id: &str) {
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
 }
 
-/// `(subscription id, task id, status, status message)` of each push.
-async fn pushes(wire: &mut Wire, quiet: Duration) -> Vec<(Value, Value, Value, Value)> {
+/// `(subscription id, task id, status, status message)` of a push.
+type Push = (Value, Value, Value, Value);
+
+/// Each push, through `pick`, until 500 ms pass without one.
+async fn pushes<T>(wire: &mut Wire, mut pick: impl FnMut(Push) -> T) -> Vec<T> {
     let mut out = Vec::new();
-    while let Some(m) = wire.recv_within(quiet).await {
+    while let Some(m) = wire.recv_within(ms(500)).await {
         assert_eq!(m["method"], "notifications/tasks", "{m}");
         let p = &m["params"];
-        out.push((
+        out.push(pick((
             p["_meta"][META_SUBSCRIPTION_ID].clone(),
             p["taskId"].clone(),
             p["status"].clone(),
             p["statusMessage"].clone(),
-        ));
+        )));
     }
     out
+}
+
+/// A connection to `server` that has started the job and listens to its
+/// task, and the task's id.
+async fn started(server: &TestServer) -> (Wire, String) {
+    let mut wire = Wire::open(server).await;
+    let id = start(&mut wire).await;
+    listen(&mut wire, &id).await;
+    (wire, id)
+}
+
+/// One working step ("one") after 10 ms, then completion after `finish`.
+fn one_step(finish: Duration) -> TaskScript {
+    TaskScript::new()
+        .working(ms(10), "one")
+        .complete(finish, CallToolResult::text("done"))
+}
+
+/// Completion after 10 ms and nothing before.
+fn done_at_once() -> TaskScript {
+    TaskScript::new().complete(ms(10), CallToolResult::text("done"))
 }
 
 fn two_steps() -> TaskScript {
@@ -56,16 +80,9 @@ fn two_steps() -> TaskScript {
 #[tokio::test(start_paused = true)]
 async fn duplicate_pushes_come_twice() {
     let server = job(two_steps(), Faults::new().duplicate_pushes());
-    let mut wire = Wire::open(&server).await;
-    let id = start(&mut wire).await;
-    listen(&mut wire, &id).await;
-    let statuses: Vec<_> = pushes(&mut wire, ms(500))
-        .await
-        .into_iter()
-        .map(|p| (p.2, p.3))
-        .collect();
+    let (mut wire, _) = started(&server).await;
     assert_eq!(
-        statuses,
+        pushes(&mut wire, |p| (p.2, p.3)).await,
         [
             (json!("working"), json!("one")),
             (json!("working"), json!("one")),
@@ -82,28 +99,15 @@ async fn duplicate_pushes_come_twice() {
 #[tokio::test(start_paused = true)]
 async fn reordered_pushes_swap_in_pairs_and_the_final_one_overtakes() {
     let server = job(two_steps(), Faults::new().reorder_pushes());
-    let mut wire = Wire::open(&server).await;
-    let id = start(&mut wire).await;
-    listen(&mut wire, &id).await;
-    let messages: Vec<_> = pushes(&mut wire, ms(500))
-        .await
-        .into_iter()
-        .map(|p| p.3)
-        .collect();
+    let (mut wire, _) = started(&server).await;
+    let messages = pushes(&mut wire, |p| p.3).await;
     // "one" is held, "two" takes it along; the final push (whose message
     // is still "two") finds nothing held.
     assert_eq!(messages, [json!("two"), json!("one"), json!("two")]);
 
     // A held push goes out alone after 50 ms.
-    let slow = job(
-        TaskScript::new()
-            .working(ms(10), "one")
-            .complete(ms(1000), CallToolResult::text("done")),
-        Faults::new().reorder_pushes(),
-    );
-    let mut wire = Wire::open(&slow).await;
-    let id = start(&mut wire).await;
-    listen(&mut wire, &id).await;
+    let slow = job(one_step(ms(1000)), Faults::new().reorder_pushes());
+    let (mut wire, _) = started(&slow).await;
     sleep(ms(10 + 49)).await;
     assert!(wire.recv_within(ms(0)).await.is_none(), "still held");
     let m = wire.recv_within(ms(2)).await.expect("released after 50 ms");
@@ -112,34 +116,20 @@ async fn reordered_pushes_swap_in_pairs_and_the_final_one_overtakes() {
 
 #[tokio::test(start_paused = true)]
 async fn a_held_push_overtaken_by_the_final_one() {
-    let server = job(
-        TaskScript::new()
-            .working(ms(10), "one")
-            .complete(ms(10), CallToolResult::text("done")),
-        Faults::new().reorder_pushes(),
+    let server = job(one_step(ms(10)), Faults::new().reorder_pushes());
+    let (mut wire, _) = started(&server).await;
+    assert_eq!(
+        pushes(&mut wire, |p| p.2).await,
+        [json!("completed"), json!("working")]
     );
-    let mut wire = Wire::open(&server).await;
-    let id = start(&mut wire).await;
-    listen(&mut wire, &id).await;
-    let statuses: Vec<_> = pushes(&mut wire, ms(500))
-        .await
-        .into_iter()
-        .map(|p| p.2)
-        .collect();
-    assert_eq!(statuses, [json!("completed"), json!("working")]);
     assert_eq!(server.faults_fired(), 1);
 }
 
 #[tokio::test(start_paused = true)]
 async fn stray_pushes_lie_about_a_task_that_does_not_exist() {
-    let server = job(
-        TaskScript::new().complete(ms(10), CallToolResult::text("done")),
-        Faults::new().stray_pushes(),
-    );
-    let mut wire = Wire::open(&server).await;
-    let id = start(&mut wire).await;
-    listen(&mut wire, &id).await;
-    let got = pushes(&mut wire, ms(500)).await;
+    let server = job(done_at_once(), Faults::new().stray_pushes());
+    let (mut wire, id) = started(&server).await;
+    let got = pushes(&mut wire, |p| p).await;
     assert_eq!(got.len(), 3, "{got:?}");
     assert!(got.contains(&(json!("L"), json!(id), json!("completed"), json!(null))));
     assert!(got.contains(&(
@@ -158,19 +148,12 @@ async fn stray_pushes_lie_about_a_task_that_does_not_exist() {
 
 #[tokio::test(start_paused = true)]
 async fn a_task_regresses_after_its_first_terminal_read_and_push() {
-    let server = job(
-        TaskScript::new().complete(ms(10), CallToolResult::text("done")),
-        Faults::new().regress_after_terminal(),
+    let server = job(done_at_once(), Faults::new().regress_after_terminal());
+    let (mut wire, id) = started(&server).await;
+    assert_eq!(
+        pushes(&mut wire, |p| p.2).await,
+        [json!("completed"), json!("working")]
     );
-    let mut wire = Wire::open(&server).await;
-    let id = start(&mut wire).await;
-    listen(&mut wire, &id).await;
-    let statuses: Vec<_> = pushes(&mut wire, ms(500))
-        .await
-        .into_iter()
-        .map(|p| p.2)
-        .collect();
-    assert_eq!(statuses, [json!("completed"), json!("working")]);
     let mut statuses = Vec::new();
     for _ in 0..3 {
         let r = wire.call("tasks/get", json!({"taskId": id}), true).await;
