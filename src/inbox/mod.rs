@@ -62,6 +62,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use axum::Router;
+use axum::extract::{FromRequestParts, Path};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -261,6 +263,27 @@ fn no_record(base: &str, id: RecordId) -> Response {
         "No such task",
         &format!("There is no task record {id}."),
     )
+}
+
+/// The record id an address names (`/tasks/{id}…`), taken from its path;
+/// an id that is not a number is answered with the 404 page of
+/// [`record_id`].
+struct Addressed(RecordId);
+
+impl<S: TaskStore> FromRequestParts<Arc<App<S>>> for Addressed {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        app: &Arc<App<S>>,
+    ) -> Result<Self, Self::Rejection> {
+        let Path(raw) = Path::<String>::from_request_parts(parts, app)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        record_id(app.base(), &raw)
+            .map(Addressed)
+            .map_err(|page| *page)
+    }
 }
 
 /// A record id from an address, or a 404 page.

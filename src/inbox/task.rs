@@ -4,7 +4,7 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 
@@ -12,7 +12,7 @@ use super::html::{Nav, cut, esc, utc, when};
 use super::questions::{Back, Refused, question};
 use super::tasks::{status_class, status_word};
 use super::timeline::timeline;
-use super::{App, no_record, now, record_id, respond, store_trouble, trouble};
+use super::{Addressed, App, no_record, now, respond, store_trouble, trouble};
 use crate::store::{Ending, Forgotten, RecordState, TaskRecord, TaskStore};
 
 /// The most characters of a result a page shows; the rest is behind a
@@ -22,13 +22,9 @@ const SHOWN: usize = 20_000;
 pub(super) async fn page<S: TaskStore>(
     State(app): State<Arc<App<S>>>,
     headers: HeaderMap,
-    Path(raw): Path<String>,
+    Addressed(id): Addressed,
 ) -> Response {
     let base = app.base();
-    let id = match record_id(base, &raw) {
-        Ok(id) => id,
-        Err(page) => return *page,
-    };
     match app.store.get(id).await {
         Ok(Some(r)) => render(base, &headers, StatusCode::OK, &r, None),
         Ok(None) => no_record(base, id),
@@ -247,13 +243,9 @@ fn outcome(body: &mut String, base: &str, r: &TaskRecord, e: &Ending) {
 /// The whole outcome of a record, as JSON (served as text, never run).
 pub(super) async fn result<S: TaskStore>(
     State(app): State<Arc<App<S>>>,
-    Path(raw): Path<String>,
+    Addressed(id): Addressed,
 ) -> Response {
     let base = app.base();
-    let id = match record_id(base, &raw) {
-        Ok(id) => id,
-        Err(page) => return *page,
-    };
     match app.store.get(id).await {
         Ok(Some(TaskRecord {
             ending: Some(e), ..
@@ -276,13 +268,9 @@ pub(super) async fn result<S: TaskStore>(
 /// sends `tasks/cancel`.
 pub(super) async fn cancel<S: TaskStore>(
     State(app): State<Arc<App<S>>>,
-    Path(raw): Path<String>,
+    Addressed(id): Addressed,
 ) -> Response {
     let base = app.base();
-    let id = match record_id(base, &raw) {
-        Ok(id) => id,
-        Err(page) => return *page,
-    };
     match app.store.request_cancel(id, now()).await {
         Ok(true) => Redirect::to(&format!("{base}/tasks/{id}")).into_response(),
         Ok(false) => match app.store.get(id).await {
@@ -299,13 +287,9 @@ pub(super) async fn cancel<S: TaskStore>(
 /// any other record stays, with a page that says why.
 pub(super) async fn forget<S: TaskStore>(
     State(app): State<Arc<App<S>>>,
-    Path(raw): Path<String>,
+    Addressed(id): Addressed,
 ) -> Response {
     let base = app.base();
-    let id = match record_id(base, &raw) {
-        Ok(id) => id,
-        Err(page) => return *page,
-    };
     let delivered = match app.store.get(id).await {
         Ok(Some(r)) => RecordState::of(&r) == RecordState::Delivered,
         Ok(None) => false,
