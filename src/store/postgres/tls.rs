@@ -225,7 +225,10 @@ impl Tls {
             .map_err(|e| StoreError::other("TLS to Postgres").with_source(e))?;
         let algorithms = provider.signature_verification_algorithms;
         let verifier: Arc<dyn ServerCertVerifier> = match self.verify {
-            Verify::Nothing => Arc::new(Unchecked(algorithms)),
+            Verify::Nothing => Arc::new(Lenient {
+                algorithms,
+                chain: None,
+            }),
             Verify::Chain | Verify::Full => {
                 let roots = Arc::new(self.load_roots()?);
                 let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider)
@@ -237,7 +240,10 @@ impl Tls {
                 if self.verify == Verify::Full {
                     webpki
                 } else {
-                    Arc::new(ChainOnly(webpki))
+                    Arc::new(Lenient {
+                        algorithms,
+                        chain: Some(webpki),
+                    })
                 }
             }
         };
@@ -284,53 +290,21 @@ impl Tls {
     }
 }
 
-/// Accepts any certificate, as libpq's `require` does without a root
-/// certificate; the handshake's signatures are still checked.
+/// Checks less of the server's certificate than rustls does, and the
+/// handshake's signatures always (with the provider's algorithms, as
+/// rustls's own verifier does).
 #[derive(Debug)]
-struct Unchecked(WebPkiSupportedAlgorithms);
-
-impl ServerCertVerifier for Unchecked {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_schemes()
-    }
+struct Lenient {
+    /// The provider's signature algorithms.
+    algorithms: WebPkiSupportedAlgorithms,
+    /// `None`: any certificate, as libpq's `require` takes without a root
+    /// certificate. `Some`: the chain to a trusted root, not the host name
+    /// (`verify-ca`); rustls checks the name after the chain, so a
+    /// certificate for another name has passed every other check.
+    chain: Option<Arc<WebPkiServerVerifier>>,
 }
 
-/// Checks the chain to a trusted root, not the host name (`verify-ca`):
-/// rustls checks the name after the chain, so a certificate for another
-/// name has passed every other check.
-#[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for Lenient {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -339,10 +313,10 @@ impl ServerCertVerifier for ChainOnly {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -356,7 +330,7 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
     }
 
     fn verify_tls13_signature(
@@ -365,11 +339,11 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.algorithms.supported_schemes()
     }
 }
 
