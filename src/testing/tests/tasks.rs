@@ -25,6 +25,12 @@ async fn start(wire: &mut Wire) -> (Value, String) {
     (created, id)
 }
 
+/// Asks for a listen stream on task `id` and returns the request's id.
+async fn listen(wire: &mut Wire, id: &str) -> i64 {
+    let params = json!({"notifications": {"taskIds": [id]}});
+    wire.request("subscriptions/listen", params, true).await
+}
+
 async fn get(wire: &mut Wire, id: &str) -> Value {
     let r = wire.call("tasks/get", json!({"taskId": id}), true).await;
     assert_eq!(r["result"]["resultType"], "complete", "{r}");
@@ -361,13 +367,7 @@ async fn the_client_ends_a_listen_stream() {
     );
     let mut wire = Wire::open(&server).await;
     let (_, id) = start(&mut wire).await;
-    let listen = wire
-        .request(
-            "subscriptions/listen",
-            json!({"notifications": {"taskIds": [id]}}),
-            true,
-        )
-        .await;
+    let stream = listen(&mut wire, &id).await;
     assert_eq!(
         wire.recv().await["method"],
         "notifications/subscriptions/acknowledged"
@@ -376,7 +376,7 @@ async fn the_client_ends_a_listen_stream() {
     assert_eq!(wire.recv().await["params"]["statusMessage"], "one");
     wire.send(
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-        "params": {"requestId": listen}}),
+        "params": {"requestId": stream}}),
     )
     .await;
     assert_eq!(wire.recv_within(ms(500)).await, None);
@@ -394,12 +394,7 @@ async fn listen_can_be_refused_or_acknowledged_without_task_ids() {
     let server = server_with(script.clone()).accept_listen_task_ids(false);
     let mut wire = Wire::open(&server).await;
     let (_, id) = start(&mut wire).await;
-    wire.request(
-        "subscriptions/listen",
-        json!({"notifications": {"taskIds": [id]}}),
-        true,
-    )
-    .await;
+    listen(&mut wire, &id).await;
     let ack = wire.recv().await;
     assert_eq!(ack["params"]["notifications"], json!({}));
     assert_eq!(wire.recv_within(ms(500)).await, None);
@@ -409,13 +404,8 @@ async fn listen_can_be_refused_or_acknowledged_without_task_ids() {
     let server = server_with(script).listen_supported(false);
     let mut wire = Wire::open(&server).await;
     let (_, id) = start(&mut wire).await;
-    let r = wire
-        .call(
-            "subscriptions/listen",
-            json!({"notifications": {"taskIds": [id]}}),
-            true,
-        )
-        .await;
+    let asked = listen(&mut wire, &id).await;
+    let r = wire.response_to(asked).await;
     assert_eq!(code(&r), -32601);
 }
 
@@ -424,13 +414,7 @@ async fn tasks_outlive_their_connection() {
     let server = server_with(TaskScript::new().complete(ms(100), CallToolResult::text("done")));
     let mut first = Wire::open(&server).await;
     let (_, id) = start(&mut first).await;
-    first
-        .request(
-            "subscriptions/listen",
-            json!({"notifications": {"taskIds": [id]}}),
-            true,
-        )
-        .await;
+    listen(&mut first, &id).await;
     first.recv().await;
     assert_eq!(server.open_subscriptions(), 1);
     drop(first);
@@ -451,12 +435,7 @@ async fn works_on_a_multi_threaded_runtime_in_real_time() {
     );
     let mut wire = Wire::open(&server).await;
     let (_, id) = start(&mut wire).await;
-    wire.request(
-        "subscriptions/listen",
-        json!({"notifications": {"taskIds": [id]}}),
-        true,
-    )
-    .await;
+    listen(&mut wire, &id).await;
     let mut statuses: Vec<Value> = Vec::new();
     while statuses.last() != Some(&json!("completed")) {
         let m = wire.recv().await;
