@@ -221,6 +221,19 @@ async fn the_questions_page_is_bounded_and_says_when_more_ask() {
     assert!(!r.body.contains("more are asking"));
 }
 
+/// A read that found `status` with `message`, due again at `due`.
+fn step(status: TaskStatus, message: impl Into<String>, due: SystemTime) -> StepReport {
+    StepReport {
+        status,
+        status_message: Some(message.into()),
+        poll_interval_ms: None,
+        failed_reads: 0,
+        due,
+        taken: Vec::new(),
+        offered: Vec::new(),
+    }
+}
+
 #[tokio::test]
 async fn a_task_page_shows_its_history_as_a_timeline_escaped() {
     let store = MemoryStore::new();
@@ -235,15 +248,11 @@ async fn a_task_page_shows_its_history_as_a_timeline_escaped() {
     ]
     .into();
     store.ask(id, fence, &asked, now).await.unwrap();
-    let progress = StepReport {
-        status: TaskStatus::InputRequired,
-        status_message: Some("<img src=x onerror=alert(1)>".into()),
-        poll_interval_ms: None,
-        failed_reads: 0,
-        due: now,
-        taken: Vec::new(),
-        offered: Vec::new(),
-    };
+    let progress = step(
+        TaskStatus::InputRequired,
+        "<img src=x onerror=alert(1)>",
+        now,
+    );
     store.save(id, fence, progress).await.unwrap();
     let app = app(store.clone());
     let r = post(
@@ -286,15 +295,7 @@ async fn a_cut_history_says_so() {
     for round in 0..(MAX_HISTORY + 3) {
         let now = SystemTime::now();
         let fence = held(&store, "w", id, now, Duration::from_secs(60)).await;
-        let progress = StepReport {
-            status: TaskStatus::Working,
-            status_message: Some(format!("step {round}")),
-            poll_interval_ms: None,
-            failed_reads: 0,
-            due: now,
-            taken: Vec::new(),
-            offered: Vec::new(),
-        };
+        let progress = step(TaskStatus::Working, format!("step {round}"), now);
         store.save(id, fence, progress).await.unwrap();
     }
     let page = get(&app(store), "/tasks/1").await;
@@ -308,4 +309,28 @@ async fn a_cut_history_says_so() {
         page.body.matches("<li class=\"status\">").count(),
         MAX_HISTORY
     );
+}
+
+#[tokio::test]
+async fn a_task_address_that_is_not_a_record_number_is_a_404_page() {
+    let app = app(store(1).await);
+    for (uri, sent) in [
+        ("/tasks/abc", get(&app, "/tasks/abc").await),
+        ("/tasks/abc/result", get(&app, "/tasks/abc/result").await),
+        (
+            "/tasks/abc/cancel",
+            post(&app, "/tasks/abc/cancel", "").await,
+        ),
+        (
+            "/tasks/abc/forget",
+            post(&app, "/tasks/abc/forget", "").await,
+        ),
+    ] {
+        assert_eq!(sent.status, StatusCode::NOT_FOUND, "{uri}");
+        assert!(
+            sent.body.contains("No such task") && sent.body.contains("not a task record"),
+            "{uri}: {}",
+            sent.body
+        );
+    }
 }
