@@ -95,40 +95,31 @@ impl Trace {
     /// The span of a `tools/call` about to be sent, when a subscriber wants
     /// it. The task id is recorded once the server created the task.
     pub(crate) fn call(client: &Client, tool: &str) -> Option<Box<Trace>> {
-        let span = tracing::info_span!(
-            "mcp_tasks.task",
-            tool,
-            task_id = Empty,
-            protocol_version = Empty,
-            era = era(client),
-            resumed = false,
-            outcome = Empty,
-            reads = Empty,
-            input_rounds = Empty,
-            error = Empty,
-        );
-        Trace::wrap(span)
+        Trace::open(client, Some(tool), None)
     }
 
     /// The span of a task re-attached to by `resume`. The tool is unknown
     /// (a `TaskRef` does not carry it).
     pub(crate) fn resume(client: &Client, id: &TaskId) -> Option<Box<Trace>> {
+        Trace::open(client, None, Some(id))
+    }
+
+    /// The span with `tool` or the task's `id` (redacted), whichever is
+    /// known when it opens, and every other field empty but the era;
+    /// `resumed` when it opens with the id.
+    fn open(client: &Client, tool: Option<&str>, id: Option<&TaskId>) -> Option<Box<Trace>> {
         let span = tracing::info_span!(
             "mcp_tasks.task",
-            tool = Empty,
-            task_id = %id.redacted(),
+            tool,
+            task_id = id.map(|id| tracing::field::display(id.redacted())),
             protocol_version = Empty,
             era = era(client),
-            resumed = true,
+            resumed = id.is_some(),
             outcome = Empty,
             reads = Empty,
             input_rounds = Empty,
             error = Empty,
         );
-        Trace::wrap(span)
-    }
-
-    fn wrap(span: Span) -> Option<Box<Trace>> {
         (!span.is_disabled()).then(|| {
             Box::new(Trace {
                 span,
