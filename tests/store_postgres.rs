@@ -617,7 +617,7 @@ async fn a_tracker_pauses_while_the_database_is_away(pg: Pg) {
     let store = PostgresStore::connect(&url).await.expect("connect");
     let name = dbname(&url);
     let ms = Duration::from_millis;
-    let tracked = Tracked::start(store, N, ms(300), Some(ms(500))).await;
+    let tracked = Tracked::start(store, N, ms(600), Some(ms(500))).await;
 
     // The database goes away: no new connection, the store's own cut.
     let admin = pg.admin().await;
