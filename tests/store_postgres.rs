@@ -13,6 +13,14 @@
 mod postgres;
 #[path = "store_postgres/production.rs"]
 mod production;
+#[path = "support/runner.rs"]
+#[allow(
+    dead_code,
+    unused_imports,
+    unused_macros,
+    reason = "only `run_each` is used here"
+)]
+mod runner;
 #[path = "support/time.rs"]
 #[allow(dead_code, reason = "only `bounded` is used here")]
 mod time;
@@ -807,26 +815,13 @@ fn main() {
         production::a_worker_whose_clock_runs_ahead_takes_no_held_record,
         production::a_key_is_reserved_once_by_workers_racing,
     ];
-    let filter = args.iter().skip(1).find(|a| !a.starts_with('-'));
-    let (mut passed, mut failed) = (0, 0);
-    for (name, case) in cases {
-        if filter.is_some_and(|f| !name.contains(f.as_str())) {
-            continue;
-        }
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        let pg = pg.clone();
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            rt.block_on(time::bounded(case(pg)))
-        }));
-        if outcome.is_ok() {
-            passed += 1;
-            println!("test {name} ... ok");
-        } else {
-            failed += 1;
-            println!("test {name} ... FAILED");
-        }
-    }
-    println!("{passed} passed, {failed} failed");
+    let failed = runner::run_each(
+        &args,
+        cases.iter().map(|&(name, case)| {
+            let pg = pg.clone();
+            (name, move || case(pg))
+        }),
+    );
     // Stop the cluster before exiting: `exit` runs no destructors.
     drop(cluster);
     if failed > 0 {

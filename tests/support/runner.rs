@@ -15,6 +15,18 @@ pub type Case = fn() -> Pin<Box<dyn Future<Output = ()>>>;
 /// that says so), prints libtest-like lines and the closing
 /// `N passed, N failed`, and exits non-zero on any failure.
 pub fn run(args: &[String], cases: &[(&str, Case)]) {
+    if run_each(args, cases.iter().copied()) > 0 {
+        std::process::exit(1);
+    }
+}
+
+/// As [`run`], for cases that are any closure making the test's future
+/// (a test given a fixture, say); returns how many failed, so that the
+/// caller can clean up before it exits.
+pub fn run_each<'a, F>(args: &[String], cases: impl IntoIterator<Item = (&'a str, F)>) -> usize
+where
+    F: FnOnce() -> Pin<Box<dyn Future<Output = ()>>>,
+{
     let filter = args.iter().skip(1).find(|a| !a.starts_with('-'));
     let (mut passed, mut failed) = (0, 0);
     for (name, case) in cases {
@@ -37,9 +49,7 @@ pub fn run(args: &[String], cases: &[(&str, Case)]) {
         }
     }
     println!("{passed} passed, {failed} failed");
-    if failed > 0 {
-        std::process::exit(1);
-    }
+    failed
 }
 
 /// The cases of a list of test functions (each an `async fn()`), named
