@@ -212,6 +212,27 @@ async fn left<S: TaskStore>(store: &S, n: i64) {
     assert_eq!((delivered as i64, open as i64), (n / 10, n / 10), "left");
 }
 
+/// The `SELECT` of the seeded rows, over `i` from 1 to `n` + n/5: the
+/// first `n` a month old and the rest an hour old; the first `n` + n/10
+/// ended and delivered (`delivered`, the dialect's test of `i <= {kept}`),
+/// the rest open, due in a month. Both stores get the same rows.
+fn seed_rows(n: i64, now: i64, delivered: &str) -> String {
+    let kept = n + n / 10;
+    format!(
+        "SELECT 'task-' || i, 'srv', '2026-07-28', 'export', 'order-' || i, 'tenant',
+            CASE WHEN i <= {n} THEN {old} + i ELSE {recent} + i END,
+            CASE WHEN i <= {n} THEN {old} + i + 60000 ELSE {recent} + i + 60000 END,
+            CASE WHEN i <= {kept} THEN 'cancelled' ELSE 'working' END,
+            {far},
+            CASE WHEN i <= {kept} THEN '{{\"ending\":\"cancelled\"}}' ELSE NULL END,
+            {delivered}, 'earlier', 0, 1",
+        old = now - 30 * DAY_MS,
+        recent = now - 3_600_000,
+        far = now + 30 * DAY_MS,
+        delivered = delivered.replace("{kept}", &kept.to_string()),
+    )
+}
+
 async fn sqlite(args: &Args, batch: usize) {
     let dir = std::env::temp_dir().join(format!("mcp-tasks-bench-prune-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -227,21 +248,10 @@ async fn sqlite(args: &Args, batch: usize) {
         WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < {total})
         INSERT INTO tasks (task_id, server, protocol_version, tool, key, scope, created_ms,
             updated_ms, status, due_ms, ending, delivered, lease_owner, lease_until_ms, fence)
-        SELECT 'task-' || i, 'srv', '2026-07-28', 'export', 'order-' || i, 'tenant',
-            CASE WHEN i <= {n} THEN {old} + i ELSE {recent} + i END,
-            CASE WHEN i <= {n} THEN {old} + i + 60000 ELSE {recent} + i + 60000 END,
-            CASE WHEN i <= {kept} THEN 'cancelled' ELSE 'working' END,
-            {far},
-            CASE WHEN i <= {kept} THEN '{{\"ending\":\"cancelled\"}}' ELSE NULL END,
-            CASE WHEN i <= {kept} THEN 1 ELSE 0 END,
-            'earlier', 0, 1
-        FROM s;
+        {rows} FROM s;
         COMMIT;",
         total = n + n / 5,
-        kept = n + n / 10,
-        old = now - 30 * DAY_MS,
-        recent = now - 3_600_000,
-        far = now + 30 * DAY_MS,
+        rows = seed_rows(n, now, "CASE WHEN i <= {kept} THEN 1 ELSE 0 END"),
     ))
     .unwrap();
     drop(seed);
@@ -269,19 +279,9 @@ async fn postgres(pg: &postgres::Pg, args: &Args, batch: usize) {
     raw.batch_execute(&format!(
         "INSERT INTO mcp_tasks_tasks (task_id, server, protocol_version, tool, key, scope,
             created, updated, status, due, ending, delivered, lease_owner, lease_until, fence)
-        SELECT 'task-' || i, 'srv', '2026-07-28', 'export', 'order-' || i, 'tenant',
-            CASE WHEN i <= {n} THEN {old} + i ELSE {recent} + i END,
-            CASE WHEN i <= {n} THEN {old} + i + 60000 ELSE {recent} + i + 60000 END,
-            CASE WHEN i <= {kept} THEN 'cancelled' ELSE 'working' END,
-            {far},
-            CASE WHEN i <= {kept} THEN '{{\"ending\":\"cancelled\"}}' ELSE NULL END,
-            i <= {kept}, 'earlier', 0, 1
-        FROM generate_series(1, {total}) AS s(i);",
+        {rows} FROM generate_series(1, {total}) AS s(i);",
         total = n + n / 5,
-        kept = n + n / 10,
-        old = now - 30 * DAY_MS,
-        recent = now - 3_600_000,
-        far = now + 30 * DAY_MS,
+        rows = seed_rows(n, now, "i <= {kept}"),
     ))
     .await
     .unwrap();
