@@ -981,7 +981,7 @@ async fn two_workers_under_one_name_never_write_a_record_both() {
 }
 
 #[tokio::test]
-async fn a_worker_behind_claims_once_half_its_slots_are_free() {
+async fn a_worker_behind_claims_a_batch_and_again_once_none_waits() {
     bounded(async {
         let (server, client) = connected().await;
         let store = MemoryStore::new();
@@ -991,12 +991,13 @@ async fn a_worker_behind_claims_once_half_its_slots_are_free() {
         let tracker = Tracker::builder(hooked, client.clone())
             .worker("w")
             .lease(HOUR)
+            .batch(16)
             .concurrency(8)
             .min_poll_interval(ms(5))
             .stop_within(ms(20))
             .build();
         // Forty due, eight slots: every slot's save waits on the gate.
-        long_tasks(&tracker, &client, 40).await;
+        let ids = long_tasks(&tracker, &client, 40).await;
         let run = tokio::spawn({
             let tracker = tracker.clone();
             async move { tracker.run(|_| async { true }).await }
@@ -1011,26 +1012,36 @@ async fn a_worker_behind_claims_once_half_its_slots_are_free() {
         while server.count("tasks/get") < 8 {
             tokio::time::sleep(ms(5)).await;
         }
-        // Slots free one at a time, each once its save is written.
+        // The first claim took sixteen: eight in work, eight waiting. Slots
+        // free one at a time, each once its save is written; the waiting
+        // take them, and only the ninth finds none waiting.
         for n in 1..=12 {
             gate.add_permits(1);
             while saves(&log) < n {
                 tokio::time::sleep(ms(1)).await;
             }
             tokio::time::sleep(ms(5)).await;
+            let claimed = claims.lock().unwrap().len();
+            let expected = if n < 9 { 1 } else { 2 };
+            assert_eq!(claimed, expected, "claims after {n} saves");
+            assert_eq!(server.count("tasks/get"), 8 + n, "reads after {n} saves");
         }
         tracker.shutdown().await;
         run.await.unwrap().unwrap();
         let claims = claims.lock().unwrap().clone();
-        assert_eq!(claims.first(), Some(&(8, 8)), "{claims:?}");
-        assert!(
-            claims.len() >= 3,
-            "claimed again as slots freed: {claims:?}"
-        );
-        assert!(
-            claims[1..].iter().all(|&(asked, _)| asked >= 4),
-            "each claim waited for half the slots: {claims:?}"
-        );
+        assert_eq!(claims, [(16, 16), (16, 16)]);
+        // Those in work (cut at the stop) and those still waiting (12 of
+        // the second claim) are given back: none is held any more.
+        for id in ids {
+            let r = store.get(id).await.unwrap().unwrap();
+            assert!(
+                r.lease
+                    .as_ref()
+                    .is_none_or(|l| l.until <= SystemTime::now()),
+                "{id} still held: {:?}",
+                r.lease
+            );
+        }
     })
     .await;
 }

@@ -25,7 +25,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         mut until: SystemTime,
         work: impl Future<Output = T>,
     ) -> StoreResult<T> {
-        let lease = self.inner.lease;
+        let lease = self.inner.settings.lease;
         let beat = (lease / 3).max(Duration::from_millis(5));
         let mut work = std::pin::pin!(work);
         loop {
@@ -66,7 +66,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         mut until: SystemTime,
         work: impl Future<Output = T>,
     ) -> T {
-        let lease = self.inner.lease;
+        let lease = self.inner.settings.lease;
         let beat = (lease / 3).max(Duration::from_millis(5));
         let mut work = std::pin::pin!(work);
         let mut held = true;

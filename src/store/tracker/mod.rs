@@ -53,7 +53,15 @@ enum Worked {
 pub struct TrackerBuilder<S, C> {
     store: S,
     connector: C,
+    settings: Settings,
+}
+
+/// What a [`TrackerBuilder`] sets, kept by the tracker as it was built.
+#[derive(Debug)]
+struct Settings {
     worker: String,
+    /// Whether the worker was given its name (it takes back what the name
+    /// held when it starts).
     named: bool,
     scope: String,
     lease: Duration,
@@ -65,6 +73,7 @@ pub struct TrackerBuilder<S, C> {
     answer_within: Duration,
     stop_within: Duration,
     on_question: Option<QuestionHook>,
+    /// Delivered records older than this are removed.
     retain: Option<Duration>,
 }
 
@@ -83,40 +92,45 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
     /// twice (a read, a delivery). A worker left to the default name
     /// takes nothing back.
     pub fn worker(mut self, name: impl Into<String>) -> Self {
-        self.worker = name.into();
-        self.named = true;
+        self.settings.worker = name.into();
+        self.settings.named = true;
         self
     }
 
     /// The scope given to tasks that name none (default `"default"`).
     pub fn scope(mut self, scope: impl Into<String>) -> Self {
-        self.scope = scope.into();
+        self.settings.scope = scope.into();
         self
     }
 
     /// How long a claim lasts (default 30 s). A worker that stops for
     /// longer loses its records to others; its writes are then refused.
     pub fn lease(mut self, lease: Duration) -> Self {
-        self.lease = lease.max(Duration::from_millis(10));
+        self.settings.lease = lease.max(Duration::from_millis(10));
         self
     }
 
-    /// How many records one claim takes at most (default 64).
+    /// How many records one claim takes at most (default 64). A running
+    /// worker holds up to this many records beyond those it works on: a
+    /// claim may take more than there are free slots, and the rest wait
+    /// their turn under their leases (see [`Tracker::run`]). Where many
+    /// workers share a small backlog of slow reads, a batch nearer the
+    /// [`concurrency`](TrackerBuilder::concurrency) spreads it wider.
     pub fn batch(mut self, n: usize) -> Self {
-        self.batch = n.max(1);
+        self.settings.batch = n.max(1);
         self
     }
 
     /// How many tasks are stepped at once at most (default 16).
     pub fn concurrency(mut self, n: usize) -> Self {
-        self.concurrency = n.max(1);
+        self.settings.concurrency = n.max(1);
         self
     }
 
     /// The longest sleep between looks at the store when nothing is due
     /// (default 1 s): tasks another process inserts are seen this soon.
     pub fn idle(mut self, idle: Duration) -> Self {
-        self.idle = idle.max(Duration::from_millis(1));
+        self.settings.idle = idle.max(Duration::from_millis(1));
         self
     }
 
@@ -127,7 +141,7 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
     /// [`Tracker::answer`]; the worker goes on meanwhile. The record's lease
     /// is renewed while a handler runs, so no other worker asks again.
     pub fn answer_within(mut self, bound: Duration) -> Self {
-        self.answer_within = bound;
+        self.settings.answer_within = bound;
         self
     }
 
@@ -137,7 +151,7 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
     /// back like the others; what it did not write is done again by the
     /// next worker (a read, a delivery: at least once, as after a crash).
     pub fn stop_within(mut self, bound: Duration) -> Self {
-        self.stop_within = bound;
+        self.settings.stop_within = bound;
         self
     }
 
@@ -153,7 +167,8 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
         F: Fn(Asking) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = bool> + Send + 'static,
     {
-        self.on_question = Some(QuestionHook(Arc::new(move |asking| Box::pin(hook(asking)))));
+        self.settings.on_question =
+            Some(QuestionHook(Arc::new(move |asking| Box::pin(hook(asking)))));
         self
     }
 
@@ -162,21 +177,21 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
     /// [`poll_interval`](crate::TaskBuilder::poll_interval): a task's own
     /// settings, kept in its record, come first.
     pub fn poll_interval(mut self, d: Duration) -> Self {
-        self.rules.default = d;
+        self.settings.rules.default = d;
         self
     }
 
     /// The floor on any spacing of reads (default 50 ms), for tasks whose
     /// builder set none.
     pub fn min_poll_interval(mut self, d: Duration) -> Self {
-        self.rules.floor = d;
+        self.settings.rules.floor = d;
         self
     }
 
     /// The ceiling on any interval, the server's included (default 30 s),
     /// for tasks whose builder set none.
     pub fn max_poll_interval(mut self, d: Duration) -> Self {
-        self.rules.ceiling = d;
+        self.settings.rules.ceiling = d;
         self
     }
 
@@ -192,37 +207,27 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
     /// pass. Open tasks and endings that await delivery are never removed.
     /// Workers that share a store share the work.
     pub fn retain(mut self, age: Duration) -> Self {
-        self.retain = Some(age);
+        self.settings.retain = Some(age);
         self
     }
 
     /// The bound on each request the tracker sends (default: the client's).
     pub fn request_timeout(mut self, d: Duration) -> Self {
-        self.request_timeout = Some(d);
+        self.settings.request_timeout = Some(d);
         self
     }
 
     /// The tracker.
     pub fn build(self) -> Tracker<S, C> {
+        let settings = self.settings;
         Tracker {
             inner: Arc::new(Inner {
                 store: self.store,
                 connector: self.connector,
-                meter: meter::Worker::new(&self.worker),
-                worker: self.worker,
-                named: self.named,
-                scope: self.scope,
-                lease: self.lease,
-                batch: self.batch,
-                concurrency: Arc::new(Semaphore::new(self.concurrency)),
-                refill: (self.concurrency.min(self.batch) / 2).max(1),
-                idle: self.idle,
-                rules: self.rules,
-                request_timeout: self.request_timeout,
-                answer_within: self.answer_within,
-                stop_within: self.stop_within,
-                on_question: self.on_question,
-                retention: self.retain.map(Retention::new),
+                meter: meter::Worker::new(&settings.worker),
+                concurrency: Arc::new(Semaphore::new(settings.concurrency)),
+                retention: settings.retain.map(Retention::new),
+                settings,
                 gave_up: Default::default(),
                 clients: Mutex::new(HashMap::new()),
                 wake: Notify::new(),
@@ -325,9 +330,9 @@ impl<S, C> Clone for Tracker<S, C> {
 impl<S, C> fmt::Debug for Tracker<S, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tracker")
-            .field("worker", &self.inner.worker)
-            .field("lease", &self.inner.lease)
-            .field("batch", &self.inner.batch)
+            .field("worker", &self.inner.settings.worker)
+            .field("lease", &self.inner.settings.lease)
+            .field("batch", &self.inner.settings.batch)
             .finish_non_exhaustive()
     }
 }
@@ -335,26 +340,12 @@ impl<S, C> fmt::Debug for Tracker<S, C> {
 struct Inner<S, C> {
     store: S,
     connector: C,
-    worker: String,
+    settings: Settings,
     /// The label `worker` of its figures.
     meter: meter::Worker,
-    /// Whether the worker was given its name (it takes back what the name
-    /// held when it starts).
-    named: bool,
-    scope: String,
-    lease: Duration,
-    batch: usize,
+    /// A slot per job, [`Settings::concurrency`] of them.
     concurrency: Arc<Semaphore>,
-    /// How many slots must be free before a worker that has more due
-    /// claims again: half its slots (or half the batch, if smaller).
-    refill: usize,
-    idle: Duration,
-    rules: Rules,
-    request_timeout: Option<Duration>,
-    answer_within: Duration,
-    stop_within: Duration,
-    on_question: Option<QuestionHook>,
-    /// Delivered records older than this are removed.
+    /// Delivered records older than [`Settings::retain`] are removed.
     retention: Option<Retention>,
     /// Questions whose handler ran past `answer_within` here: not asked of
     /// this worker's handlers again (a person is asked once).
@@ -392,23 +383,25 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         TrackerBuilder {
             store,
             connector,
-            worker: default_worker(),
-            named: false,
-            scope: "default".to_owned(),
-            lease: Duration::from_secs(30),
-            batch: 64,
-            concurrency: 16,
-            idle: Duration::from_secs(1),
-            rules: Rules {
-                default: Duration::from_secs(1),
-                floor: Duration::from_millis(50),
-                ceiling: Duration::from_secs(30),
+            settings: Settings {
+                worker: default_worker(),
+                named: false,
+                scope: "default".to_owned(),
+                lease: Duration::from_secs(30),
+                batch: 64,
+                concurrency: 16,
+                idle: Duration::from_secs(1),
+                rules: Rules {
+                    default: Duration::from_secs(1),
+                    floor: Duration::from_millis(50),
+                    ceiling: Duration::from_secs(30),
+                },
+                request_timeout: None,
+                answer_within: Duration::from_secs(10),
+                stop_within: Duration::from_secs(10),
+                on_question: None,
+                retain: None,
             },
-            request_timeout: None,
-            answer_within: Duration::from_secs(10),
-            stop_within: Duration::from_secs(10),
-            on_question: None,
-            retain: None,
         }
     }
 
@@ -419,23 +412,26 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
 
     /// This worker's name.
     pub fn worker(&self) -> &str {
-        &self.inner.worker
+        &self.inner.settings.worker
     }
 
     /// Runs the worker until [`shutdown`](Tracker::shutdown), or until the
     /// store fails for good. `on_ending` gets each ended task; returning
     /// `true` acknowledges it.
     ///
-    /// The worker keeps up to [`concurrency`](TrackerBuilder::concurrency)
-    /// records in hand at once, each one a job of its own: a read and what
-    /// follows it (answers, a cancel, the write back), or the delivery of
-    /// an ending. Whenever a slot is free it claims what is due, so a job
-    /// that waits (a slow read, an input handler, a slow `on_ending`) holds
-    /// only its own record and its slot; the others go on. While more is
-    /// due than it has slots (its last claim came back full), it waits
-    /// until half its slots are free before it claims again, so that one
-    /// claim takes several records: a claim costs the store more than a
-    /// write does, and the records wait for a slot either way. While a job
+    /// The worker works up to [`concurrency`](TrackerBuilder::concurrency)
+    /// records at once, each one a job of its own: a read and what follows
+    /// it (answers, a cancel, the write back), or the delivery of an
+    /// ending. A job that waits (a slow read, an input handler, a slow
+    /// `on_ending`) holds only its own record and its slot; the others go
+    /// on. Whenever a slot is free and no claimed record waits for one, it
+    /// claims what is due, up to a [`batch`](TrackerBuilder::batch): the
+    /// records that find no free slot wait their turn, in due order, under
+    /// their leases, and the next claim comes once none waits. So one
+    /// claim takes many records however few slots are free: a claim costs
+    /// the store more than a write does, and the records wait for a slot
+    /// either way. A record whose lease runs out while it waits is let go
+    /// unread, for the next claim of any worker. While a job
     /// awaits anything on a record's behalf, the worker renews the record's
     /// lease (every third of it), so no other worker claims it meanwhile;
     /// a job whose lease cannot be kept (another worker took the record,
@@ -487,57 +483,30 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             while let Some(done) = jobs.try_join_next_with_id() {
                 self.reaped(done, &mut hands);
             }
-            hands.prune(self.inner.lease);
+            hands.prune(self.inner.settings.lease);
             if *stop.borrow() {
                 break;
             }
             self.tidy().await;
-            let free = self.inner.concurrency.available_permits();
-            // Behind, claims wait for half the slots, so that each takes
-            // several records: a claim costs the store more than a save.
-            let ready = if behind {
-                free >= self.inner.refill || jobs.is_empty()
-            } else {
-                free > 0
-            };
-            if ready {
-                let limit = free.min(self.inner.batch);
+            self.start_waiting(&mut jobs, &mut hands, &on_ending);
+            // A claim takes up to a batch, whatever the free slots: what
+            // finds no slot waits its turn, and the next claim comes once
+            // nothing waits. A claim costs the store more than a save.
+            if !hands.waits() && self.inner.concurrency.available_permits() > 0 {
+                let limit = self.inner.settings.batch;
                 match self.claim(limit).await {
                     Ok(records) => {
                         pause = Duration::from_millis(100);
                         let full = records.len() >= limit;
                         behind = full;
-                        let stopping = *stop.borrow();
-                        for record in records {
-                            let Some(record) = self.usable(record) else {
-                                continue;
-                            };
-                            if stopping {
-                                // Claimed as the stop came: given back unread.
-                                hands.keep(&record);
-                                continue;
-                            }
-                            let permit = self
-                                .inner
-                                .concurrency
-                                .clone()
-                                .acquire_owned()
-                                .await
-                                .expect("the tracker never closes its semaphore");
-                            let this = self.clone();
-                            let on_ending = on_ending.clone();
-                            let held = (record.id, record.fence());
-                            let job = jobs.spawn(async move {
-                                let _permit = permit;
-                                this.work(record, |d| on_ending(d)).await
-                            });
-                            hands.hold(job.id(), held);
-                        }
-                        if stopping {
+                        hands.wait(records.into_iter().filter_map(|r| self.usable(r)));
+                        if *stop.borrow() {
+                            // Claimed as the stop came: given back unread.
                             break;
                         }
-                        if full {
-                            // More may be due: claim again once a slot frees.
+                        self.start_waiting(&mut jobs, &mut hands, &on_ending);
+                        if full && !hands.waits() {
+                            // More may be due: claim again while a slot is free.
                             if self.inner.concurrency.available_permits() > 0 {
                                 continue;
                             }
@@ -545,7 +514,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                     }
                     Err(e) if e.is_unavailable() => {
                         tracing::warn!(
-                            worker = %self.inner.worker,
+                            worker = %self.worker(),
                             "the task store is unavailable; pausing {}: {e}",
                             crate::human::duration(pause)
                         );
@@ -567,7 +536,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             let wait = if !behind && self.inner.concurrency.available_permits() > 0 {
                 self.wait().await
             } else {
-                self.inner.idle
+                self.inner.settings.idle
             };
             tokio::select! {
                 Some(done) = jobs.join_next_with_id(), if !jobs.is_empty() => {
@@ -582,14 +551,44 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         Ok(())
     }
 
+    /// Starts a job for each waiting record while a slot is free, oldest
+    /// due first. A record whose lease ran out while it waited is let go:
+    /// it is due, and the next claim (this worker's or another's) takes it.
+    fn start_waiting<F, Fut>(
+        &self,
+        jobs: &mut JoinSet<StoreResult<Worked>>,
+        hands: &mut stop::Hands,
+        on_ending: &Arc<F>,
+    ) where
+        F: Fn(Delivery) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = bool> + Send + 'static,
+    {
+        while hands.waits() {
+            let Ok(permit) = self.inner.concurrency.clone().try_acquire_owned() else {
+                return;
+            };
+            let Some(record) = hands.next_waiting(SystemTime::now()) else {
+                return;
+            };
+            let this = self.clone();
+            let on_ending = on_ending.clone();
+            let held = (record.id, record.fence());
+            let job = jobs.spawn(async move {
+                let _permit = permit;
+                this.work(record, |d| on_ending(d)).await
+            });
+            hands.hold(job.id(), held);
+        }
+    }
+
     /// `run`'s share of retention: one batch of delivered records removed,
     /// at most once per `idle` period.
     async fn tidy(&self) {
         let inner = &self.inner;
         if let Some(retention) = &inner.retention
-            && retention.turn(inner.idle)
+            && retention.turn(inner.settings.idle)
         {
-            retention.prune(&inner.store, &inner.worker).await;
+            retention.prune(&inner.store, &inner.settings.worker).await;
         }
     }
 
@@ -607,11 +606,11 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         meter::stale_write(&self.inner.meter);
         if streak.fetch_add(1, Ordering::Relaxed) + 1 == STALE_STREAK {
             tracing::warn!(
-                worker = %self.inner.worker,
+                worker = %self.worker(),
                 "{STALE_STREAK} records in a row were taken by another worker before this one \
                  could write them: does another process run under this worker's name, or is \
                  the lease ({}) shorter than a step?",
-                crate::human::duration(self.inner.lease)
+                crate::human::duration(self.inner.settings.lease)
             );
         }
     }
@@ -638,12 +637,12 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                     self.stale(true);
                 }
                 hands.ended(job);
-                tracing::debug!(worker = %self.inner.worker, "let a record go: {e}");
+                tracing::debug!(worker = %self.worker(), "let a record go: {e}");
             }
             Ok((job, Err(e))) => {
                 // The lease may still be this worker's: given back on stop.
                 hands.cut(job);
-                tracing::warn!(worker = %self.inner.worker, "a tracked task's step failed: {e}");
+                tracing::warn!(worker = %self.worker(), "a tracked task's step failed: {e}");
             }
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(e) => hands.cut(e.id()),
@@ -655,7 +654,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         match record {
             Ok(record) => Some(record),
             Err(e) => {
-                tracing::warn!(worker = %self.inner.worker, "skipping a task record: {e}");
+                tracing::warn!(worker = %self.worker(), "skipping a task record: {e}");
                 None
             }
         }
@@ -663,7 +662,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
 
     /// How long to sleep: until the store's next due moment, at most `idle`.
     async fn wait(&self) -> Duration {
-        let idle = self.inner.idle;
+        let idle = self.inner.settings.idle;
         match self.inner.store.next_due().await {
             Ok(Some(at)) => at
                 .duration_since(SystemTime::now())
@@ -740,7 +739,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         if *self.inner.stop.borrow() {
             return Ok(Pass::default());
         }
-        let records = self.claim(self.inner.batch).await?;
+        let records = self.claim(self.inner.settings.batch).await?;
         let mut pass = Pass {
             claimed: records.len(),
             ..Pass::default()
@@ -751,7 +750,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             match record {
                 Err(e) => {
                     pass.corrupt += 1;
-                    tracing::warn!(worker = %self.inner.worker, "skipping a task record: {e}");
+                    tracing::warn!(worker = %self.worker(), "skipping a task record: {e}");
                 }
                 Ok(record) if record.ending.is_some() => endings.push(record),
                 Ok(record) => {
@@ -788,7 +787,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             }
         }
         if let Some(retention) = &self.inner.retention {
-            pass.pruned = retention.prune(&self.inner.store, &self.inner.worker).await;
+            pass.pruned = retention.prune(&self.inner.store, self.worker()).await;
         }
         Ok(pass)
     }
@@ -805,8 +804,8 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             return Err(StoreError::stale(id));
         };
         let left = lease.until.duration_since(now).unwrap_or_default();
-        if left < self.inner.lease / 2 {
-            let until = now + self.inner.lease;
+        if left < self.inner.settings.lease / 2 {
+            let until = now + self.inner.settings.lease;
             match self.inner.store.renew(id, lease.fence, until).await {
                 Ok(()) => lease.until = until,
                 Err(e) if e.is_stale() || e.is_not_found() => return Err(StoreError::stale(id)),
@@ -823,18 +822,18 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         let records = inner
             .store
             .claim(Claim {
-                worker: &inner.worker,
+                worker: &inner.settings.worker,
                 limit,
                 now: SystemTime::now(),
-                lease: inner.lease,
+                lease: inner.settings.lease,
                 record: None,
             })
             .await?;
         meter::claimed(&inner.meter, records.len());
         for record in records.iter().flatten() {
-            if let Some(from) = taken_over(record, &inner.worker) {
+            if let Some(from) = taken_over(record, &inner.settings.worker) {
                 tracing::info!(
-                    worker = %inner.worker,
+                    worker = %inner.settings.worker,
                     record = %record.id,
                     from = %from,
                     "took over a record whose worker's lease ran out"

@@ -66,13 +66,16 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         // given back, never what this process reserves.
         self.take_back().await?;
         let now = SystemTime::now();
-        let until = now + inner.lease;
+        let until = now + inner.settings.lease;
         let reservation = NewTask {
             reference: TaskRef::new(TaskId::new(String::new()), None),
             tool: label.tool.clone(),
             key: label.key.clone(),
             unique_key: true,
-            scope: label.scope.clone().unwrap_or_else(|| inner.scope.clone()),
+            scope: label
+                .scope
+                .clone()
+                .unwrap_or_else(|| inner.settings.scope.clone()),
             status: TaskStatus::Working,
             status_message: None,
             poll_interval_ms: None,
@@ -82,7 +85,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         };
         let (id, fence) = match inner
             .store
-            .reserve(reservation, &inner.worker, until)
+            .reserve(reservation, &inner.settings.worker, until)
             .await?
         {
             Reservation::Taken(id) => return Ok(Tracking::Known(id)),
@@ -181,7 +184,9 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             tool: label.tool,
             unique_key: label.key.is_some() && !label.shared_key,
             key: label.key,
-            scope: label.scope.unwrap_or_else(|| self.inner.scope.clone()),
+            scope: label
+                .scope
+                .unwrap_or_else(|| self.inner.settings.scope.clone()),
             status: snapshot.status,
             status_message: snapshot.status_message,
             poll_interval_ms: snapshot.poll_interval_ms,
@@ -262,10 +267,10 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         let claimed = inner
             .store
             .claim(Claim {
-                worker: &inner.worker,
+                worker: &inner.settings.worker,
                 limit: 1,
                 now: SystemTime::now(),
-                lease: inner.lease,
+                lease: inner.settings.lease,
                 record: Some(id),
             })
             .await?;

@@ -103,7 +103,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         let builder = client
             .task()
             .input(InputMode::Manual)
-            .maybe_request_timeout(self.inner.request_timeout);
+            .maybe_request_timeout(self.inner.settings.request_timeout);
         let read = builder.resume(&record.reference).await;
         super::meter::read(&self.inner.meter, read.is_ok());
         let state = match read {
@@ -177,7 +177,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             if !client.handlers().can_answer(request) || self.gave_up_on(record, key) {
                 continue;
             }
-            let bound = inner.answer_within;
+            let bound = inner.settings.answer_within;
             let began = std::time::Instant::now();
             let answered =
                 tokio::time::timeout(bound, client.handlers().answer(key, request)).await;
@@ -263,7 +263,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// Offers the questions not offered yet to the application's hook, each
     /// within the handlers' bound; the keys it acknowledged.
     async fn offer(&self, record: &TaskRecord, questions: &Questions) -> Vec<String> {
-        let Some(hook) = &self.inner.on_question else {
+        let Some(hook) = &self.inner.settings.on_question else {
             return Vec::new();
         };
         let mut offered = Vec::new();
@@ -279,13 +279,13 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 key: key.clone(),
                 question: question.clone(),
             };
-            match tokio::time::timeout(self.inner.answer_within, (hook.0)(asking)).await {
+            match tokio::time::timeout(self.inner.settings.answer_within, (hook.0)(asking)).await {
                 Ok(true) => offered.push(key.clone()),
                 Ok(false) => {}
                 Err(_) => tracing::warn!(
                     record = %record.id,
                     "the on_question hook took over {}; the question is offered again later",
-                    crate::human::duration(self.inner.answer_within)
+                    crate::human::duration(self.inner.settings.answer_within)
                 ),
             }
         }
@@ -373,7 +373,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             floor: ms(s.floor_ms),
             ceiling: ms(s.ceiling_ms),
         }
-        .over(self.inner.rules)
+        .over(self.inner.settings.rules)
     }
 
     /// When `record` is next due after `after`, by the shared schedule,

@@ -3,24 +3,48 @@
 //! name held, so that neither a deploy nor a restart after a crash waits
 //! for a lease to run out.
 
-use std::collections::HashMap;
-use std::time::Instant;
+use std::collections::{HashMap, VecDeque};
+use std::time::{Instant, SystemTime};
 
 use tokio::task::{Id, JoinSet};
 
 use super::super::{Fence, RecordId, StoreResult, TaskRecord, TaskStore};
 use super::{Connector, Tracker, Worked};
 
-/// The records a running worker holds: those of its jobs, and those whose
-/// lease outlived their job (a declined delivery, a failed write, a job
-/// cut short).
+/// The records a running worker holds: those claimed and waiting for a
+/// slot, those of its jobs, and those whose lease outlived their job (a
+/// declined delivery, a failed write, a job cut short).
 #[derive(Default)]
 pub(super) struct Hands {
+    waiting: VecDeque<TaskRecord>,
     jobs: HashMap<Id, (RecordId, Option<Fence>)>,
     kept: Vec<(RecordId, Fence, Instant)>,
 }
 
 impl Hands {
+    /// `records`, claimed, wait for a slot, in the order given.
+    pub(super) fn wait(&mut self, records: impl IntoIterator<Item = TaskRecord>) {
+        self.waiting.extend(records);
+    }
+
+    /// Whether a claimed record waits for a slot.
+    pub(super) fn waits(&self) -> bool {
+        !self.waiting.is_empty()
+    }
+
+    /// The next waiting record whose lease runs past `now`. Those whose
+    /// lease ran out while they waited are let go: they are due again,
+    /// for the next claim of any worker.
+    pub(super) fn next_waiting(&mut self, now: SystemTime) -> Option<TaskRecord> {
+        while let Some(record) = self.waiting.pop_front() {
+            if record.lease.as_ref().is_some_and(|l| l.until > now) {
+                return Some(record);
+            }
+            tracing::debug!(record = %record.id, "a claimed record's lease ran out before a slot freed");
+        }
+        None
+    }
+
     /// Job `job` holds `record`.
     pub(super) fn hold(&mut self, job: Id, record: (RecordId, Option<Fence>)) {
         self.jobs.insert(job, record);
@@ -104,16 +128,16 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// failed.
     pub(super) async fn take_back(&self) -> StoreResult<()> {
         let inner = &self.inner;
-        if !inner.named {
+        if !inner.settings.named {
             return Ok(());
         }
         inner
             .taken_back
             .get_or_try_init(|| async {
-                let n = inner.store.release_worker(&inner.worker).await?;
+                let n = inner.store.release_worker(&inner.settings.worker).await?;
                 if n > 0 {
                     tracing::info!(
-                        worker = %inner.worker,
+                        worker = %inner.settings.worker,
                         records = n,
                         "took back the records this worker's name held"
                     );
@@ -127,7 +151,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// The end of `run`: lets `jobs` finish within `stop_within`, cuts the
     /// rest, and gives back every lease still held, side by side.
     pub(super) async fn hand_over(&self, mut jobs: JoinSet<StoreResult<Worked>>, mut hands: Hands) {
-        let grace = tokio::time::sleep(self.inner.stop_within);
+        let grace = tokio::time::sleep(self.inner.settings.stop_within);
         tokio::pin!(grace);
         loop {
             tokio::select! {
@@ -142,7 +166,10 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         while let Some(done) = jobs.join_next_with_id().await {
             self.reaped(done, &mut hands);
         }
-        hands.prune(self.inner.lease);
+        hands.prune(self.inner.settings.lease);
+        for record in std::mem::take(&mut hands.waiting) {
+            hands.keep(&record);
+        }
         let mut releases = JoinSet::new();
         for (id, fence, _) in hands.kept {
             let this = self.clone();
@@ -156,7 +183,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 Ok((_, Err(e))) if e.is_stale() || e.is_not_found() => {}
                 Ok((id, Err(e))) => {
                     tracing::warn!(
-                        worker = %self.inner.worker,
+                        worker = %self.worker(),
                         record = %id,
                         "a record was not given back; it waits for its lease: {e}"
                     );
@@ -166,9 +193,79 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             }
         }
         tracing::info!(
-            worker = %self.inner.worker,
+            worker = %self.worker(),
             records = given,
             "the worker stopped and gave its records back"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::Hands;
+    use crate::TaskRef;
+    use crate::protocol::{TaskId, TaskStatus};
+    use crate::store::backend::{Claim, NewTask};
+    use crate::store::{MemoryStore, RecordId, TaskStore};
+
+    /// `n` records claimed by `w` at `now` under a lease of `lease`.
+    async fn claimed(
+        store: &MemoryStore,
+        n: usize,
+        now: SystemTime,
+        lease: Duration,
+    ) -> Vec<crate::store::TaskRecord> {
+        for i in 0..n {
+            store
+                .insert(NewTask {
+                    reference: TaskRef::new(TaskId::new(format!("t{i}")), None),
+                    tool: "export".into(),
+                    key: None,
+                    unique_key: false,
+                    scope: "default".into(),
+                    status: TaskStatus::Working,
+                    status_message: None,
+                    poll_interval_ms: None,
+                    due: now,
+                    ending: None,
+                    schedule: Default::default(),
+                })
+                .await
+                .unwrap();
+        }
+        let claim = Claim {
+            worker: "w",
+            limit: n,
+            now,
+            lease,
+            record: None,
+        };
+        let records = store.claim(claim).await.unwrap();
+        records.into_iter().map(Result::unwrap).collect()
+    }
+
+    #[tokio::test]
+    async fn a_waiting_record_whose_lease_ran_out_is_let_go_and_the_rest_come_in_order() {
+        let store = MemoryStore::new();
+        let now = SystemTime::now();
+        let second = Duration::from_secs(1);
+        let short = claimed(&store, 2, now, second).await;
+        let long = claimed(&store, 2, now, 3600 * second).await;
+        let ids = |rs: &[crate::store::TaskRecord]| rs.iter().map(|r| r.id).collect::<Vec<_>>();
+        let expected = ids(&long);
+        let mut hands = Hands::default();
+        hands.wait(short.into_iter().chain(long));
+        let later = now + 2 * second;
+        let mut came: Vec<RecordId> = Vec::new();
+        while let Some(record) = hands.next_waiting(later) {
+            came.push(record.id);
+        }
+        assert_eq!(
+            came, expected,
+            "only the live leases, in the order they waited"
+        );
+        assert!(!hands.waits());
     }
 }
