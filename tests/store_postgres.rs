@@ -278,6 +278,81 @@ async fn concurrent_answers_store_exactly_one(pg: Pg) {
     }
 }
 
+/// Saves made at once on one store (one connection, its statements in
+/// flight together, as a worker's jobs make them) are each answered on
+/// their own: written, refused for a stale fence, refused for a record
+/// removed; two saves of one record land in the order made.
+async fn saves_made_at_once_are_each_answered(pg: Pg) {
+    let (store, url) = store(&pg).await;
+    let other = on_worker_clock(&url).await;
+    let mut ids = Vec::new();
+    for n in 0..4 {
+        ids.push(store.insert(task(900 + n, t(0))).await.unwrap());
+    }
+    let claimed = store.claim(claim("w", 10, t(0))).await.unwrap();
+    let fence = |id: RecordId| {
+        claimed
+            .iter()
+            .flatten()
+            .find(|r| r.id == id)
+            .and_then(TaskRecord::fence)
+            .expect("claimed")
+    };
+    let [a, b, c, d] = ids[..] else {
+        unreachable!()
+    };
+    // b's lease runs out and another worker takes it; c is removed.
+    let taken = other
+        .claim(Claim {
+            record: Some(b),
+            ..claim("other", 1, t(100))
+        })
+        .await
+        .unwrap();
+    assert_eq!(taken.len(), 1);
+    store.remove(c, fence(c)).await.unwrap();
+    let said = |message: &str, due| StepReport {
+        status: TaskStatus::Working,
+        status_message: Some(message.into()),
+        poll_interval_ms: None,
+        failed_reads: 0,
+        due,
+        taken: Vec::new(),
+        offered: Vec::new(),
+    };
+    let (d_saved, a_first, b_saved, c_saved, a_second) = tokio::join!(
+        store.save(d, fence(d), said("d", t(300))),
+        store.save(a, fence(a), said("one", t(300))),
+        store.save(b, fence(b), said("stale", t(300))),
+        store.save(c, fence(c), said("gone", t(300))),
+        store.save(a, fence(a), said("two", t(400))),
+    );
+    d_saved.unwrap();
+    a_first.unwrap();
+    a_second.unwrap();
+    let stale = b_saved.unwrap_err();
+    assert!(stale.is_stale() && stale.record() == Some(b), "{stale}");
+    let gone = c_saved.unwrap_err();
+    assert!(gone.is_not_found() && gone.record() == Some(c), "{gone}");
+
+    let r = store.get(a).await.unwrap().unwrap();
+    assert_eq!((r.status_message.as_deref(), r.due), (Some("two"), t(400)));
+    let said: Vec<_> = r
+        .history
+        .entries
+        .iter()
+        .filter_map(|e| match &e.event {
+            mcp_tasks::store::Event::Status { message, .. } => message.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(said, ["one", "two"], "each save of a, in the order made");
+    let r = store.get(b).await.unwrap().unwrap();
+    assert_eq!(r.status_message, None, "the stale save wrote nothing");
+    let r = store.get(d).await.unwrap().unwrap();
+    assert_eq!((r.status_message.as_deref(), r.due), (Some("d"), t(300)));
+}
+
 /// A worker's save that marks an answer taken and a question offered,
 /// racing an answer to another question from elsewhere: both changes
 /// stand, and the record is due at once.
@@ -798,6 +873,7 @@ fn main() {
         the_contract_holds,
         concurrent_answers_store_exactly_one,
         an_answer_racing_a_save_is_never_lost,
+        saves_made_at_once_are_each_answered,
         a_version_1_database_is_migrated,
         concurrent_claims_never_share_a_record,
         claims_of_every_limit_take_the_earliest_once,
