@@ -431,7 +431,11 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// claim takes many records however few slots are free: a claim costs
     /// the store more than a write does, and the records wait for a slot
     /// either way. A record whose lease runs out while it waits is let go
-    /// unread, for the next claim of any worker. While a job
+    /// unread, for the next claim of any worker; and once a write is
+    /// refused because another worker took its record (a lease that ran
+    /// out, another process under this worker's name), the waiting
+    /// records may be taken too: the worker gives them back unread
+    /// rather than read them twice. While a job
     /// awaits anything on a record's behalf, the worker renews the record's
     /// lease (every third of it), so no other worker claims it meanwhile;
     /// a job whose lease cannot be kept (another worker took the record,
@@ -486,6 +490,10 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             hands.prune(self.inner.settings.lease);
             if *stop.borrow() {
                 break;
+            }
+            let doubted = hands.doubted();
+            if !doubted.is_empty() {
+                self.give_back(doubted).await;
             }
             self.tidy().await;
             self.start_waiting(&mut jobs, &mut hands, &on_ending);
@@ -635,6 +643,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             Ok((job, Err(e))) if e.is_stale() || e.is_not_found() => {
                 if e.is_stale() {
                     self.stale(true);
+                    hands.lost_one();
                 }
                 hands.ended(job);
                 tracing::debug!(worker = %self.worker(), "let a record go: {e}");

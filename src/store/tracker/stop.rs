@@ -17,6 +17,8 @@ use super::{Connector, Tracker, Worked};
 #[derive(Default)]
 pub(super) struct Hands {
     waiting: VecDeque<TaskRecord>,
+    /// Waiting records to give back now, unread (see [`Hands::lost_one`]).
+    doubted: Vec<(RecordId, Fence)>,
     jobs: HashMap<Id, (RecordId, Option<Fence>)>,
     kept: Vec<(RecordId, Fence, Instant)>,
 }
@@ -43,6 +45,24 @@ impl Hands {
             tracing::debug!(record = %record.id, "a claimed record's lease ran out before a slot freed");
         }
         None
+    }
+
+    /// A write was refused: another worker took a record this one held
+    /// (its lease ran out, or another process under this worker's name
+    /// took back what the name held). The waiting records may be taken
+    /// too: rather than read them, the worker gives them back
+    /// ([`Hands::doubted`]), so that whoever may claim them does.
+    pub(super) fn lost_one(&mut self) {
+        for record in std::mem::take(&mut self.waiting) {
+            if let Some(fence) = record.fence() {
+                self.doubted.push((record.id, fence));
+            }
+        }
+    }
+
+    /// The records to give back now, unread.
+    pub(super) fn doubted(&mut self) -> Vec<(RecordId, Fence)> {
+        std::mem::take(&mut self.doubted)
     }
 
     /// Job `job` holds `record`.
@@ -148,6 +168,34 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             .map(|_| ())
     }
 
+    /// Gives back the leases of `held`, side by side: how many were still
+    /// this worker's to give.
+    pub(super) async fn give_back(&self, held: Vec<(RecordId, Fence)>) -> usize {
+        let mut releases = JoinSet::new();
+        for (id, fence) in held {
+            let this = self.clone();
+            releases.spawn(async move { (id, this.inner.store.release(id, fence).await) });
+        }
+        let mut given = 0;
+        while let Some(done) = releases.join_next().await {
+            match done {
+                Ok((_, Ok(()))) => given += 1,
+                // Claimed by another worker since: not this one's to give.
+                Ok((_, Err(e))) if e.is_stale() || e.is_not_found() => {}
+                Ok((id, Err(e))) => {
+                    tracing::warn!(
+                        worker = %self.worker(),
+                        record = %id,
+                        "a record was not given back; it waits for its lease: {e}"
+                    );
+                }
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(_) => {}
+            }
+        }
+        given
+    }
+
     /// The end of `run`: lets `jobs` finish within `stop_within`, cuts the
     /// rest, and gives back every lease still held, side by side.
     pub(super) async fn hand_over(&self, mut jobs: JoinSet<StoreResult<Worked>>, mut hands: Hands) {
@@ -170,28 +218,9 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         for record in std::mem::take(&mut hands.waiting) {
             hands.keep(&record);
         }
-        let mut releases = JoinSet::new();
-        for (id, fence, _) in hands.kept {
-            let this = self.clone();
-            releases.spawn(async move { (id, this.inner.store.release(id, fence).await) });
-        }
-        let mut given = 0;
-        while let Some(done) = releases.join_next().await {
-            match done {
-                Ok((_, Ok(()))) => given += 1,
-                // Claimed by another worker since: not this one's to give.
-                Ok((_, Err(e))) if e.is_stale() || e.is_not_found() => {}
-                Ok((id, Err(e))) => {
-                    tracing::warn!(
-                        worker = %self.worker(),
-                        record = %id,
-                        "a record was not given back; it waits for its lease: {e}"
-                    );
-                }
-                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-                Err(_) => {}
-            }
-        }
+        let mut held = hands.doubted();
+        held.extend(hands.kept.iter().map(|&(id, fence, _)| (id, fence)));
+        let given = self.give_back(held).await;
         tracing::info!(
             worker = %self.worker(),
             records = given,
@@ -267,5 +296,19 @@ mod tests {
             "only the live leases, in the order they waited"
         );
         assert!(!hands.waits());
+    }
+
+    #[tokio::test]
+    async fn a_refused_write_gives_the_waiting_records_back_unread() {
+        let store = MemoryStore::new();
+        let now = SystemTime::now();
+        let waiting = claimed(&store, 3, now, Duration::from_secs(3600)).await;
+        let expected: Vec<_> = waiting.iter().map(|r| (r.id, r.fence().unwrap())).collect();
+        let mut hands = Hands::default();
+        hands.wait(waiting);
+        hands.lost_one();
+        assert!(!hands.waits(), "none is started");
+        assert_eq!(hands.doubted(), expected);
+        assert!(hands.doubted().is_empty(), "given back once");
     }
 }
