@@ -73,6 +73,19 @@ fn claim(worker: &str, limit: usize, now: SystemTime) -> Claim<'_> {
     }
 }
 
+/// What a read found: `status`, due again at `due`, nothing else.
+fn step(status: TaskStatus, due: SystemTime) -> StepReport {
+    StepReport {
+        status,
+        status_message: None,
+        poll_interval_ms: None,
+        failed_reads: 0,
+        due,
+        taken: Vec::new(),
+        offered: Vec::new(),
+    }
+}
+
 fn ids(records: &[StoreResult<TaskRecord>]) -> Vec<RecordId> {
     records
         .iter()
@@ -245,15 +258,7 @@ async fn concurrent_answers_store_exactly_one(pg: Pg) {
     for round in 0..20u32 {
         let (id, fence) = asking(&a, round, &["q"]).await;
         // Given up until later, as a worker's step does.
-        let progress = StepReport {
-            status: TaskStatus::InputRequired,
-            status_message: None,
-            poll_interval_ms: None,
-            failed_reads: 0,
-            due: t(5_000),
-            taken: Vec::new(),
-            offered: Vec::new(),
-        };
+        let progress = step(TaskStatus::InputRequired, t(5_000));
         a.save(id, fence, progress).await.unwrap();
         let other = if round % 2 == 0 { &a } else { &b };
         let (yes, no) = (yes(), no());
@@ -312,13 +317,8 @@ async fn saves_made_at_once_are_each_answered(pg: Pg) {
     assert_eq!(taken.len(), 1);
     store.remove(c, fence(c)).await.unwrap();
     let said = |message: &str, due| StepReport {
-        status: TaskStatus::Working,
         status_message: Some(message.into()),
-        poll_interval_ms: None,
-        failed_reads: 0,
-        due,
-        taken: Vec::new(),
-        offered: Vec::new(),
+        ..step(TaskStatus::Working, due)
     };
     let (d_saved, a_first, b_saved, c_saved, a_second) = tokio::join!(
         store.save(d, fence(d), said("d", t(300))),
@@ -366,13 +366,9 @@ async fn an_answer_racing_a_save_is_never_lost(pg: Pg) {
         let answerer = if round % 2 == 0 { &worker } else { &elsewhere };
         let far = SystemTime::now() + Duration::from_secs(3_600);
         let progress = StepReport {
-            status: TaskStatus::InputRequired,
-            status_message: None,
-            poll_interval_ms: None,
-            failed_reads: 0,
-            due: far,
             taken: vec!["a".into()],
             offered: vec!["b".into()],
+            ..step(TaskStatus::InputRequired, far)
         };
         let answer = no();
         let (saved, answered) = tokio::join!(
@@ -644,15 +640,7 @@ async fn corrupt_rows_come_back_in_their_place(pg: Pg) {
     assert!(e.is_corrupt() && !e.to_string().contains("secret"), "{e}");
     // The readable ones are still served.
     let fine = got[0].as_ref().unwrap();
-    let progress = StepReport {
-        status: TaskStatus::Working,
-        status_message: None,
-        poll_interval_ms: None,
-        failed_reads: 0,
-        due: t(200),
-        taken: Vec::new(),
-        offered: Vec::new(),
-    };
+    let progress = step(TaskStatus::Working, t(200));
     store
         .save(fine.id, fine.fence().unwrap(), progress)
         .await
@@ -825,13 +813,8 @@ async fn measure(pg: Pg) {
         for r in batch {
             let r = r.unwrap();
             let progress = StepReport {
-                status: TaskStatus::Working,
-                status_message: None,
                 poll_interval_ms: Some(1_000),
-                failed_reads: 0,
-                due: t(100_000),
-                taken: Vec::new(),
-                offered: Vec::new(),
+                ..step(TaskStatus::Working, t(100_000))
             };
             let started = Instant::now();
             store

@@ -427,15 +427,7 @@ pub(super) async fn a_worker_whose_clock_runs_ahead_takes_no_held_record(pg: Pg)
     // A record the honest worker gave up until a minute from now is not
     // due, whatever the fast worker's clock says.
     let fence = honest.get(held).await.unwrap().unwrap().fence().unwrap();
-    let progress = StepReport {
-        status: TaskStatus::Working,
-        status_message: None,
-        poll_interval_ms: None,
-        failed_reads: 0,
-        due: now() + Duration::from_secs(60),
-        taken: Vec::new(),
-        offered: Vec::new(),
-    };
+    let progress = step(TaskStatus::Working, now() + Duration::from_secs(60));
     honest.save(held, fence, progress.clone()).await.unwrap();
     let got = fast.claim(claim_at("fast", now() + ahead)).await.unwrap();
     assert!(ids(&got).is_empty(), "took a record not yet due");
