@@ -1046,6 +1046,69 @@ async fn a_worker_behind_claims_a_batch_and_again_once_none_waits() {
     .await;
 }
 
+#[tokio::test]
+async fn records_waiting_behind_a_stuck_slot_are_given_back_to_others() {
+    bounded(async {
+        let (server, client) = connected().await;
+        let store = MemoryStore::new();
+        let log = Arc::default();
+        // A's one slot is stuck: its save waits on a gate never opened.
+        let (hooked, _gate) = gated(logging(&store, "A", &log));
+        let a = Tracker::builder(hooked, client.clone())
+            .worker("a")
+            .lease(ms(400))
+            .batch(8)
+            .concurrency(1)
+            .min_poll_interval(ms(5))
+            .stop_within(ms(20))
+            .build();
+        let ids = long_tasks(&a, &client, 8).await;
+        let run_a = tokio::spawn({
+            let a = a.clone();
+            async move { a.run(|_| async { true }).await }
+        });
+        // A claims all eight, works one and keeps seven waiting; before
+        // half their lease is gone it gives them back.
+        let released = || {
+            log.lock()
+                .unwrap()
+                .iter()
+                .filter(|w| w.what == "release" && w.ok)
+                .map(|w| w.id)
+                .collect::<std::collections::BTreeSet<_>>()
+        };
+        while released().len() < 7 {
+            tokio::time::sleep(ms(5)).await;
+        }
+        assert_eq!(
+            server.count("tasks/get"),
+            1,
+            "A read only the one in its slot"
+        );
+        // Another worker, with free slots, reads them.
+        let b = named(store.clone(), &client, "b");
+        let run_b = tokio::spawn({
+            let b = b.clone();
+            async move { b.run(|_| async { true }).await }
+        });
+        while server.count("tasks/get") < 8 {
+            tokio::time::sleep(ms(5)).await;
+        }
+        let given = released();
+        let in_work: Vec<_> = ids.iter().filter(|id| !given.contains(id)).collect();
+        assert_eq!(
+            in_work.len(),
+            1,
+            "all but the one in work given back: {given:?}"
+        );
+        b.shutdown().await;
+        a.shutdown().await;
+        run_a.await.unwrap().unwrap();
+        run_b.await.unwrap().unwrap();
+    })
+    .await;
+}
+
 /// Everything logged through a `fmt` subscriber, as text.
 #[derive(Clone, Default)]
 struct Logs(Arc<Mutex<Vec<u8>>>);

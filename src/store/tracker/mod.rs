@@ -431,7 +431,9 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// claim takes many records however few slots are free: a claim costs
     /// the store more than a write does, and the records wait for a slot
     /// either way. A record whose lease runs out while it waits is let go
-    /// unread, for the next claim of any worker; and once a write is
+    /// unread, for the next claim of any worker, and one still waiting
+    /// when half its lease is gone (its worker's slots held by slow jobs)
+    /// is given back, for a worker with free slots; and once a write is
     /// refused because another worker took its record (a lease that ran
     /// out, another process under this worker's name), the waiting
     /// records may be taken too: the worker gives them back unread
@@ -491,9 +493,10 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             if *stop.borrow() {
                 break;
             }
-            let doubted = hands.doubted();
-            if !doubted.is_empty() {
-                self.give_back(doubted).await;
+            hands.overdue(SystemTime::now(), self.inner.settings.lease);
+            let returning = hands.returning();
+            if !returning.is_empty() {
+                self.give_back(returning).await;
             }
             self.tidy().await;
             self.start_waiting(&mut jobs, &mut hands, &on_ending);
@@ -541,7 +544,11 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             }
             // Sleep until a job ends, the next record is due, a wake, or
             // the stop.
-            let wait = if !behind && self.inner.concurrency.available_permits() > 0 {
+            let wait = if hands.waits() {
+                // Records wait for a slot: looked at again before half
+                // their lease is gone.
+                self.inner.settings.idle.min(self.inner.settings.lease / 4)
+            } else if !behind && self.inner.concurrency.available_permits() > 0 {
                 self.wait().await
             } else {
                 self.inner.settings.idle

@@ -17,10 +17,16 @@ use super::{Connector, Tracker, Worked};
 #[derive(Default)]
 pub(super) struct Hands {
     waiting: VecDeque<TaskRecord>,
-    /// Waiting records to give back now, unread (see [`Hands::lost_one`]).
-    doubted: Vec<(RecordId, Fence)>,
+    /// Waiting records to give back now, unread (see [`Hands::lost_one`]
+    /// and [`Hands::overdue`]).
+    returning: Vec<(RecordId, Fence)>,
     jobs: HashMap<Id, (RecordId, Option<Fence>)>,
     kept: Vec<(RecordId, Fence, Instant)>,
+}
+
+/// A claimed record's id and fence, if it is held.
+fn held(record: &TaskRecord) -> Option<(RecordId, Fence)> {
+    Some((record.id, record.fence()?))
 }
 
 impl Hands {
@@ -51,18 +57,32 @@ impl Hands {
     /// (its lease ran out, or another process under this worker's name
     /// took back what the name held). The waiting records may be taken
     /// too: rather than read them, the worker gives them back
-    /// ([`Hands::doubted`]), so that whoever may claim them does.
+    /// ([`Hands::returning`]), so that whoever may claim them does.
     pub(super) fn lost_one(&mut self) {
-        for record in std::mem::take(&mut self.waiting) {
-            if let Some(fence) = record.fence() {
-                self.doubted.push((record.id, fence));
-            }
-        }
+        let waiting = std::mem::take(&mut self.waiting);
+        self.returning.extend(waiting.iter().filter_map(held));
+    }
+
+    /// Waiting records with less than half of `lease` left at `now` are
+    /// to be given back ([`Hands::returning`]): the slots are held by slow
+    /// jobs (a slow server, a person, a slow `on_ending`), and another
+    /// worker may have free ones.
+    pub(super) fn overdue(&mut self, now: SystemTime, lease: std::time::Duration) {
+        let half = lease / 2;
+        let (late, on_time): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .partition(|r| {
+                r.lease
+                    .as_ref()
+                    .is_none_or(|l| l.until.duration_since(now).unwrap_or_default() < half)
+            });
+        self.waiting = on_time;
+        self.returning.extend(late.iter().filter_map(held));
     }
 
     /// The records to give back now, unread.
-    pub(super) fn doubted(&mut self) -> Vec<(RecordId, Fence)> {
-        std::mem::take(&mut self.doubted)
+    pub(super) fn returning(&mut self) -> Vec<(RecordId, Fence)> {
+        std::mem::take(&mut self.returning)
     }
 
     /// Job `job` holds `record`.
@@ -218,7 +238,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         for record in std::mem::take(&mut hands.waiting) {
             hands.keep(&record);
         }
-        let mut held = hands.doubted();
+        let mut held = hands.returning();
         held.extend(hands.kept.iter().map(|&(id, fence, _)| (id, fence)));
         let given = self.give_back(held).await;
         tracing::info!(
@@ -299,6 +319,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn records_waiting_past_half_their_lease_are_given_back() {
+        let store = MemoryStore::new();
+        let now = SystemTime::now();
+        let hour = Duration::from_secs(3600);
+        let early = claimed(&store, 2, now, hour).await;
+        let later = claimed(&store, 1, now + hour / 4, hour).await;
+        let mut hands = Hands::default();
+        hands.wait(early.iter().cloned().chain(later.iter().cloned()));
+        hands.overdue(now + hour / 3, hour);
+        assert!(
+            hands.returning().is_empty(),
+            "two thirds of each lease left"
+        );
+        hands.overdue(now + hour * 2 / 3, hour);
+        let expected: Vec<_> = early.iter().map(|r| (r.id, r.fence().unwrap())).collect();
+        assert_eq!(hands.returning(), expected, "a third left: given back");
+        let left = hands.next_waiting(now + hour * 2 / 3).map(|r| r.id);
+        assert_eq!(left, Some(later[0].id), "more than half left: still waits");
+    }
+
+    #[tokio::test]
     async fn a_refused_write_gives_the_waiting_records_back_unread() {
         let store = MemoryStore::new();
         let now = SystemTime::now();
@@ -308,7 +349,7 @@ mod tests {
         hands.wait(waiting);
         hands.lost_one();
         assert!(!hands.waits(), "none is started");
-        assert_eq!(hands.doubted(), expected);
-        assert!(hands.doubted().is_empty(), "given back once");
+        assert_eq!(hands.returning(), expected);
+        assert!(hands.returning().is_empty(), "given back once");
     }
 }
