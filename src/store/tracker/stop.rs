@@ -66,18 +66,20 @@ impl Hands {
     /// Waiting records with less than half of `lease` left at `now` are
     /// to be given back ([`Hands::returning`]): the slots are held by slow
     /// jobs (a slow server, a person, a slow `on_ending`), and another
-    /// worker may have free ones.
+    /// worker may have free ones. The records wait in the order claimed,
+    /// all from one claim (the next comes once none waits), so the oldest
+    /// leases are at the front: a look at the front is enough.
     pub(super) fn overdue(&mut self, now: SystemTime, lease: std::time::Duration) {
         let half = lease / 2;
-        let (late, on_time): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut self.waiting)
-            .into_iter()
-            .partition(|r| {
-                r.lease
-                    .as_ref()
-                    .is_none_or(|l| l.until.duration_since(now).unwrap_or_default() < half)
-            });
-        self.waiting = on_time;
-        self.returning.extend(late.iter().filter_map(held));
+        let late = |r: &TaskRecord| {
+            r.lease
+                .as_ref()
+                .is_none_or(|l| l.until.duration_since(now).unwrap_or_default() < half)
+        };
+        while self.waiting.front().is_some_and(late) {
+            let record = self.waiting.pop_front();
+            self.returning.extend(record.as_ref().and_then(held));
+        }
     }
 
     /// The records to give back now, unread.
