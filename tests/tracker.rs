@@ -696,17 +696,25 @@ fn gated(store: HookedStore<MemoryStore>) -> (HookedStore<MemoryStore>, Arc<Sema
     (store, gate)
 }
 
-/// Each claim a store saw: the records asked for and the records given.
-type Claims = Arc<Mutex<Vec<(usize, usize)>>>;
+/// Each claim a store saw: the records asked for, the records given, and
+/// the reads the server had seen by then.
+type Claims = Arc<Mutex<Vec<(usize, usize, usize)>>>;
 
 /// `store`, noting each claim.
-fn noting_claims(store: HookedStore<MemoryStore>) -> (HookedStore<MemoryStore>, Claims) {
+fn noting_claims(
+    store: HookedStore<MemoryStore>,
+    server: &TestServer,
+) -> (HookedStore<MemoryStore>, Claims) {
     let claims = Arc::new(Mutex::new(Vec::new()));
     let store = store.after({
-        let claims = claims.clone();
+        let (claims, server) = (claims.clone(), server.clone());
         move |call, reply| {
             if let (StoreCall::Claim { claim }, Ok(StoreReply::Records(given))) = (call, reply) {
-                claims.lock().unwrap().push((claim.limit, given.len()));
+                let reads = server.count("tasks/get");
+                claims
+                    .lock()
+                    .unwrap()
+                    .push((claim.limit, given.len(), reads));
             }
             Ok(())
         }
@@ -987,7 +995,7 @@ async fn a_worker_behind_claims_a_batch_and_again_once_none_waits() {
         let store = MemoryStore::new();
         let log = Arc::default();
         let (hooked, gate) = gated(logging(&store, "A", &log));
-        let (hooked, claims) = noting_claims(hooked);
+        let (hooked, claims) = noting_claims(hooked, &server);
         let tracker = Tracker::builder(hooked, client.clone())
             .worker("w")
             .lease(HOUR)
@@ -996,7 +1004,7 @@ async fn a_worker_behind_claims_a_batch_and_again_once_none_waits() {
             .min_poll_interval(ms(5))
             .stop_within(ms(20))
             .build();
-        // Forty due, eight slots: every slot's save waits on the gate.
+        // Forty due, eight slots; every save waits on the gate.
         let ids = long_tasks(&tracker, &client, 40).await;
         let run = tokio::spawn({
             let tracker = tracker.clone();
@@ -1009,29 +1017,37 @@ async fn a_worker_behind_claims_a_batch_and_again_once_none_waits() {
                 .filter(|w| w.what == "save")
                 .count()
         };
-        while server.count("tasks/get") < 8 {
+        // A step gives its slot up while its save waits to be written: all
+        // forty are read though no save went through.
+        while server.count("tasks/get") < 40 {
             tokio::time::sleep(ms(5)).await;
         }
-        // The first claim took sixteen: eight in work, eight waiting. Slots
-        // free one at a time, each once its save is written; the waiting
-        // take them, and only the ninth finds none waiting.
-        for n in 1..=12 {
-            gate.add_permits(1);
-            while saves(&log) < n {
-                tokio::time::sleep(ms(1)).await;
-            }
-            tokio::time::sleep(ms(5)).await;
-            let claimed = claims.lock().unwrap().len();
-            let expected = if n < 9 { 1 } else { 2 };
-            assert_eq!(claimed, expected, "claims after {n} saves");
-            assert_eq!(server.count("tasks/get"), 8 + n, "reads after {n} saves");
+        tokio::time::sleep(ms(20)).await;
+        assert_eq!(server.count("tasks/get"), 40, "each read once");
+        assert_eq!(saves(&log), 0);
+        // The first claim took sixteen: eight in work, eight waiting. The
+        // next came only once none waited: the eight waiting had taken the
+        // slots the first eight gave up, and one of them was read.
+        let seen = claims.lock().unwrap().clone();
+        let given: Vec<(usize, usize)> = seen.iter().map(|&(asked, got, _)| (asked, got)).collect();
+        assert_eq!(given[..3], [(16, 16), (16, 16), (16, 8)], "{seen:?}");
+        assert!(given[3..].iter().all(|&(_, got)| got == 0), "{seen:?}");
+        assert_eq!(seen[0].2, 0);
+        assert!(
+            seen[1].2 >= 9,
+            "the second claim came with records waiting: {seen:?}"
+        );
+        assert!(
+            seen[2].2 >= 25,
+            "the third claim came with records waiting: {seen:?}"
+        );
+        // The gate opens: every save is written.
+        gate.add_permits(1000);
+        while saves(&log) < 40 {
+            tokio::time::sleep(ms(1)).await;
         }
         tracker.shutdown().await;
         run.await.unwrap().unwrap();
-        let claims = claims.lock().unwrap().clone();
-        assert_eq!(claims, [(16, 16), (16, 16)]);
-        // Those in work (cut at the stop) and those still waiting (12 of
-        // the second claim) are given back: none is held any more.
         for id in ids {
             let r = store.get(id).await.unwrap().unwrap();
             assert!(
@@ -1208,4 +1224,66 @@ async fn a_record_taken_from_a_worker_whose_lease_ran_out_is_logged_once() {
     assert_eq!(taken.len(), 1, "{text}");
     assert!(taken[0].contains("from=dead"), "{}", taken[0]);
     assert!(!taken[0].contains("secret"), "no task id: {}", taken[0]);
+}
+
+/// `store`, noting the size of each `save_all` and each `save`.
+fn noting_saves(store: MemoryStore) -> (HookedStore<MemoryStore>, Arc<Mutex<Vec<&'static str>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let store = HookedStore::new(store).before({
+        let seen = seen.clone();
+        move |call| {
+            match call {
+                StoreCall::SaveAll { saves } => seen.lock().unwrap().push(if saves.len() == 4 {
+                    "4 together"
+                } else {
+                    "fewer"
+                }),
+                StoreCall::Save { .. } => seen.lock().unwrap().push("save"),
+                _ => {}
+            }
+            Ok(())
+        }
+    });
+    (store, seen)
+}
+
+#[tokio::test]
+async fn the_saves_of_a_workers_slots_are_written_together() {
+    bounded(async {
+        let (server, client) = connected().await;
+        // Four slots: the four steps' saves go in one `save_all`.
+        let (store, seen) = noting_saves(MemoryStore::new());
+        let tracker = Tracker::builder(store, client.clone())
+            .lease(HOUR)
+            .concurrency(4)
+            .build();
+        let ids = long_tasks(&tracker, &client, 4).await;
+        seen.lock().unwrap().clear();
+        let pass = tracker.pass(|_| async { true }).await.unwrap();
+        assert_eq!(pass.stepped, 4);
+        assert_eq!(server.count("tasks/get"), 4);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            ["4 together", "save", "save", "save", "save"]
+        );
+        for id in ids {
+            let r = tracker.store().get(id).await.unwrap().unwrap();
+            assert!(
+                r.lease.is_none_or(|l| l.until <= SystemTime::now()),
+                "given up"
+            );
+            assert!(r.due > SystemTime::now(), "due again later");
+        }
+        // One slot: each save alone.
+        let (store, seen) = noting_saves(MemoryStore::new());
+        let tracker = Tracker::builder(store, client.clone())
+            .lease(HOUR)
+            .concurrency(1)
+            .build();
+        long_tasks(&tracker, &client, 2).await;
+        seen.lock().unwrap().clear();
+        tracker.pass(|_| async { true }).await.unwrap();
+        assert_eq!(*seen.lock().unwrap(), ["save", "save"]);
+    })
+    .await;
 }

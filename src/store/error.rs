@@ -151,6 +151,18 @@ impl StoreError {
         StoreError::new(Kind::Other(what.into()))
     }
 
+    /// The same failure again, for another call it failed: the kind and
+    /// the words, without the source (which cannot be copied).
+    #[cfg(any(feature = "postgres", feature = "sqlite", feature = "test-util"))]
+    pub(crate) fn again(&self) -> StoreError {
+        let kind = match &self.kind {
+            Kind::Unavailable(what) => Kind::Unavailable(what.clone()),
+            Kind::Full => Kind::Full,
+            _ => Kind::Other(self.to_string()),
+        };
+        StoreError::new(kind)
+    }
+
     /// The record was claimed by another worker since this one's lease
     /// began: the write was refused, and the worker must let the record go.
     pub fn is_stale(&self) -> bool {

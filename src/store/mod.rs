@@ -809,6 +809,30 @@ pub trait TaskStore: Send + Sync + 'static {
         progress: StepReport,
     ) -> impl Future<Output = StoreResult<()>> + Send;
 
+    /// Writes several steps' findings, each as [`save`](TaskStore::save)
+    /// writes one, and answers for each, in the order given: a store may
+    /// write them all in one statement. Each answer is what `save` would
+    /// have returned (stale, not found, written); a statement that fails
+    /// fails every save it carried. A record named twice is written in
+    /// the order given.
+    ///
+    /// The [`Tracker`] writes the saves of its jobs this way, as many as
+    /// end within a few milliseconds of each other. The default calls
+    /// `save` for each, one after another; `PostgresStore` writes them in
+    /// one `UPDATE`.
+    fn save_all(
+        &self,
+        saves: Vec<(RecordId, Fence, StepReport)>,
+    ) -> impl Future<Output = Vec<StoreResult<()>>> + Send {
+        async move {
+            let mut answers = Vec::with_capacity(saves.len());
+            for (id, fence, progress) in saves {
+                answers.push(self.save(id, fence, progress).await);
+            }
+            answers
+        }
+    }
+
     /// Records how the task ended, and the status that ending implies
     /// ([`Ending::status`]). The lease stays, so that the worker
     /// that saw the end delivers it; if that worker dies first, the ending

@@ -308,6 +308,13 @@ pub enum StoreCall<'a> {
         /// What the step found.
         progress: &'a StepReport,
     },
+    /// [`TaskStore::save_all`]: its `before` hooks run before, its
+    /// `after` hooks after, each of its saves passes as a
+    /// [`Save`](StoreCall::Save) of its own.
+    SaveAll {
+        /// The saves, in the order given.
+        saves: &'a [(RecordId, Fence, StepReport)],
+    },
     /// [`TaskStore::finish`].
     Finish {
         /// The record.
@@ -383,6 +390,7 @@ impl StoreCall<'_> {
             StoreCall::AnswerBy { .. } => "answer_by",
             StoreCall::RecordAnswer { .. } => "record_answer",
             StoreCall::Save { .. } => "save",
+            StoreCall::SaveAll { .. } => "save_all",
             StoreCall::Finish { .. } => "finish",
             StoreCall::Acknowledge { .. } => "acknowledge",
             StoreCall::RequestCancel { .. } => "request_cancel",
@@ -737,6 +745,57 @@ impl<S: TaskStore> TaskStore for HookedStore<S> {
         self.before_call(&call).await?;
         let answer = self.inner.save(id, fence, progress).await;
         self.after_call(&call, answer).await
+    }
+
+    /// The hooks see the whole as a [`StoreCall::SaveAll`], and each save
+    /// as a [`StoreCall::Save`] of its own: every save's `before` hooks
+    /// run (one after another, in order), the saves they let through go
+    /// to the inner store's `save_all` together, and each answer passes
+    /// its save's `after` hooks. A fault a hook puts into `save` reaches
+    /// saves written together too.
+    async fn save_all(&self, saves: Vec<(RecordId, Fence, StepReport)>) -> Vec<StoreResult<()>> {
+        let call = StoreCall::SaveAll { saves: &saves };
+        if let Err(e) = self.before_call(&call).await {
+            return saves.iter().map(|_| Err(e.again())).collect();
+        }
+        let mut answers: Vec<Option<StoreResult<()>>> = saves.iter().map(|_| None).collect();
+        let (mut through, mut at) = (Vec::new(), Vec::new());
+        for (i, (id, fence, progress)) in saves.iter().enumerate() {
+            let one = StoreCall::Save {
+                id: *id,
+                fence: *fence,
+                progress,
+            };
+            match self.before_call(&one).await {
+                Ok(()) => {
+                    through.push((*id, *fence, progress.clone()));
+                    at.push(i);
+                }
+                Err(e) => answers[i] = Some(Err(e)),
+            }
+        }
+        let written = self.inner.save_all(through).await;
+        for (i, answer) in at.into_iter().zip(written) {
+            let (id, fence, progress) = &saves[i];
+            let one = StoreCall::Save {
+                id: *id,
+                fence: *fence,
+                progress,
+            };
+            answers[i] = Some(self.after_call(&one, answer).await);
+        }
+        let answers: Vec<StoreResult<()>> = answers
+            .into_iter()
+            .map(|a| {
+                a.unwrap_or_else(|| {
+                    Err(StoreError::other("the inner store left a save unanswered"))
+                })
+            })
+            .collect();
+        match self.after_call(&call, Ok(())).await {
+            Ok(()) => answers,
+            Err(e) => answers.iter().map(|_| Err(e.again())).collect(),
+        }
     }
 
     async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {

@@ -104,3 +104,96 @@ pub(super) async fn a_workers_name_gives_its_leases_back<S: TaskStore>(store: &S
         .await
         .unwrap();
 }
+
+/// `save_all` answers each save as `save` would, in the order given:
+/// written, stale (claimed since), not found (gone); a record named twice
+/// ends as the later save left it.
+pub(super) async fn saves_written_together_are_each_answered<S: TaskStore>(store: &S) {
+    let mut ids = Vec::new();
+    for n in 90..95 {
+        ids.push(store.insert(new_task(n, t(0))).await.unwrap());
+    }
+    let [a, b, stale, gone, twice] = ids[..] else {
+        unreachable!()
+    };
+    let fence = |id| async move { held(store, "s1", id, t(0)).await };
+    let (fa, fb, fs, fg, ft) = (
+        fence(a).await,
+        fence(b).await,
+        fence(stale).await,
+        fence(gone).await,
+        fence(twice).await,
+    );
+    // Taken by another worker once the lease ran out; removed.
+    held(store, "s2", stale, t(100)).await;
+    store.remove(gone, fg).await.unwrap();
+    let said = |status, message: &str, due| StepReport {
+        status,
+        status_message: Some(message.into()),
+        poll_interval_ms: Some(700),
+        failed_reads: 0,
+        due,
+        taken: Vec::new(),
+        offered: Vec::new(),
+    };
+    let answers = store
+        .save_all(vec![
+            (a, fa, said(TaskStatus::Working, "a", t(500))),
+            (twice, ft, said(TaskStatus::Working, "first", t(501))),
+            (stale, fs, said(TaskStatus::Working, "late", t(502))),
+            (b, fb, said(TaskStatus::InputRequired, "b", t(503))),
+            (gone, fg, said(TaskStatus::Working, "gone", t(504))),
+            (twice, ft, said(TaskStatus::Working, "second", t(505))),
+        ])
+        .await;
+    let seen: Vec<&str> = answers
+        .iter()
+        .map(|a| match a {
+            Ok(()) => "written",
+            Err(e) if e.is_stale() => "stale",
+            Err(e) if e.is_not_found() => "not found",
+            Err(_) => "failed",
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            "written",
+            "written",
+            "stale",
+            "written",
+            "not found",
+            "written"
+        ]
+    );
+    for (id, status, message, due) in [
+        (a, TaskStatus::Working, "a", t(500)),
+        (b, TaskStatus::InputRequired, "b", t(503)),
+        (twice, TaskStatus::Working, "second", t(505)),
+    ] {
+        let r = store.get(id).await.unwrap().unwrap();
+        assert_eq!(
+            (
+                r.status,
+                r.status_message.as_deref(),
+                r.due,
+                r.poll_interval_ms
+            ),
+            (status, Some(message), due, Some(700)),
+            "{id}"
+        );
+        assert!(
+            r.lease.as_ref().is_none_or(|l| l.until <= t(0)),
+            "given up: {r:?}"
+        );
+    }
+    let r = store.get(stale).await.unwrap().unwrap();
+    assert_eq!(
+        r.status_message.as_deref(),
+        Some("queued"),
+        "the stale save wrote nothing"
+    );
+    assert!(store.get(gone).await.unwrap().is_none());
+    // Nothing to write: no answer.
+    assert!(store.save_all(Vec::new()).await.is_empty());
+}

@@ -137,6 +137,7 @@ pub async fn contract<S: TaskStore>(store: &S) {
     delivered_records_are_pruned_oldest_first_in_batches(store).await;
     a_lease_is_given_back_at_once(store).await;
     a_workers_name_gives_its_leases_back(store).await;
+    saves_written_together_are_each_answered(store).await;
     listings_page_newest_first_by_tool(store).await;
     counts_say_how_records_stand(store).await;
     listings_filter_by_status(store).await;

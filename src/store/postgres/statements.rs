@@ -39,6 +39,7 @@ pub(super) struct Statements {
     pub(super) read_book: Statement,
     pub(super) write_book: Statement,
     pub(super) save: Statement,
+    pub(super) save_all: Statement,
     pub(super) finish: Statement,
     pub(super) acknowledge: Statement,
     pub(super) request_cancel: Statement,
@@ -178,6 +179,32 @@ impl Statements {
                             "jsonb_build_array(jsonb_build_object('at', $8::int8, \
                              'event', 'status', 'status', $3::text, 'message', {}))",
                             cut_text("$4::text")
+                        )
+                    )
+                ))
+                .await?,
+            // Several saves, as `save` writes one, in one statement: an
+            // array per column, a row per save ($1 ids, $2 fences, $3
+            // statuses, $4 messages, $5 intervals, $6 failed reads, $7 due
+            // times; $8 now). Returns the ids written.
+            save_all: client
+                .prepare(&format!(
+                    "UPDATE mcp_tasks_tasks SET status = s.s_status, \
+                     status_message = s.s_message, poll_interval_ms = s.s_interval, \
+                     failed_reads = s.s_failed, \
+                     due = CASE WHEN nudged THEN LEAST(s.s_due, $8::int8) ELSE s.s_due END, \
+                     updated = $8, lease_until = 0, {} \
+                     FROM unnest($1::int8[], $2::int8[], $3::text[], $4::text[], $5::int8[], \
+                     $6::int4[], $7::int8[]) \
+                     AS s(s_id, s_fence, s_status, s_message, s_interval, s_failed, s_due) \
+                     WHERE id = s.s_id AND fence = s.s_fence RETURNING id",
+                    append_history(
+                        "status IS DISTINCT FROM s.s_status \
+                         OR status_message IS DISTINCT FROM s.s_message",
+                        &format!(
+                            "jsonb_build_array(jsonb_build_object('at', $8::int8, \
+                             'event', 'status', 'status', s.s_status, 'message', {}))",
+                            cut_text("s.s_message")
                         )
                     )
                 ))

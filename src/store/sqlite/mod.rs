@@ -222,6 +222,49 @@ impl SqliteStore {
     }
 }
 
+/// What a step found, written into record `id` held under `fence`, the
+/// record given up until the due time (see [`TaskStore::save`]); `now` in
+/// milliseconds.
+fn write_save(
+    conn: &Connection,
+    id: RecordId,
+    fence: Fence,
+    progress: &StepReport,
+    now: i64,
+) -> StoreResult<()> {
+    static SAVE: LazyLock<String> = LazyLock::new(|| {
+        // A new status or message goes into the history in the same
+        // statement: a save that changes neither appends nothing.
+        let status_changed = append_history(
+            "status IS NOT ?3 OR status_message IS NOT ?4",
+            &format!(
+                "json_object('at', ?8, 'event', 'status', 'status', ?3, 'message', {})",
+                cut_text("?4")
+            ),
+        );
+        // An answer or a cancel from elsewhere since the claim: due now.
+        format!(
+            "UPDATE tasks SET status = ?3, status_message = ?4, \
+             poll_interval_ms = ?5, failed_reads = ?6, \
+             due_ms = CASE WHEN nudged <> 0 THEN min(?7, ?8) ELSE ?7 END, \
+             updated_ms = ?8, lease_until_ms = 0, {status_changed} WHERE {HELD}"
+        )
+    });
+    let status = progress.status.as_str();
+    let interval = row::interval_column(progress.poll_interval_ms);
+    let failed = i64::from(progress.failed_reads);
+    let due = row::millis(progress.due);
+    let rest: [&dyn rusqlite::ToSql; 6] = [
+        &status,
+        &progress.status_message,
+        &interval,
+        &failed,
+        &due,
+        &now,
+    ];
+    write_held(conn, &SAVE, id, fence, &rest)
+}
+
 impl TaskStore for SqliteStore {
     async fn insert(&self, task: NewTask) -> StoreResult<RecordId> {
         self.run(move |conn| {
@@ -475,41 +518,9 @@ impl TaskStore for SqliteStore {
     }
 
     async fn save(&self, id: RecordId, fence: Fence, progress: StepReport) -> StoreResult<()> {
-        static SAVE: LazyLock<String> = LazyLock::new(|| {
-            // A new status or message goes into the history in the same
-            // statement: a save that changes neither appends nothing.
-            let status_changed = append_history(
-                "status IS NOT ?3 OR status_message IS NOT ?4",
-                &format!(
-                    "json_object('at', ?8, 'event', 'status', 'status', ?3, 'message', {})",
-                    cut_text("?4")
-                ),
-            );
-            // An answer or a cancel from elsewhere since the claim: due now.
-            format!(
-                "UPDATE tasks SET status = ?3, status_message = ?4, \
-                 poll_interval_ms = ?5, failed_reads = ?6, \
-                 due_ms = CASE WHEN nudged <> 0 THEN min(?7, ?8) ELSE ?7 END, \
-                 updated_ms = ?8, lease_until_ms = 0, {status_changed} WHERE {HELD}"
-            )
-        });
         self.run(move |conn| {
             let now = row::millis(SystemTime::now());
-            let status = progress.status.as_str();
-            let interval = row::interval_column(progress.poll_interval_ms);
-            let failed = i64::from(progress.failed_reads);
-            let due = row::millis(progress.due);
-            let save = |conn: &Connection| {
-                let rest: [&dyn rusqlite::ToSql; 6] = [
-                    &status,
-                    &progress.status_message,
-                    &interval,
-                    &failed,
-                    &due,
-                    &now,
-                ];
-                write_held(conn, &SAVE, id, fence, &rest)
-            };
+            let save = |conn: &Connection| write_save(conn, id, fence, &progress, now);
             if progress.taken.is_empty() && progress.offered.is_empty() {
                 return save(conn);
             }
@@ -532,6 +543,59 @@ impl TaskStore for SqliteStore {
             })
         })
         .await
+    }
+
+    async fn save_all(&self, saves: Vec<(RecordId, Fence, StepReport)>) -> Vec<StoreResult<()>> {
+        // In one transaction: the saves that touch no question (the rest,
+        // one at a time after it). A failure other than a refused write
+        // rolls the whole back, and every save in it fails.
+        let (plain, rest): (Vec<_>, Vec<_>) = saves
+            .into_iter()
+            .enumerate()
+            .partition(|(_, (_, _, p))| p.taken.is_empty() && p.offered.is_empty());
+        let n = plain.len() + rest.len();
+        let mut answers: Vec<Option<StoreResult<()>>> = (0..n).map(|_| None).collect();
+        if plain.len() > 1 {
+            let at: Vec<usize> = plain.iter().map(|(i, _)| *i).collect();
+            let written = self
+                .run(move |conn| {
+                    let now = row::millis(SystemTime::now());
+                    immediate(conn, |tx| {
+                        let mut each = Vec::with_capacity(plain.len());
+                        for (_, (id, fence, progress)) in &plain {
+                            match write_save(tx, *id, *fence, progress, now) {
+                                Err(e) if !e.is_stale() && !e.is_not_found() => return Err(e),
+                                answer => each.push(answer),
+                            }
+                        }
+                        Ok(each)
+                    })
+                })
+                .await;
+            match written {
+                Ok(each) => {
+                    for (i, answer) in at.into_iter().zip(each) {
+                        answers[i] = Some(answer);
+                    }
+                }
+                Err(e) => {
+                    for i in at {
+                        answers[i] = Some(Err(e.again()));
+                    }
+                }
+            }
+        } else {
+            for (i, (id, fence, progress)) in plain {
+                answers[i] = Some(self.save(id, fence, progress).await);
+            }
+        }
+        for (i, (id, fence, progress)) in rest {
+            answers[i] = Some(self.save(id, fence, progress).await);
+        }
+        answers
+            .into_iter()
+            .map(|a| a.unwrap_or_else(|| Err(StoreError::other("a save was not written"))))
+            .collect()
     }
 
     async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {

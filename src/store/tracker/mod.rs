@@ -22,6 +22,7 @@ use crate::task::schedule::Rules;
 mod hold;
 mod meter;
 mod retain;
+mod saves;
 mod start;
 mod step;
 mod stop;
@@ -121,7 +122,12 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
         self
     }
 
-    /// How many tasks are stepped at once at most (default 16).
+    /// How many tasks are stepped at once at most (default 16). The
+    /// steps' saves are written together ([`TaskStore::save_all`]: on
+    /// Postgres, one statement): a step whose task still runs waits up to
+    /// 5 ms for the saves of the other slots, less once every slot's save
+    /// is in, and its slot frees once the whole is written. With one slot,
+    /// each save goes alone, at once.
     pub fn concurrency(mut self, n: usize) -> Self {
         self.settings.concurrency = n.max(1);
         self
@@ -235,6 +241,7 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
                 runs: RwLock::new(()),
                 taken_back: OnceCell::new(),
                 stale_streak: std::sync::atomic::AtomicU32::new(0),
+                saves: saves::Saves::default(),
             }),
         }
     }
@@ -363,6 +370,8 @@ struct Inner<S, C> {
     /// Jobs in a row whose write was refused because another worker
     /// holds their record.
     stale_streak: std::sync::atomic::AtomicU32,
+    /// Steps' saves waiting to be written together.
+    saves: saves::Saves,
 }
 
 /// A default worker name: unique within the host for a process's life.
@@ -424,7 +433,9 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// it (answers, a cancel, the write back), or the delivery of an
     /// ending. A job that waits (a slow read, an input handler, a slow
     /// `on_ending`) holds only its own record and its slot; the others go
-    /// on. Whenever a slot is free and no claimed record waits for one, it
+    /// on. The write backs of jobs that end together go to the store
+    /// together, as [`concurrency`](TrackerBuilder::concurrency) tells.
+    /// Whenever a slot is free and no claimed record waits for one, it
     /// claims what is due, up to a [`batch`](TrackerBuilder::batch): the
     /// records that find no free slot wait their turn, in due order, under
     /// their leases, and the next claim comes once none waits. So one
@@ -588,10 +599,8 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
             let this = self.clone();
             let on_ending = on_ending.clone();
             let held = (record.id, record.fence());
-            let job = jobs.spawn(async move {
-                let _permit = permit;
-                this.work(record, |d| on_ending(d)).await
-            });
+            let job =
+                jobs.spawn(async move { this.work(record, Some(permit), |d| on_ending(d)).await });
             hands.hold(job.id(), held);
         }
     }
@@ -690,7 +699,12 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
 
     /// One job: a step of an open task and, if it ended, its delivery; or
     /// the delivery of an ending claimed for it.
-    async fn work<F, Fut>(&self, record: TaskRecord, on_ending: F) -> StoreResult<Worked>
+    async fn work<F, Fut>(
+        &self,
+        record: TaskRecord,
+        mut slot: saves::Slot,
+        on_ending: F,
+    ) -> StoreResult<Worked>
     where
         F: FnOnce(Delivery) -> Fut,
         Fut: Future<Output = bool>,
@@ -698,7 +712,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         let record = if record.ending.is_some() {
             record
         } else {
-            match self.step(record).await? {
+            match self.step(record, &mut slot).await? {
                 Some(ended) => ended,
                 None => return Ok(Worked::Stepped),
             }
@@ -772,10 +786,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 Ok(record) => {
                     let permit = self.inner.concurrency.clone().acquire_owned().await;
                     let this = self.clone();
-                    set.spawn(async move {
-                        let _permit = permit;
-                        this.step(record).await
-                    });
+                    set.spawn(async move { this.step(record, &mut permit.ok()).await });
                 }
             }
         }

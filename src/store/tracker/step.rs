@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 use super::super::{
     Answers, Ending, Fence, Questions, StepReport, StoreResult, TaskRecord, TaskStore,
 };
+use super::saves::Slot;
 use super::{Asking, Connector, Tracker};
 use crate::protocol::{InputRequests, InputResponses, TaskStatus};
 use crate::task::schedule::{After, Chosen, Rules, retryable, seed_of};
@@ -35,12 +36,18 @@ enum Step {
 impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// Takes one open task one step and writes back what it found.
     /// `Ok(Some(record))`: the task ended and awaits delivery.
-    pub(super) async fn step(&self, record: TaskRecord) -> StoreResult<Option<TaskRecord>> {
+    /// The job's `slot` is given up while its save waits to be written
+    /// (see `saves.rs`), and kept when the task ended, for its delivery.
+    pub(super) async fn step(
+        &self,
+        record: TaskRecord,
+        slot: &mut Slot,
+    ) -> StoreResult<Option<TaskRecord>> {
         // Steps wait their turn for a slot: a lease may have run low since
         // the claim. Never read a task another worker may hold.
         let (record, fence, until) = self.hold(record).await?;
         let id = record.id;
-        self.keeping(id, fence, until, self.step_held(record, fence))
+        self.keeping(id, fence, until, self.step_held(record, fence, slot))
             .await?
     }
 
@@ -48,6 +55,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         &self,
         mut record: TaskRecord,
         fence: Fence,
+        slot: &mut Slot,
     ) -> StoreResult<Option<TaskRecord>> {
         let step = if !record.is_started() {
             // A key reserved, and the process that called the tool gone
@@ -79,7 +87,8 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         }
         match step {
             Step::Progress(progress) => {
-                store.save(record.id, fence, progress).await?;
+                self.save_step(record.id, fence, progress, slot.take())
+                    .await?;
                 Ok(None)
             }
             Step::Ended(ending) => {
