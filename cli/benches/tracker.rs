@@ -207,8 +207,10 @@ async fn fill<S: TaskStore>(store: &Arc<S>, refs: &[TaskRef], n: usize) -> Falli
             tool: "job".into(),
             key: Some(format!("job-{i}")),
             scope: "default".into(),
+            // As `call_tool` records the demo's job: what its first read
+            // says, so that a read changes nothing in the history.
             status: TaskStatus::Working,
-            status_message: None,
+            status_message: Some("working".into()),
             poll_interval_ms: Some(100),
             due: SystemTime::now(),
             ending: None,

@@ -124,10 +124,11 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
 
     /// How many tasks are stepped at once at most (default 16). The
     /// steps' saves are written together ([`TaskStore::save_all`]: on
-    /// Postgres, one statement): a step whose task still runs waits up to
-    /// 5 ms for the saves of the other slots, less once every slot's save
-    /// is in, and its slot frees once the whole is written. With one slot,
-    /// each save goes alone, at once.
+    /// Postgres, one statement): a step whose task still runs gives its
+    /// slot up, for the next record, and its save waits up to 5 ms for
+    /// those of other steps, less once a [`batch`](TrackerBuilder::batch)
+    /// of them is in; the record stays held until its save is written.
+    /// With one slot, each save goes alone, at once.
     pub fn concurrency(mut self, n: usize) -> Self {
         self.settings.concurrency = n.max(1);
         self

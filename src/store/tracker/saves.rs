@@ -1,10 +1,10 @@
 //! The saves of a worker's steps, written together. A step that ends
-//! with the task still running waits a few milliseconds for the steps of
-//! the other slots, and one call writes them all
+//! with the task still running gives its slot up and waits a few
+//! milliseconds for the saves of other steps, and one call writes them all
 //! ([`TaskStore::save_all`]: on Postgres, one statement). A database
 //! spends more on a statement and its transaction than on the row it
 //! writes: a save of one row cost Postgres 46–56 µs of CPU, a row of a
-//! save of sixteen 21–26 µs (BENCHMARKS.md).
+//! save of sixteen 21–26 µs, of sixty-four 15–22 µs (BENCHMARKS.md).
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
@@ -18,12 +18,12 @@ use super::{Connector, Tracker};
 /// while it holds one.
 pub(super) type Slot = Option<tokio::sync::OwnedSemaphorePermit>;
 
-/// How long the first save of a batch waits for others, unless every
-/// slot's save came sooner.
+/// How long the first save of a batch waits for others, unless a claim's
+/// worth came sooner.
 pub(super) const LINGER: Duration = Duration::from_millis(5);
 
-/// The saves waiting to be written, and a signal that every slot's save
-/// is among them.
+/// The saves waiting to be written, and a signal that a claim's worth of
+/// them is in.
 #[derive(Default)]
 pub(super) struct Saves {
     pending: Mutex<Vec<Pending>>,
@@ -38,11 +38,12 @@ struct Pending {
 
 impl<S: TaskStore, C: Connector> Tracker<S, C> {
     /// Writes what a step of record `id` found, together with the saves
-    /// of the other slots that end within [`LINGER`] (at once when every
-    /// slot's save is in), and returns what the store answered for this
-    /// one. The job's `slot` is given up meanwhile: another record is read
-    /// while this one's save waits, and the save keeps only its record.
-    /// With one slot, the save goes alone, at once.
+    /// of the other steps that end within [`LINGER`] (at once when a
+    /// claim's worth, [`batch`](super::TrackerBuilder::batch), is in),
+    /// and returns what the store answered for this one. The job's
+    /// `slot` is given up meanwhile: another record is read while this
+    /// one's save waits, and the save keeps only its record. With one
+    /// slot, the save goes alone, at once.
     pub(super) async fn save_step(
         &self,
         id: RecordId,
@@ -67,7 +68,7 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
                 save: (id, fence, progress),
                 answer,
             });
-            if pending.len() == slots {
+            if pending.len() == self.inner.settings.batch {
                 saves.full.notify_one();
             }
             pending.len() == 1
@@ -85,8 +86,8 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         })
     }
 
-    /// Waits for every slot's save or [`LINGER`], then writes the saves
-    /// waiting and answers each.
+    /// Waits for a claim's worth of saves or [`LINGER`], then writes the
+    /// saves waiting and answers each.
     async fn write_saves(&self) {
         let saves = &self.inner.saves;
         let _ = tokio::time::timeout(LINGER, saves.full.notified()).await;
