@@ -546,13 +546,18 @@ impl TaskStore for SqliteStore {
     }
 
     async fn save_all(&self, saves: Vec<(RecordId, Fence, StepReport)>) -> Vec<StoreResult<()>> {
-        // In one transaction: the saves that touch no question (the rest,
-        // one at a time after it). A failure other than a refused write
-        // rolls the whole back, and every save in it fails.
-        let (plain, rest): (Vec<_>, Vec<_>) = saves
-            .into_iter()
-            .enumerate()
-            .partition(|(_, (_, _, p))| p.taken.is_empty() && p.offered.is_empty());
+        // In one transaction: the saves that touch no question, each of a
+        // record named once (the rest, one at a time after it, in order).
+        // A failure other than a refused write rolls the whole back, and
+        // every save in it fails.
+        let mut named = std::collections::HashMap::new();
+        for (id, _, _) in &saves {
+            *named.entry(*id).or_insert(0) += 1;
+        }
+        let (plain, rest): (Vec<_>, Vec<_>) =
+            saves.into_iter().enumerate().partition(|(_, (id, _, p))| {
+                named[id] == 1 && p.taken.is_empty() && p.offered.is_empty()
+            });
         let n = plain.len() + rest.len();
         let mut answers: Vec<Option<StoreResult<()>>> = (0..n).map(|_| None).collect();
         if plain.len() > 1 {
