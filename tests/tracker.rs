@@ -1287,3 +1287,41 @@ async fn the_saves_of_a_workers_slots_are_written_together() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_slow_store_slows_the_reads_instead_of_piling_up_saves() {
+    bounded(async {
+        let (server, client) = connected().await;
+        let store = MemoryStore::new();
+        let log = Arc::default();
+        // Every save waits on the gate: the store has stopped answering.
+        let (hooked, gate) = gated(logging(&store, "A", &log));
+        let tracker = Tracker::builder(hooked, client.clone())
+            .worker("w")
+            .lease(HOUR)
+            .batch(2)
+            .concurrency(2)
+            .min_poll_interval(ms(5))
+            .stop_within(ms(20))
+            .build();
+        long_tasks(&tracker, &client, 20).await;
+        let run = tokio::spawn({
+            let tracker = tracker.clone();
+            async move { tracker.run(|_| async { true }).await }
+        });
+        // Room for two batches' saves (four), then the two slots hold
+        // their reads' saves: six reads, not twenty.
+        while server.count("tasks/get") < 6 {
+            tokio::time::sleep(ms(5)).await;
+        }
+        tokio::time::sleep(ms(100)).await;
+        assert_eq!(server.count("tasks/get"), 6);
+        gate.add_permits(1000);
+        while server.count("tasks/get") < 20 {
+            tokio::time::sleep(ms(5)).await;
+        }
+        tracker.shutdown().await;
+        run.await.unwrap().unwrap();
+    })
+    .await;
+}

@@ -128,7 +128,9 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
     /// slot up, for the next record, and its save waits up to 5 ms for
     /// those of other steps, less once a [`batch`](TrackerBuilder::batch)
     /// of them is in; the record stays held until its save is written.
-    /// With one slot, each save goes alone, at once.
+    /// At most two batches of saves wait unanswered: beyond that a step
+    /// keeps its slot until one is answered, so that a slow store slows
+    /// the reads. With one slot, each save goes alone, at once.
     pub fn concurrency(mut self, n: usize) -> Self {
         self.settings.concurrency = n.max(1);
         self
@@ -227,6 +229,7 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
     /// The tracker.
     pub fn build(self) -> Tracker<S, C> {
         let settings = self.settings;
+        let saves = saves::Saves::new(settings.batch);
         Tracker {
             inner: Arc::new(Inner {
                 store: self.store,
@@ -242,7 +245,7 @@ impl<S: TaskStore, C: Connector> TrackerBuilder<S, C> {
                 runs: RwLock::new(()),
                 taken_back: OnceCell::new(),
                 stale_streak: std::sync::atomic::AtomicU32::new(0),
-                saves: saves::Saves::default(),
+                saves,
             }),
         }
     }

@@ -9,7 +9,7 @@
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::{Notify, Semaphore, oneshot};
 
 use super::super::{Fence, RecordId, StepReport, StoreError, StoreResult, TaskStore};
 use super::{Connector, Tracker};
@@ -20,14 +20,28 @@ pub(super) type Slot = Option<tokio::sync::OwnedSemaphorePermit>;
 
 /// How long the first save of a batch waits for others, unless a claim's
 /// worth came sooner.
-pub(super) const LINGER: Duration = Duration::from_millis(5);
+const LINGER: Duration = Duration::from_millis(5);
 
-/// The saves waiting to be written, and a signal that a claim's worth of
-/// them is in.
-#[derive(Default)]
+/// The saves waiting to be written, a signal that a claim's worth of
+/// them is in, and room for two claims' worth of saves not yet answered
+/// (one batch forming while another is written): a step that finds none
+/// keeps its slot until there is, so that a slow store slows the reads
+/// rather than piling up held records whose saves wait.
 pub(super) struct Saves {
     pending: Mutex<Vec<Pending>>,
     full: Notify,
+    room: Semaphore,
+}
+
+impl Saves {
+    /// Room for `2 * batch` saves not yet answered.
+    pub(super) fn new(batch: usize) -> Saves {
+        Saves {
+            pending: Mutex::default(),
+            full: Notify::new(),
+            room: Semaphore::new(batch.saturating_mul(2)),
+        }
+    }
 }
 
 /// A save waiting to be written, and where its answer goes.
@@ -55,6 +69,8 @@ impl<S: TaskStore, C: Connector> Tracker<S, C> {
         if slots < 2 {
             return self.inner.store.save(id, fence, progress).await;
         }
+        // Held until the answer comes; closed never.
+        let _room = self.inner.saves.room.acquire().await;
         if slot.is_some() {
             drop(slot);
             // A sleeping `run` starts a job in the slot freed.
