@@ -111,3 +111,36 @@ pub(crate) fn history(id: RecordId, json: &str, dropped: i64) -> StoreResult<His
     })?;
     Ok(History { entries, dropped })
 }
+
+/// Which of `saves` a store may write together, in one statement or
+/// transaction ([`TaskStore::save_all`](super::TaskStore::save_all)):
+/// those that touch no question, each of a record named once. The rest
+/// go one at a time after them ([`save_the_rest`]), in the order given,
+/// so that two saves of one record land in order.
+pub(crate) fn together(saves: &[(RecordId, super::Fence, super::StepReport)]) -> Vec<bool> {
+    let mut named = std::collections::HashMap::new();
+    for (id, _, _) in saves {
+        *named.entry(*id).or_insert(0) += 1;
+    }
+    saves
+        .iter()
+        .map(|(id, _, p)| named[id] == 1 && p.taken.is_empty() && p.offered.is_empty())
+        .collect()
+}
+
+/// The answers to `saves`: those written together (`answers`, `Some`),
+/// and each of the rest saved alone by `store`, in the order given.
+pub(crate) async fn save_the_rest<S: super::TaskStore>(
+    store: &S,
+    saves: Vec<(RecordId, super::Fence, super::StepReport)>,
+    answers: Vec<Option<StoreResult<()>>>,
+) -> Vec<StoreResult<()>> {
+    let mut out = Vec::with_capacity(saves.len());
+    for ((id, fence, progress), answer) in saves.into_iter().zip(answers) {
+        out.push(match answer {
+            Some(answer) => answer,
+            None => store.save(id, fence, progress).await,
+        });
+    }
+    out
+}

@@ -257,53 +257,34 @@ impl TaskStore for PostgresStore {
     }
 
     async fn save_all(&self, saves: Vec<(RecordId, Fence, StepReport)>) -> Vec<StoreResult<()>> {
-        // In one statement: the saves that touch no question, each of a
-        // record named once. The rest, one at a time after it, in order.
-        let mut named = HashMap::new();
-        for (id, _, _) in &saves {
-            *named.entry(*id).or_insert(0) += 1;
-        }
-        let together = |(id, _, p): &(RecordId, Fence, StepReport)| {
-            named[id] == 1 && p.taken.is_empty() && p.offered.is_empty()
-        };
-        if saves.iter().filter(|s| together(s)).count() < 2 {
-            let mut answers = Vec::with_capacity(saves.len());
-            for (id, fence, progress) in saves {
-                answers.push(self.save(id, fence, progress).await);
-            }
-            return answers;
-        }
+        // In one statement; the rest one at a time after it.
+        let together = row::together(&saves);
+        let batch: Vec<usize> = (0..saves.len()).filter(|&i| together[i]).collect();
         let mut answers: Vec<Option<StoreResult<()>>> = saves.iter().map(|_| None).collect();
-        let batch: Vec<usize> = (0..saves.len()).filter(|&i| together(&saves[i])).collect();
-        match self.save_together(batch.iter().map(|&i| &saves[i])).await {
-            Ok(written) => {
-                for &i in &batch {
-                    let id = saves[i].0;
-                    answers[i] = Some(if written.contains(&id.0) {
-                        Ok(())
-                    } else {
-                        // Not written: claimed by another worker, or gone.
-                        match self.conn().await {
-                            Ok(conn) => Err(self.refused(&conn, id).await),
-                            Err(e) => Err(e),
-                        }
-                    });
+        if batch.len() > 1 {
+            match self.save_together(batch.iter().map(|&i| &saves[i])).await {
+                Ok(written) => {
+                    for &i in &batch {
+                        let id = saves[i].0;
+                        answers[i] = Some(if written.contains(&id.0) {
+                            Ok(())
+                        } else {
+                            // Not written: claimed by another worker, or gone.
+                            match self.conn().await {
+                                Ok(conn) => Err(self.refused(&conn, id).await),
+                                Err(e) => Err(e),
+                            }
+                        });
+                    }
                 }
-            }
-            Err(e) => {
-                for &i in &batch {
-                    answers[i] = Some(Err(e.again()));
+                Err(e) => {
+                    for &i in &batch {
+                        answers[i] = Some(Err(e.again()));
+                    }
                 }
             }
         }
-        let mut out = Vec::with_capacity(saves.len());
-        for ((id, fence, progress), answer) in saves.into_iter().zip(answers) {
-            out.push(match answer {
-                Some(answer) => answer,
-                None => self.save(id, fence, progress).await,
-            });
-        }
-        out
+        row::save_the_rest(self, saves, answers).await
     }
 
     async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {

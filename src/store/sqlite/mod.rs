@@ -546,28 +546,20 @@ impl TaskStore for SqliteStore {
     }
 
     async fn save_all(&self, saves: Vec<(RecordId, Fence, StepReport)>) -> Vec<StoreResult<()>> {
-        // In one transaction: the saves that touch no question, each of a
-        // record named once (the rest, one at a time after it, in order).
-        // A failure other than a refused write rolls the whole back, and
-        // every save in it fails.
-        let mut named = std::collections::HashMap::new();
-        for (id, _, _) in &saves {
-            *named.entry(*id).or_insert(0) += 1;
-        }
-        let (plain, rest): (Vec<_>, Vec<_>) =
-            saves.into_iter().enumerate().partition(|(_, (id, _, p))| {
-                named[id] == 1 && p.taken.is_empty() && p.offered.is_empty()
-            });
-        let n = plain.len() + rest.len();
-        let mut answers: Vec<Option<StoreResult<()>>> = (0..n).map(|_| None).collect();
-        if plain.len() > 1 {
-            let at: Vec<usize> = plain.iter().map(|(i, _)| *i).collect();
+        // In one transaction; the rest one at a time after it. A failure
+        // other than a refused write rolls the whole back, and every save
+        // in it fails.
+        let together = row::together(&saves);
+        let at: Vec<usize> = (0..saves.len()).filter(|&i| together[i]).collect();
+        let mut answers: Vec<Option<StoreResult<()>>> = saves.iter().map(|_| None).collect();
+        if at.len() > 1 {
+            let batch: Vec<_> = at.iter().map(|&i| saves[i].clone()).collect();
             let written = self
                 .run(move |conn| {
                     let now = row::millis(SystemTime::now());
                     immediate(conn, |tx| {
-                        let mut each = Vec::with_capacity(plain.len());
-                        for (_, (id, fence, progress)) in &plain {
+                        let mut each = Vec::with_capacity(batch.len());
+                        for (id, fence, progress) in &batch {
                             match write_save(tx, *id, *fence, progress, now) {
                                 Err(e) if !e.is_stale() && !e.is_not_found() => return Err(e),
                                 answer => each.push(answer),
@@ -579,28 +571,18 @@ impl TaskStore for SqliteStore {
                 .await;
             match written {
                 Ok(each) => {
-                    for (i, answer) in at.into_iter().zip(each) {
+                    for (&i, answer) in at.iter().zip(each) {
                         answers[i] = Some(answer);
                     }
                 }
                 Err(e) => {
-                    for i in at {
+                    for &i in &at {
                         answers[i] = Some(Err(e.again()));
                     }
                 }
             }
-        } else {
-            for (i, (id, fence, progress)) in plain {
-                answers[i] = Some(self.save(id, fence, progress).await);
-            }
         }
-        for (i, (id, fence, progress)) in rest {
-            answers[i] = Some(self.save(id, fence, progress).await);
-        }
-        answers
-            .into_iter()
-            .map(|a| a.unwrap_or_else(|| Err(StoreError::other("a save was not written"))))
-            .collect()
+        row::save_the_rest(self, saves, answers).await
     }
 
     async fn finish(&self, id: RecordId, fence: Fence, ending: &Ending) -> StoreResult<()> {
